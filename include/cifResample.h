@@ -25,6 +25,36 @@ enum class Interpolation
   CubicBSpline
 };
 
+/** Non-linear transforms the GPU follows, each given on a grid. */
+enum class GridTransformKind
+{
+  None,
+  /** itk::DisplacementFieldTransform with its default
+   * itk::VectorLinearInterpolateImageFunction: displacement d interpolated
+   * linearly (edge values repeated) where the point falls inside the
+   * field's buffer, else 0; the transformed point is p + d. */
+  DisplacementField,
+  /** itk::BSplineTransform of order 3: the displacement is the cubic
+   * B-spline of the grid's coefficients, with ITK's weights and its
+   * InsideValidRegion test (outside it, or for a non-finite grid index, the
+   * displacement is 0); the transformed point is p + d. */
+  CubicBSpline
+};
+
+/** The grid of a non-linear transform, replayed per output pixel as
+ * itk::ResampleImageFilter does for non-linear transforms: output point p,
+ * its continuous index in the grid, the displacement d there, and the input
+ * point p + d. The grid's buffer must be its largest possible region. */
+struct TransformGrid
+{
+  GridTransformKind kind{ GridTransformKind::None };
+  const double *    values{ nullptr }; ///< device memory: `dimension` doubles per grid point, x fastest
+  std::int64_t      size[3]{ 1, 1, 1 };
+  std::int64_t      start[3]{ 0, 0, 0 };
+  double            origin[3]{ 0, 0, 0 };
+  double            pointToIndex[3][3]{};
+};
+
 /** Extents (x fastest, unused axes 1) and the map from an output index o,
  * relative to the output buffer's first index, to the input continuous index
  * c = matrix o + offset, relative to the input buffer's first index. */
@@ -57,18 +87,8 @@ struct ResampleGeometry
   std::int64_t lineFirst{ 0 };            ///< first x index of the output's largest region
   std::int64_t lineLength{ 1 };           ///< its x size
 
-  /** A displacement field transform (optional, with itkExact): when set, the
-   * transform is itk::DisplacementFieldTransform with its default
-   * itk::VectorLinearInterpolateImageFunction, replayed per output pixel as
-   * itk::ResampleImageFilter does for non-linear transforms: output point
-   * p, displacement d interpolated linearly (edge values repeated) where p
-   * falls inside the field's buffer, else 0, and the input point p + d.
-   * transformMatrix and transformOffset are then unused. */
-  const double * displacement{ nullptr }; ///< device memory: `dimension` doubles per field pixel, x fastest
-  std::int64_t   displacementSize[3]{ 1, 1, 1 };
-  std::int64_t   displacementStart[3]{ 0, 0, 0 };
-  double         displacementOrigin[3]{ 0, 0, 0 };
-  double         displacementPointToIndex[3][3]{};
+  /** A non-linear transform given on a grid (optional, with itkExact). */
+  TransformGrid grid;
 };
 
 struct ResampleParameters

@@ -8,6 +8,7 @@
 #include "cifBSplinePrefilter.h"
 #include "cifResample.h"
 #include "itkBSplineInterpolateImageFunction.h"
+#include "itkBSplineTransform.h"
 #include "itkDisplacementFieldTransform.h"
 #include "itkIdentityTransform.h"
 #include "itkVectorLinearInterpolateImageFunction.h"
@@ -110,6 +111,92 @@ DisplacementFieldOf(const Transform<TPrecision, D, D> * transform)
   }
   return nullptr;
 }
+/** The transform as a cubic B-spline transform the GPU can follow: double
+ * precision, coefficients set, whose buffers are their full grids starting
+ * at index 0. */
+template <typename TPrecision, unsigned int D>
+const BSplineTransform<double, D, 3> *
+CubicBSplineOf(const Transform<TPrecision, D, D> * transform)
+{
+  if constexpr (std::is_same<TPrecision, double>::value)
+  {
+    const auto * bspline = dynamic_cast<const BSplineTransform<double, D, 3> *>(transform);
+    if (bspline == nullptr)
+    {
+      return nullptr;
+    }
+    for (const auto & image : bspline->GetCoefficientImages())
+    {
+      const auto region = image->GetLargestPossibleRegion();
+      if (image->GetBufferPointer() == nullptr || image->GetBufferedRegion() != region ||
+          region.GetNumberOfPixels() == 0 || region.GetIndex() != Index<D>())
+      {
+        return nullptr;
+      }
+    }
+    return bspline;
+  }
+  return nullptr;
+}
+
+/** The grid of a displacement field or cubic B-spline transform, for the
+ * GPU: the geometry in `grid` and the values interleaved (D doubles per grid
+ * point) in `values`. False for other transforms. */
+template <typename TPrecision, unsigned int D>
+bool
+TransformGridOf(const Transform<TPrecision, D, D> * transform, cif::TransformGrid & grid, std::vector<double> & values)
+{
+  const ImageBase<D> * geometry = nullptr;
+  if (const auto * field = DisplacementFieldOf<TPrecision, D>(transform))
+  {
+    const auto * image = field->GetDisplacementField();
+    const auto * first = image->GetBufferPointer();
+    values.assign(&first[0][0], &first[0][0] + image->GetBufferedRegion().GetNumberOfPixels() * D);
+    grid.kind = cif::GridTransformKind::DisplacementField;
+    geometry = image;
+  }
+  else if (const auto * bspline = CubicBSplineOf<TPrecision, D>(transform))
+  {
+    const auto & images = bspline->GetCoefficientImages();
+    const auto   n = images[0]->GetBufferedRegion().GetNumberOfPixels();
+    values.resize(n * D);
+    for (unsigned int k = 0; k < D; ++k)
+    {
+      const double * c = images[k]->GetBufferPointer();
+      for (std::size_t i = 0; i < n; ++i)
+      {
+        values[i * D + k] = c[i];
+      }
+    }
+    grid.kind = cif::GridTransformKind::CubicBSpline;
+    geometry = images[0];
+  }
+  else
+  {
+    return false;
+  }
+  Matrix<double, D, D> indexToPoint;
+  for (unsigned int i = 0; i < D; ++i)
+  {
+    for (unsigned int j = 0; j < D; ++j)
+    {
+      indexToPoint[i][j] = geometry->GetDirection()[i][j] * geometry->GetSpacing()[j];
+    }
+  }
+  const Matrix<double, D, D> pointToIndex(indexToPoint.GetInverse());
+  const auto                 region = geometry->GetBufferedRegion();
+  for (unsigned int i = 0; i < D; ++i)
+  {
+    grid.size[i] = static_cast<std::int64_t>(region.GetSize(i));
+    grid.start[i] = region.GetIndex(i);
+    grid.origin[i] = geometry->GetOrigin()[i];
+    for (unsigned int j = 0; j < D; ++j)
+    {
+      grid.pointToIndex[i][j] = pointToIndex[i][j];
+    }
+  }
+  return true;
+}
 } // namespace CudaResampleDetail
 
 template <typename TInputImage,
@@ -135,10 +222,12 @@ CudaResampleImageFilter<TInputImage, TOutputImage, TInterpolatorPrecisionType, T
   cif::Interpolation rule;
   if (this->GetTransform() == nullptr ||
       (!AffineOf<TTransformPrecisionType, ImageDimension>(this->GetTransform(), A, b) &&
-       DisplacementFieldOf<TTransformPrecisionType, ImageDimension>(this->GetTransform()) == nullptr))
+       DisplacementFieldOf<TTransformPrecisionType, ImageDimension>(this->GetTransform()) == nullptr &&
+       CubicBSplineOf<TTransformPrecisionType, ImageDimension>(this->GetTransform()) == nullptr))
   {
-    return std::string("the GPU evaluates affine, translation, identity and displacement field transforms (double "
-                       "precision, default vector linear interpolator), not ") +
+    return std::string("the GPU evaluates affine, translation and identity transforms, displacement field transforms "
+                       "(double precision, default vector linear interpolator) and third-order B-spline transforms "
+                       "(double precision, coefficients set), not ") +
            (this->GetTransform() ? this->GetTransform()->GetNameOfClass() : "a missing transform");
   }
   if (this->GetInterpolator() == nullptr || !InterpolationOf(this->GetInterpolator(), rule))
@@ -205,16 +294,12 @@ CudaResampleImageFilter<TInputImage, TOutputImage, TInterpolatorPrecisionType, T
 
     double             A[3][3], b[3];
     cif::Interpolation rule = cif::Interpolation::Linear;
-    const auto *       displacement = DisplacementFieldOf<TTransformPrecisionType, D>(this->GetTransform());
-    if (displacement == nullptr)
-    {
-      AffineOf<TTransformPrecisionType, D>(this->GetTransform(), A, b);
-    }
-    else
-    {
-      // the map below is then unused: the kernel follows the field
-      AffineOf<TTransformPrecisionType, D>(nullptr, A, b);
-    }
+    // a grid transform (displacement field, B-spline): followed per output
+    // pixel as ITK's non-linear path does; the affine map is then unused
+    cif::ResampleGeometry g;
+    std::vector<double>   gridValues;
+    const bool gridTransform = TransformGridOf<TTransformPrecisionType, D>(this->GetTransform(), g.grid, gridValues);
+    AffineOf<TTransformPrecisionType, D>(gridTransform ? nullptr : this->GetTransform(), A, b);
     InterpolationOf(this->GetInterpolator(), rule);
 
     // output index -> output physical point -> (transform) -> input continuous index
@@ -253,7 +338,6 @@ CudaResampleImageFilter<TInputImage, TOutputImage, TInterpolatorPrecisionType, T
     }
     const Vector<double, D> firstIn = inPointToIndex * mapped;
 
-    cif::ResampleGeometry g;
     for (unsigned int i = 0; i < 3; ++i)
     {
       for (unsigned int j = 0; j < 3; ++j)
@@ -286,35 +370,12 @@ CudaResampleImageFilter<TInputImage, TOutputImage, TInterpolatorPrecisionType, T
       }
     }
 
-    // a displacement field: uploaded as D doubles per pixel, followed per
-    // output pixel as ITK's non-linear path does
-    CudaDeviceBuffer field;
-    if (displacement != nullptr)
+    CudaDeviceBuffer gridBuffer;
+    if (gridTransform)
     {
-      const auto * image = displacement->GetDisplacementField();
-      const auto   region = image->GetBufferedRegion();
-      field.Allocate(region.GetNumberOfPixels() * D * sizeof(double));
-      field.CopyFromHost(image->GetBufferPointer(), field.GetSize());
-      g.displacement = static_cast<const double *>(field.GetPointer());
-      MatrixType fieldIndexToPoint;
-      for (unsigned int i = 0; i < D; ++i)
-      {
-        for (unsigned int j = 0; j < D; ++j)
-        {
-          fieldIndexToPoint[i][j] = image->GetDirection()[i][j] * image->GetSpacing()[j];
-        }
-      }
-      const MatrixType fieldPointToIndex(fieldIndexToPoint.GetInverse());
-      for (unsigned int i = 0; i < D; ++i)
-      {
-        g.displacementSize[i] = static_cast<std::int64_t>(region.GetSize(i));
-        g.displacementStart[i] = region.GetIndex(i);
-        g.displacementOrigin[i] = image->GetOrigin()[i];
-        for (unsigned int j = 0; j < D; ++j)
-        {
-          g.displacementPointToIndex[i][j] = fieldPointToIndex[i][j];
-        }
-      }
+      gridBuffer.Allocate(gridValues.size() * sizeof(double));
+      gridBuffer.CopyFromHost(gridValues.data(), gridBuffer.GetSize());
+      g.grid.values = static_cast<const double *>(gridBuffer.GetPointer());
     }
 
     cif::ResampleParameters p;

@@ -233,77 +233,198 @@ ItkContinuousIndex(const ResampleGeometry & g, const std::int64_t index[3], doub
   ItkPointToContinuousIndex(g.dimension, g.inputOrigin, g.inputPointToIndex, mapped, c);
 }
 
-/** Output index -> physical point -> displacement field -> input continuous
- * index, per pixel, as itk::ResampleImageFilter's non-linear path with
- * itk::DisplacementFieldTransform and its default vector linear
- * interpolator. */
-__device__ void
-ItkDisplacedContinuousIndex(const ResampleGeometry & g, const std::int64_t index[3], double c[3])
+/** itk::DisplacementFieldTransform with its default
+ * itk::VectorLinearInterpolateImageFunction, step for step: the displacement
+ * at `point`, or false where the point is outside the field's buffer. */
+__device__ bool
+ItkFieldDisplacement(const TransformGrid & t, int D, const double point[3], double displacement[3])
 {
-  const int D = g.dimension;
-  double    point[3], field[3];
-  ItkOutputIndexToPoint(g, index, point);
-  // continuous index in the field, and ITK's IsInsideBuffer there
-  ItkPointToContinuousIndex(D, g.displacementOrigin, g.displacementPointToIndex, point, field);
+  double field[3];
+  ItkPointToContinuousIndex(D, t.origin, t.pointToIndex, point, field);
+  // ITK's IsInsideBuffer in the field
   bool inside = true;
   for (int i = 0; i < D; ++i)
   {
-    const double lo = static_cast<double>(g.displacementStart[i]) - 0.5;
-    const double hi = static_cast<double>(g.displacementStart[i] + g.displacementSize[i] - 1) + 0.5;
+    const double lo = static_cast<double>(t.start[i]) - 0.5;
+    const double hi = static_cast<double>(t.start[i] + t.size[i] - 1) + 0.5;
     inside = inside && (field[i] >= lo && field[i] < hi);
   }
-  if (inside)
+  if (!inside)
   {
-    // itk::VectorLinearInterpolateImageFunction::EvaluateAtContinuousIndex, step for step
-    std::int64_t base[3];
-    double       distance[3];
+    return false;
+  }
+  std::int64_t base[3];
+  double       distance[3];
+  for (int d = 0; d < D; ++d)
+  {
+    base[d] = static_cast<std::int64_t>(floor(field[d]));
+    distance[d] = __dsub_rn(field[d], static_cast<double>(base[d]));
+  }
+  double    totalOverlap = 0.0;
+  const int neighbours = 1 << D;
+  for (int counter = 0; counter < neighbours; ++counter)
+  {
+    double       overlap = 1.0;
+    unsigned     upper = static_cast<unsigned>(counter);
+    std::int64_t offset = 0, stride = 1;
     for (int d = 0; d < D; ++d)
     {
-      base[d] = static_cast<std::int64_t>(floor(field[d]));
-      distance[d] = __dsub_rn(field[d], static_cast<double>(base[d]));
-    }
-    double    displacement[3] = { 0, 0, 0 };
-    double    totalOverlap = 0.0;
-    const int neighbours = 1 << D;
-    for (int counter = 0; counter < neighbours; ++counter)
-    {
-      double       overlap = 1.0;
-      unsigned     upper = static_cast<unsigned>(counter);
-      std::int64_t offset = 0, stride = 1;
-      for (int d = 0; d < D; ++d)
+      std::int64_t n;
+      if (upper & 1u)
       {
-        std::int64_t n;
-        if (upper & 1u)
-        {
-          n = min(base[d] + 1, g.displacementStart[d] + g.displacementSize[d] - 1);
-          overlap = __dmul_rn(overlap, distance[d]);
-        }
-        else
-        {
-          n = max(base[d], g.displacementStart[d]);
-          overlap = __dmul_rn(overlap, __dsub_rn(1.0, distance[d]));
-        }
-        offset += (n - g.displacementStart[d]) * stride;
-        stride *= g.displacementSize[d];
-        upper >>= 1;
+        n = min(base[d] + 1, t.start[d] + t.size[d] - 1);
+        overlap = __dmul_rn(overlap, distance[d]);
       }
-      if (overlap != 0.0)
+      else
       {
-        const double * value = g.displacement + offset * D;
+        n = max(base[d], t.start[d]);
+        overlap = __dmul_rn(overlap, __dsub_rn(1.0, distance[d]));
+      }
+      offset += (n - t.start[d]) * stride;
+      stride *= t.size[d];
+      upper >>= 1;
+    }
+    if (overlap != 0.0)
+    {
+      const double * value = t.values + offset * D;
+      for (int k = 0; k < D; ++k)
+      {
+        displacement[k] = __dadd_rn(displacement[k], __dmul_rn(overlap, value[k]));
+      }
+      totalOverlap = __dadd_rn(totalOverlap, overlap);
+    }
+    if (totalOverlap == 1.0)
+    {
+      break;
+    }
+  }
+  return true;
+}
+
+/** itk::BSplineKernelFunction<3>::Evaluate in double, without fused multiply-adds. */
+__device__ double
+ItkCubicKernel(double u)
+{
+  const double a = fabs(u);
+  if (a < 1.0)
+  {
+    const double s = __dmul_rn(a, a);
+    return __ddiv_rn(__dadd_rn(__dsub_rn(4.0, __dmul_rn(6.0, s)), __dmul_rn(__dmul_rn(3.0, s), a)), 6.0);
+  }
+  if (a < 2.0)
+  {
+    const double s = __dmul_rn(a, a);
+    return __ddiv_rn(__dsub_rn(__dadd_rn(__dsub_rn(8.0, __dmul_rn(12.0, a)), __dmul_rn(6.0, s)), __dmul_rn(s, a)), 6.0);
+  }
+  return 0.0;
+}
+
+/** itk::Math::FloatAlmostEqual(x, y, 4) for doubles. */
+__device__ bool
+ItkFloatAlmostEqual(double x, double y)
+{
+  if (fabs(__dsub_rn(x, y)) <= 0.1 * 2.220446049250313e-16)
+  {
+    return true;
+  }
+  if (signbit(x) != signbit(y))
+  {
+    return false;
+  }
+  // ITK's "ULP" integers: the bit pattern, mirrored for negative numbers
+  const auto ulp = [](double v)
+  {
+    const long long bits = __double_as_longlong(v);
+    return bits < 0 ? static_cast<long long>(0x8000000000000000ULL - static_cast<unsigned long long>(bits)) : bits;
+  };
+  long long difference = ulp(x) - ulp(y);
+  difference = difference < 0 ? -difference : difference;
+  return difference <= 4;
+}
+
+/** itk::BSplineTransform<double, D, 3>::TransformPoint, step for step: the
+ * displacement at `point`, or false outside ITK's valid region (where ITK
+ * returns the point unchanged). A non-finite grid index counts as outside
+ * (ITK's behaviour there is undefined). */
+__device__ bool
+ItkBSplineDisplacement(const TransformGrid & t, int D, const double point[3], double displacement[3])
+{
+  double c[3];
+  ItkPointToContinuousIndex(D, t.origin, t.pointToIndex, point, c);
+  // InsideValidRegion: [1, size - 2), with ITK's snap of indices within 4
+  // ULPs of the upper limit to 6 ULPs below it
+  for (int j = 0; j < D; ++j)
+  {
+    if (!isfinite(c[j]))
+    {
+      return false;
+    }
+    const double maxLimit = __dsub_rn(__dsub_rn(static_cast<double>(t.size[j]), 1.0), 1.0);
+    if (ItkFloatAlmostEqual(c[j], maxLimit))
+    {
+      c[j] = __longlong_as_double(__double_as_longlong(maxLimit) - 6);
+    }
+    else if (c[j] >= maxLimit || c[j] < 1.0)
+    {
+      return false;
+    }
+  }
+  // BSplineInterpolationWeightFunction::Evaluate
+  std::int64_t first[3] = { 0, 0, 0 };
+  double       w[3][4] = { { 1, 0, 0, 0 }, { 1, 0, 0, 0 }, { 1, 0, 0, 0 } };
+  for (int j = 0; j < D; ++j)
+  {
+    first[j] = static_cast<std::int64_t>(floor(__dsub_rn(__dadd_rn(c[j], 0.5), 1.5)));
+    double x = __dsub_rn(c[j], static_cast<double>(first[j]));
+    for (int k = 0; k < 4; ++k)
+    {
+      w[j][k] = ItkCubicKernel(x);
+      x = __dsub_rn(x, 1.0);
+    }
+  }
+  // the support in scan-line order (x fastest), weights multiplied from 1.0
+  // over the axes in order, as ITK's weight table does
+  const int nz = D == 3 ? 4 : 1;
+  for (int kz = 0; kz < nz; ++kz)
+  {
+    for (int ky = 0; ky < 4; ++ky)
+    {
+      const std::int64_t row =
+        (first[1] + ky - t.start[1]) * t.size[0] + (D == 3 ? (first[2] + kz - t.start[2]) * t.size[0] * t.size[1] : 0);
+      for (int kx = 0; kx < 4; ++kx)
+      {
+        double weight = __dmul_rn(__dmul_rn(1.0, w[0][kx]), w[1][ky]);
+        if (D == 3)
+        {
+          weight = __dmul_rn(weight, w[2][kz]);
+        }
+        const double * value = t.values + (row + first[0] + kx - t.start[0]) * D;
         for (int k = 0; k < D; ++k)
         {
-          displacement[k] = __dadd_rn(displacement[k], __dmul_rn(overlap, value[k]));
+          displacement[k] = __dadd_rn(displacement[k], __dmul_rn(weight, value[k]));
         }
-        totalOverlap = __dadd_rn(totalOverlap, overlap);
-      }
-      if (totalOverlap == 1.0)
-      {
-        break;
       }
     }
+  }
+  return true;
+}
+
+/** Output index -> physical point -> grid transform -> input continuous
+ * index, per pixel, as itk::ResampleImageFilter's non-linear path. */
+__device__ void
+ItkGridContinuousIndex(const ResampleGeometry & g, const std::int64_t index[3], double c[3])
+{
+  const int D = g.dimension;
+  double    point[3], displacement[3] = { 0, 0, 0 };
+  ItkOutputIndexToPoint(g, index, point);
+  const bool moved = g.grid.kind == GridTransformKind::CubicBSpline
+                       ? ItkBSplineDisplacement(g.grid, D, point, displacement)
+                       : ItkFieldDisplacement(g.grid, D, point, displacement);
+  if (moved)
+  {
     for (int k = 0; k < D; ++k)
     {
-      point[k] = __dadd_rn(point[k], displacement[k]);
+      point[k] = __dadd_rn(displacement[k], point[k]);
     }
   }
   ItkPointToContinuousIndex(D, g.inputOrigin, g.inputPointToIndex, point, c);
@@ -331,7 +452,7 @@ LineEndsKernel(ResampleGeometry g, double * __restrict__ ends)
  * relative to the input buffer, and whether it is inside (ITK's
  * IsInsideBuffer; NaN is outside). */
 /** How c is computed: 0, the index map; 1, ITK's chain per line (linear
- * transforms); 2, ITK's chain per pixel through a displacement field. */
+ * transforms); 2, ITK's chain per pixel through a grid transform. */
 template <int Coordinates>
 __device__ __forceinline__ bool
 InputIndexOf(const ResampleGeometry & g,
@@ -346,7 +467,7 @@ InputIndexOf(const ResampleGeometry & g,
   {
     const std::int64_t index[3] = { g.outputStart[0] + x, g.outputStart[1] + y, g.outputStart[2] + z };
     double             absolute[3];
-    ItkDisplacedContinuousIndex(g, index, absolute);
+    ItkGridContinuousIndex(g, index, absolute);
 #pragma unroll
     for (int a = 0; a < 3; ++a)
     {
@@ -588,7 +709,7 @@ itk::CudaDeviceBuffer
 LineEnds(const ResampleGeometry & g)
 {
   itk::CudaDeviceBuffer ends;
-  if (g.itkExact && g.displacement == nullptr)
+  if (g.itkExact && g.grid.kind == GridTransformKind::None)
   {
     const std::int64_t lines = g.outputSize[1] * g.outputSize[2];
     ends.Allocate(static_cast<std::size_t>(lines) * 6 * sizeof(double));
@@ -614,9 +735,9 @@ LaunchResample(const TEvaluate & evaluate, TOut * output, const ResampleGeometry
     throw CudaFailure(-1, "output too large along y for the resampling kernel", "ResampleCUDA");
   }
   const auto ends = LineEnds(g);
-  const auto kernel = g.displacement ? ResampleKernel<2, TEvaluate, TOut>
-                      : g.itkExact   ? ResampleKernel<1, TEvaluate, TOut>
-                                     : ResampleKernel<0, TEvaluate, TOut>;
+  const auto kernel = g.grid.kind != GridTransformKind::None ? ResampleKernel<2, TEvaluate, TOut>
+                      : g.itkExact                           ? ResampleKernel<1, TEvaluate, TOut>
+                                                             : ResampleKernel<0, TEvaluate, TOut>;
   kernel<<<grid, block>>>(evaluate, output, g, p, static_cast<const double *>(ends.GetPointer()));
   CIF_CUDA_CHECK_LAUNCH("ResampleKernel");
   CIF_CUDA_CHECK(cudaDeviceSynchronize()); // before the line ends (and a texture) are released

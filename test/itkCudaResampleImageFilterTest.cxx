@@ -15,6 +15,7 @@
 #include "CudaImageFiltersTestUtilities.h"
 #include "itkAffineTransform.h"
 #include "itkBSplineInterpolateImageFunction.h"
+#include "itkBSplineTransform.h"
 #include "itkCudaResampleImageFilter.h"
 #include "itkDisplacementFieldTransform.h"
 #include "itkVectorNearestNeighborInterpolateImageFunction.h"
@@ -466,6 +467,105 @@ TEST(ResampleGpu, DisplacementFieldMatchesItk)
   ExpectGpuMatchesItk(input2.GetPointer(), MakeDisplacement<2>(input2.GetPointer()).GetPointer());
   auto input3 = TestInput<F3>({ 33, 30, 27 });
   ExpectGpuMatchesItk(input3.GetPointer(), MakeDisplacement<3>(input3.GetPointer()).GetPointer());
+}
+
+/** A cubic B-spline transform whose domain covers part of the image (so
+ * that some output points fall outside its valid region and keep their
+ * position), with its own direction, and smooth displacements of a few
+ * pixels. */
+template <unsigned int D, unsigned int Order = 3>
+typename itk::BSplineTransform<double, D, Order>::Pointer
+MakeBSpline(const itk::Image<float, D> * image)
+{
+  using Transform = itk::BSplineTransform<double, D, Order>;
+  auto                                       transform = Transform::New();
+  typename Transform::OriginType             origin;
+  typename Transform::PhysicalDimensionsType extent;
+  typename Transform::MeshSizeType           mesh;
+  typename Transform::DirectionType          direction;
+  direction.SetIdentity();
+  const double a = 0.2;
+  direction[0][0] = std::cos(a);
+  direction[0][1] = -std::sin(a);
+  direction[1][0] = std::sin(a);
+  direction[1][1] = std::cos(a);
+  for (unsigned int d = 0; d < D; ++d)
+  {
+    const double size = image->GetLargestPossibleRegion().GetSize(d) * image->GetSpacing()[d];
+    origin[d] = image->GetOrigin()[d] + 0.1 * size;
+    extent[d] = 0.8 * size;
+    mesh[d] = 5 + d;
+  }
+  transform->SetTransformDomainOrigin(origin);
+  transform->SetTransformDomainPhysicalDimensions(extent);
+  transform->SetTransformDomainMeshSize(mesh);
+  transform->SetTransformDomainDirection(direction);
+  typename Transform::ParametersType parameters(transform->GetNumberOfParameters());
+  for (unsigned int i = 0; i < parameters.size(); ++i)
+  {
+    parameters[i] = 3.0 * std::sin(0.37 * i + 0.5) + 1.0 * std::cos(1.3 * i);
+  }
+  transform->SetParameters(parameters);
+  return transform;
+}
+
+TEST(ResampleCpu, OtherBSplineTransformsRunOnTheCpu)
+{
+  auto input = TestInput<F2>({ 30, 24 });
+  auto filter = itk::CudaResampleImageFilter<F2, F2>::New();
+  filter->SetInput(input);
+  filter->SetTransform(MakeBSpline<2, 2>(input.GetPointer()));
+  EXPECT_NE(filter->GetGPUUnsupportedReason().find("BSplineTransform"), std::string::npos)
+    << filter->GetGPUUnsupportedReason();
+  filter->SetTransform(MakeBSpline<2, 3>(input.GetPointer()));
+  if (cif::ResampleCUDAIsCompiled())
+  {
+    EXPECT_EQ(filter->GetGPUUnsupportedReason(), "");
+  }
+}
+
+TEST(ResampleGpu, BSplineTransformMatchesItk)
+{
+  CIF_REQUIRE_GPU_OR_SKIP();
+  auto input2 = TestInput<F2>({ 71, 64 });
+  GiveGeometry(input2.GetPointer());
+  auto bspline2 = MakeBSpline<2>(input2.GetPointer());
+  ExpectGpuMatchesItk(input2.GetPointer(), bspline2.GetPointer());
+  auto input3 = TestInput<F3>({ 33, 30, 27 });
+  GiveGeometry(input3.GetPointer());
+  auto bspline3 = MakeBSpline<3>(input3.GetPointer());
+  ExpectGpuMatchesItk(input3.GetPointer(), bspline3.GetPointer());
+  // a mesh aligned with the pixel grid: pixels 3 and 23 on each axis fall
+  // exactly on the valid region's lower and upper limits (ITK snaps the upper
+  // one 6 ULPs inside), and their neighbours just inside and outside
+  auto aligned = TestInput<F3>({ 33, 30, 27 });
+  auto exact = itk::BSplineTransform<double, 3, 3>::New();
+  exact->SetTransformDomainOrigin(itk::BSplineTransform<double, 3, 3>::OriginType(3.0));
+  exact->SetTransformDomainPhysicalDimensions(itk::BSplineTransform<double, 3, 3>::PhysicalDimensionsType(20.0));
+  itk::BSplineTransform<double, 3, 3>::MeshSizeType mesh;
+  mesh.Fill(5);
+  exact->SetTransformDomainMeshSize(mesh);
+  itk::BSplineTransform<double, 3, 3>::ParametersType parameters(exact->GetNumberOfParameters());
+  for (unsigned int i = 0; i < parameters.size(); ++i)
+  {
+    parameters[i] = 0.25 * std::sin(0.7 * i);
+  }
+  exact->SetParameters(parameters);
+  auto filter = itk::CudaResampleImageFilter<F3, F3>::New();
+  auto reference = itk::ResampleImageFilter<F3, F3>::New();
+  filter->SetExecutionMode(Mode::GPU);
+  for (itk::ResampleImageFilter<F3, F3> * f :
+       { static_cast<itk::ResampleImageFilter<F3, F3> *>(filter.GetPointer()), reference.GetPointer() })
+  {
+    f->SetInput(aligned);
+    f->SetTransform(exact);
+    f->SetInterpolator(MakeInterpolator<F3>(Rule::Linear));
+    f->UseReferenceImageOn();
+    f->SetReferenceImage(aligned);
+    f->Update();
+  }
+  EXPECT_EQ(filter->GetLastExecutedOn(), itk::CudaExecutedOn::GPU);
+  EXPECT_LE(MaxAbsDifference(filter->GetOutput(), reference->GetOutput()), 1e-5 * DynamicRange(aligned.GetPointer()));
 }
 
 TEST(ResampleGpu, ShearedAffineWithCentreOnARealVolume)
