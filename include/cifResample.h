@@ -65,6 +65,16 @@ struct ResampleGeometry
   double       matrix[3][3]{ { 1, 0, 0 }, { 0, 1, 0 }, { 0, 0, 1 } };
   double       offset[3]{ 0, 0, 0 };
 
+  /** The part of the input buffer that the input pointer holds (optional):
+   * the samples (or coefficients) of the box [sampleBoxStart, sampleBoxStart
+   * + sampleBoxSize), relative to the input buffer, x fastest. A zero size
+   * means the whole buffer. The filter uses it to resample in output chunks
+   * when the input does not fit the device: the box must hold every tap of
+   * the chunk's inside points (taps outside it are clamped to it, so memory
+   * stays safe). Not with the fast texture mode. */
+  std::int64_t sampleBoxStart[3]{ 0, 0, 0 };
+  std::int64_t sampleBoxSize[3]{ 0, 0, 0 };
+
   /** ITK-exact coordinates (optional). When set, matrix and offset are
    * ignored and c is computed the way itk::ResampleImageFilter computes it
    * for linear transforms, operation for operation in double precision
@@ -120,6 +130,24 @@ ResampleCUDA(const TSample *            input,
              TOut *                     output,
              const ResampleGeometry &   geometry,
              const ResampleParameters & parameters);
+
+/** The GPU core in output chunks, for inputs or outputs larger than the
+ * device's free memory. `input` (the whole input buffer) and `output` (the
+ * whole output buffer) are HOST memory. The output is cut along its slowest
+ * axis into slabs; each slab is resampled from the part of the input that
+ * its points can reach (the hull of its corners under the index map, grown
+ * by the interpolation's reach; the whole input for grid transforms), which
+ * alone is uploaded. A slab's height halves until its buffers fit; when one
+ * output plane does not fit, cif::CudaOutOfMemory propagates. Cubic
+ * evaluation is the accurate one (the fast texture needs the whole
+ * coefficient image). The values equal ResampleCUDA's bit for bit. Returns
+ * the number of chunks. */
+template <typename TSample, typename TOut>
+int
+ResampleCUDAInChunks(const TSample *            input,
+                     TOut *                     output,
+                     const ResampleGeometry &   geometry,
+                     const ResampleParameters & parameters);
 
 /** Whether this build has the GPU core. */
 bool

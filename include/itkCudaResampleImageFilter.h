@@ -108,6 +108,14 @@ public:
     return m_LastExecutionReport.Device;
   }
 
+  /** 0 when the last GPU update ran in one piece; else the number of output
+   * chunks it was cut into because the whole job did not fit the device. */
+  int
+  GetLastNumberOfChunks() const
+  {
+    return m_LastNumberOfChunks;
+  }
+
   /** Why the GPU cannot run the current request (empty if it can). */
   std::string
   GetGPUUnsupportedReason() const;
@@ -129,6 +137,7 @@ private:
   CudaBSplineEvaluationMode  m_EvaluationMode{ CudaBSplineEvaluationMode::Accurate };
   unsigned int               m_FIRHalfWidth{ 13 };
   CudaExecutionReport        m_LastExecutionReport;
+  int                        m_LastNumberOfChunks{ 0 };
 };
 
 } // namespace itk

@@ -14,9 +14,12 @@
 #include "itkVectorLinearInterpolateImageFunction.h"
 #include "itkLinearInterpolateImageFunction.h"
 #include "itkMatrixOffsetTransformBase.h"
+#include "itkMultiThreaderBase.h"
 #include "itkNearestNeighborInterpolateImageFunction.h"
 #include "itkTranslationTransform.h"
+#include <string>
 #include <type_traits>
+#include <vector>
 
 namespace itk
 {
@@ -262,12 +265,22 @@ CudaResampleImageFilter<TInputImage, TOutputImage, TInterpolatorPrecisionType, T
   {
     itkExceptionMacro(<< "The output size is zero (" << this->GetOutput()->GetRequestedRegion().GetSize() << ")");
   }
+  m_LastNumberOfChunks = 0;
   m_LastExecutionReport = CudaRunWithFallback(
     m_ExecutionMode,
     this->GetGPUUnsupportedReason(),
     this->GetNameOfClass(),
     [this] { this->GPUGenerateData(); },
     [this] { Superclass::GenerateData(); });
+  if (m_LastExecutionReport.Device == CudaExecutedOn::GPU && m_LastNumberOfChunks > 0)
+  {
+    m_LastExecutionReport.Message += " (in " + std::to_string(m_LastNumberOfChunks) +
+                                     " output chunks: the whole job did not fit the device memory" +
+                                     (m_EvaluationMode == CudaBSplineEvaluationMode::Fast
+                                        ? "; cubic evaluated in the accurate mode, which chunks need)"
+                                        : ")");
+    itkWarningMacro(<< m_LastExecutionReport.Message);
+  }
   if (m_LastExecutionReport.FellBackAfterOutOfMemory)
   {
     itkWarningMacro(<< m_LastExecutionReport.Message);
@@ -384,32 +397,78 @@ CudaResampleImageFilter<TInputImage, TOutputImage, TInterpolatorPrecisionType, T
     p.outputMin = static_cast<double>(NumericTraits<OutputPixelType>::NonpositiveMin());
     p.outputMax = static_cast<double>(NumericTraits<OutputPixelType>::max());
 
-    CudaInputBuffer<TInputImage>   in(input);
-    CudaOutputBuffer<TOutputImage> out(output);
-    if (rule == cif::Interpolation::CubicBSpline)
+    using Coefficient = std::conditional_t<std::is_same<InputPixelType, double>::value, double, float>;
+    const bool               cubic = rule == cif::Interpolation::CubicBSpline;
+    cif::PrefilterGeometry   pg;
+    cif::PrefilterParameters pp;
+    for (unsigned int i = 0; i < D; ++i)
     {
-      using Coefficient = std::conditional_t<std::is_same<InputPixelType, double>::value, double, float>;
-      cif::PrefilterGeometry pg;
-      for (unsigned int i = 0; i < D; ++i)
+      pg.imageSize[i] = pg.inputSize[i] = pg.outputSize[i] = g.inputSize[i];
+    }
+    pp.method = m_PrefilterMethod == CudaBSplinePrefilterMethod::FIR ? cif::PrefilterMethod::FIR
+                                                                     : cif::PrefilterMethod::Recursive;
+    pp.firHalfWidth = static_cast<int>(m_FIRHalfWidth);
+    p.fastTexture =
+      cubic && m_EvaluationMode == CudaBSplineEvaluationMode::Fast && std::is_same<Coefficient, float>::value;
+
+    const std::size_t inputPixels = inRegion.GetNumberOfPixels();
+    try
+    {
+      // the whole job on the device; the output buffer comes last, so that a
+      // CudaImage output is untouched when the device is too small
+      CudaInputBuffer<TInputImage> in(input);
+      if (cubic)
       {
-        pg.imageSize[i] = pg.inputSize[i] = pg.outputSize[i] = g.inputSize[i];
+        CudaDeviceBuffer coefficients(inputPixels * sizeof(Coefficient));
+        auto *           c = static_cast<Coefficient *>(coefficients.GetPointer());
+        cif::PrefilterCUDA(in.Get(), c, pg, pp);
+        this->UpdateProgress(0.5f);
+        CudaOutputBuffer<TOutputImage> out(output);
+        cif::ResampleCUDA(static_cast<const Coefficient *>(c), out.Get(), g, p);
+        out.Commit();
       }
-      cif::PrefilterParameters pp;
-      pp.method = m_PrefilterMethod == CudaBSplinePrefilterMethod::FIR ? cif::PrefilterMethod::FIR
-                                                                       : cif::PrefilterMethod::Recursive;
-      pp.firHalfWidth = static_cast<int>(m_FIRHalfWidth);
-      CudaDeviceBuffer coefficients(inRegion.GetNumberOfPixels() * sizeof(Coefficient));
-      auto *           c = static_cast<Coefficient *>(coefficients.GetPointer());
-      cif::PrefilterCUDA(in.Get(), c, pg, pp);
-      this->UpdateProgress(0.5f);
-      p.fastTexture = m_EvaluationMode == CudaBSplineEvaluationMode::Fast && std::is_same<Coefficient, float>::value;
-      cif::ResampleCUDA(static_cast<const Coefficient *>(c), out.Get(), g, p);
+      else
+      {
+        CudaOutputBuffer<TOutputImage> out(output);
+        cif::ResampleCUDA(in.Get(), out.Get(), g, p);
+        out.Commit();
+      }
     }
-    else
+    catch (const cif::CudaOutOfMemory &)
     {
-      cif::ResampleCUDA(in.Get(), out.Get(), g, p);
+      // It does not fit: resample in output chunks, each uploading only the
+      // part of the input (or of the coefficients) that it reads.
+      if (auto * onDevice = dynamic_cast<CudaImage<OutputPixelType, D> *>(output))
+      {
+        onDevice->GetCudaDataManager()->ReleaseDeviceMemory();
+      }
+      if (cubic)
+      {
+        std::vector<Coefficient> coefficients(inputPixels);
+        try
+        {
+          CudaInputBuffer<TInputImage> in(input);
+          CudaDeviceBuffer             c(inputPixels * sizeof(Coefficient));
+          cif::PrefilterCUDA(in.Get(), static_cast<Coefficient *>(c.GetPointer()), pg, pp);
+          c.CopyToHost(coefficients.data(), c.GetSize());
+        }
+        catch (const cif::CudaOutOfMemory &)
+        {
+          cif::PrefilterCPU(input->GetBufferPointer(),
+                            coefficients.data(),
+                            pg,
+                            pp,
+                            static_cast<int>(MultiThreaderBase::GetGlobalDefaultNumberOfThreads()));
+        }
+        this->UpdateProgress(0.5f);
+        m_LastNumberOfChunks = cif::ResampleCUDAInChunks(
+          static_cast<const Coefficient *>(coefficients.data()), output->GetBufferPointer(), g, p);
+      }
+      else
+      {
+        m_LastNumberOfChunks = cif::ResampleCUDAInChunks(input->GetBufferPointer(), output->GetBufferPointer(), g, p);
+      }
     }
-    out.Commit();
     this->UpdateProgress(1.0f);
   }
   else
@@ -432,6 +491,7 @@ CudaResampleImageFilter<TInputImage, TOutputImage, TInterpolatorPrecisionType, T
   os << indent << "PrefilterMethod: " << m_PrefilterMethod << '\n';
   os << indent << "FIRHalfWidth: " << m_FIRHalfWidth << '\n';
   os << indent << "EvaluationMode: " << m_EvaluationMode << '\n';
+  os << indent << "LastNumberOfChunks: " << m_LastNumberOfChunks << '\n';
   os << indent << "LastExecutedOn: " << m_LastExecutionReport.Device << '\n';
   os << indent << "LastExecutionReport: " << m_LastExecutionReport.Message << '\n';
 }

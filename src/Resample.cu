@@ -45,8 +45,9 @@ struct ComputeTypeOf<double>
 };
 
 /** ITK's single reflection about the first and last sample (n >= 2). */
-__device__ __forceinline__ std::int64_t
-                           ReflectOnce(std::int64_t i, std::int64_t n)
+template <typename I>
+__device__ __forceinline__ I
+ReflectOnce(I i, I n)
 {
   if (i < 0)
   {
@@ -69,35 +70,71 @@ CubicWeights(R w, R weights[4])
   weights[1] = R(1) - weights[0] - weights[2] - weights[3];
 }
 
-template <Interpolation Mode, typename TSample>
+/** The whole input in memory, x fastest, offsets in TIndex: 32-bit when the
+ * input has fewer than 2^31 samples, which saves the 64-bit multiplies of
+ * the 4^N tap offsets. */
+template <typename TIndex>
+struct WholeLayout
+{
+  using Index = TIndex;
+  TIndex size[3];
+  TIndex stride[3];
+
+  __device__ __forceinline__ TIndex
+  Offset(TIndex i, int a) const
+  {
+    return i * stride[a];
+  }
+};
+
+/** A box of the input in memory (a chunk's part of it), x fastest. Indices
+ * outside the box are clamped to it: never taken for inside points when the
+ * box is right, but memory stays safe either way. */
+struct BoxLayout
+{
+  using Index = std::int64_t;
+  Index size[3];
+  Index boxStart[3];
+  Index boxSize[3];
+  Index stride[3];
+
+  __device__ __forceinline__ Index
+  Offset(Index i, int a) const
+  {
+    return min(max(i - boxStart[a], Index{ 0 }), boxSize[a] - 1) * stride[a];
+  }
+};
+
+template <Interpolation Mode, typename TSample, typename TLayout>
 __device__ __forceinline__ double
-Interpolate(const TSample * __restrict__ in, const std::int64_t size[3], const double c[3])
+Interpolate(const TSample * __restrict__ in, const TLayout & layout, const double c[3])
 {
   using R = typename ComputeTypeOf<TSample>::Type;
-  const std::int64_t stride[3] = { 1, size[0], size[0] * size[1] };
+  using I = typename TLayout::Index;
+  const I * size = layout.size;
   if constexpr (Mode == Interpolation::NearestNeighbor)
   {
-    std::int64_t offset = 0;
+    I offset = 0;
 #pragma unroll
     for (int a = 0; a < 3; ++a)
     {
-      const std::int64_t i = static_cast<std::int64_t>(floor(c[a] + 0.5));
-      offset += min(max(i, std::int64_t{ 0 }), size[a] - 1) * stride[a];
+      const I i = static_cast<I>(floor(c[a] + 0.5));
+      offset += layout.Offset(min(max(i, I{ 0 }), size[a] - 1), a);
     }
     return static_cast<double>(__ldg(in + offset));
   }
   else if constexpr (Mode == Interpolation::Linear)
   {
-    std::int64_t lower[3], upper[3];
-    R            t[3];
+    I lower[3], upper[3];
+    R t[3];
 #pragma unroll
     for (int a = 0; a < 3; ++a)
     {
-      const std::int64_t base = max(static_cast<std::int64_t>(floor(c[a])), std::int64_t{ 0 });
-      const double       d = c[a] - static_cast<double>(base);
+      const I      base = max(static_cast<I>(floor(c[a])), I{ 0 });
+      const double d = c[a] - static_cast<double>(base);
       t[a] = d > 0.0 ? static_cast<R>(d) : R(0);
-      lower[a] = base * stride[a];
-      upper[a] = min(base + 1, size[a] - 1) * stride[a];
+      lower[a] = layout.Offset(base, a);
+      upper[a] = layout.Offset(min(base + 1, size[a] - 1), a);
     }
     R value[2][2];
 #pragma unroll
@@ -106,9 +143,9 @@ Interpolate(const TSample * __restrict__ in, const std::int64_t size[3], const d
 #pragma unroll
       for (int j = 0; j < 2; ++j)
       {
-        const std::int64_t row = (k ? upper[2] : lower[2]) + (j ? upper[1] : lower[1]);
-        const R            v0 = static_cast<R>(__ldg(in + row + lower[0]));
-        const R            v1 = static_cast<R>(__ldg(in + row + upper[0]));
+        const I row = (k ? upper[2] : lower[2]) + (j ? upper[1] : lower[1]);
+        const R v0 = static_cast<R>(__ldg(in + row + lower[0]));
+        const R v1 = static_cast<R>(__ldg(in + row + upper[0]));
         value[k][j] = v0 + (v1 - v0) * t[0];
       }
     }
@@ -118,8 +155,8 @@ Interpolate(const TSample * __restrict__ in, const std::int64_t size[3], const d
   }
   else
   {
-    std::int64_t index[3][4];
-    R            weight[3][4];
+    I index[3][4];
+    R weight[3][4];
 #pragma unroll
     for (int a = 0; a < 3; ++a)
     {
@@ -129,17 +166,17 @@ Interpolate(const TSample * __restrict__ in, const std::int64_t size[3], const d
 #pragma unroll
         for (int k = 0; k < 4; ++k)
         {
-          index[a][k] = 0;
+          index[a][k] = layout.Offset(0, a);
           weight[a][k] = k == 0 ? R(1) : R(0);
         }
         continue;
       }
-      const std::int64_t base = static_cast<std::int64_t>(floor(c[a])) - 1;
+      const I base = static_cast<I>(floor(c[a])) - 1;
       CubicWeights(static_cast<R>(c[a] - static_cast<double>(base + 1)), weight[a]);
 #pragma unroll
       for (int k = 0; k < 4; ++k)
       {
-        index[a][k] = ReflectOnce(base + k, size[a]) * stride[a];
+        index[a][k] = layout.Offset(ReflectOnce(base + k, size[a]), a);
       }
     }
     // all 64 loads independent and unrolled, so they are in flight together
@@ -506,16 +543,16 @@ InputIndexOf(const ResampleGeometry & g,
 }
 
 /** The explicit interpolation rules (nearest, linear, accurate cubic) on samples or coefficients in memory. */
-template <Interpolation Mode, typename TSample>
+template <Interpolation Mode, typename TSample, typename TLayout>
 struct ExplicitTaps
 {
   const TSample * samples;
-  std::int64_t    size[3];
+  TLayout         layout;
 
   __device__ double
   operator()(const double c[3]) const
   {
-    return Interpolate<Mode>(samples, size, c);
+    return Interpolate<Mode>(samples, layout, c);
   }
 };
 
@@ -571,9 +608,9 @@ PadCoefficientsKernel(const float * __restrict__ c,
   }
   for (int z = blockIdx.z; z < padded.z; z += gridDim.z)
   {
-    const std::int64_t sx = g.inputSize[0] == 1 ? 0 : ReflectOnce(x - pad.x, g.inputSize[0]);
-    const std::int64_t sy = g.inputSize[1] == 1 ? 0 : ReflectOnce(y - pad.y, g.inputSize[1]);
-    const std::int64_t sz = g.inputSize[2] == 1 ? 0 : ReflectOnce(z - pad.z, g.inputSize[2]);
+    const std::int64_t sx = g.inputSize[0] == 1 ? 0 : ReflectOnce<std::int64_t>(x - pad.x, g.inputSize[0]);
+    const std::int64_t sy = g.inputSize[1] == 1 ? 0 : ReflectOnce<std::int64_t>(y - pad.y, g.inputSize[1]);
+    const std::int64_t sz = g.inputSize[2] == 1 ? 0 : ReflectOnce<std::int64_t>(z - pad.z, g.inputSize[2]);
     const float        v = c[sx + g.inputSize[0] * (sy + g.inputSize[1] * sz)];
     surf3Dwrite(v, surface, x * static_cast<int>(sizeof(float)), y, z);
   }
@@ -759,12 +796,49 @@ LaunchFastCubic(const float * coefficients, TOut * output, const ResampleGeometr
   LaunchResample(taps, output, g, p);
 }
 
+template <typename TIndex>
+WholeLayout<TIndex>
+WholeInput(const ResampleGeometry & g)
+{
+  WholeLayout<TIndex> layout;
+  for (int a = 0; a < 3; ++a)
+  {
+    layout.size[a] = static_cast<TIndex>(g.inputSize[a]);
+  }
+  layout.stride[0] = 1;
+  layout.stride[1] = static_cast<TIndex>(g.inputSize[0]);
+  layout.stride[2] = static_cast<TIndex>(g.inputSize[0] * g.inputSize[1]);
+  return layout;
+}
+
 template <Interpolation Mode, typename TSample, typename TOut>
 void
 Launch(const TSample * input, TOut * output, const ResampleGeometry & g, const ResampleParameters & p)
 {
-  const ExplicitTaps<Mode, TSample> taps{ input, { g.inputSize[0], g.inputSize[1], g.inputSize[2] } };
-  LaunchResample(taps, output, g, p);
+  if (g.sampleBoxSize[0] > 0)
+  {
+    ExplicitTaps<Mode, TSample, BoxLayout> taps{ input, {} };
+    for (int a = 0; a < 3; ++a)
+    {
+      taps.layout.size[a] = g.inputSize[a];
+      taps.layout.boxStart[a] = g.sampleBoxStart[a];
+      taps.layout.boxSize[a] = g.sampleBoxSize[a];
+    }
+    taps.layout.stride[0] = 1;
+    taps.layout.stride[1] = g.sampleBoxSize[0];
+    taps.layout.stride[2] = g.sampleBoxSize[0] * g.sampleBoxSize[1];
+    LaunchResample(taps, output, g, p);
+  }
+  else if (g.inputSize[0] * g.inputSize[1] * g.inputSize[2] < (std::int64_t{ 1 } << 31))
+  {
+    LaunchResample(
+      ExplicitTaps<Mode, TSample, WholeLayout<std::int32_t>>{ input, WholeInput<std::int32_t>(g) }, output, g, p);
+  }
+  else
+  {
+    LaunchResample(
+      ExplicitTaps<Mode, TSample, WholeLayout<std::int64_t>>{ input, WholeInput<std::int64_t>(g) }, output, g, p);
+  }
 }
 
 } // namespace
@@ -791,6 +865,10 @@ ResampleCUDA(const TSample * input, TOut * output, const ResampleGeometry & g, c
     case Interpolation::CubicBSpline:
       if (p.fastTexture)
       {
+        if (g.sampleBoxSize[0] > 0)
+        {
+          throw CudaFailure(-1, "the fast texture mode needs the whole coefficient image", "ResampleCUDA");
+        }
         if constexpr (std::is_same<TSample, float>::value)
         {
           LaunchFastCubic(input, output, g, p);

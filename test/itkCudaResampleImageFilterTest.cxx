@@ -641,4 +641,187 @@ TEST(ResampleGpu, FastTextureModeStaysWithinItsFloor)
   }
 }
 
+// ---------------------------------------------------------------------------
+// Device memory too small for the whole job: output chunks
+// ---------------------------------------------------------------------------
+
+/** Caps the module's device allocations for one scope (a real
+ * out-of-memory path on a large GPU). */
+struct AllocationCap
+{
+  explicit AllocationCap(std::size_t bytes) { itk::CudaRuntime::SetAllocationLimit(bytes); }
+  ~AllocationCap() { itk::CudaRuntime::SetAllocationLimit(0); }
+};
+
+/** Our filter on the GPU under an allocation cap (0: none), with the test's output grid. */
+template <typename TImage>
+typename itk::CudaResampleImageFilter<TImage, TImage>::Pointer
+CappedGpuResample(const TImage *                                                                 input,
+                  const itk::Transform<double, TImage::ImageDimension, TImage::ImageDimension> * transform,
+                  Rule                                                                           rule,
+                  std::size_t                                                                    cap,
+                  Mode                                                                           mode = Mode::GPU)
+{
+  auto filter = itk::CudaResampleImageFilter<TImage, TImage>::New();
+  filter->SetInput(input);
+  filter->SetTransform(transform);
+  filter->SetInterpolator(MakeInterpolator<TImage>(rule));
+  filter->SetExecutionMode(mode);
+  SetOutputGrid(filter.GetPointer(), input);
+  AllocationCap capped(cap);
+  filter->Update();
+  return filter;
+}
+
+TEST(ResampleGpu, ChunksWhenTheWholeJobDoesNotFit)
+{
+  CIF_REQUIRE_GPU_OR_SKIP();
+  // 48x44x40 floats (338 kB) into a 55x51x47 output (527 kB). A rotation
+  // about the direction's z axis, so that output slabs read thin input slabs.
+  auto input = TestInput<F3>({ 48, 44, 40 });
+  auto rotation = itk::Euler3DTransform<double>::New();
+  rotation->SetRotation(0.0, 0.0, 0.3);
+  rotation->SetTranslation(itk::Euler3DTransform<double>::OutputVectorType(1.5));
+  const double range = DynamicRange(input.GetPointer());
+  for (Rule rule : { Rule::Nearest, Rule::Linear, Rule::Cubic })
+  {
+    auto whole = CappedGpuResample<F3>(input, rotation, rule, 0);
+    EXPECT_EQ(whole->GetLastNumberOfChunks(), 0);
+    // 800 kB: the GPU prefilter fits (input and coefficients), the whole
+    // resample does not; chunks read only their part of the input
+    auto chunked = CappedGpuResample<F3>(input, rotation, rule, 800000);
+    EXPECT_EQ(chunked->GetLastExecutedOn(), itk::CudaExecutedOn::GPU);
+    EXPECT_GT(chunked->GetLastNumberOfChunks(), 1);
+    EXPECT_NE(chunked->GetLastExecutionReport().Message.find("output chunks"), std::string::npos)
+      << chunked->GetLastExecutionReport().Message;
+    EXPECT_EQ(MaxAbsDifference(chunked->GetOutput(), whole->GetOutput()), 0.0) << "rule " << static_cast<int>(rule);
+    EXPECT_LE(MaxAbsDifference(chunked->GetOutput(), Resample<F3>(input, rotation, rule, false).GetPointer()),
+              1e-5 * range);
+  }
+  // 400 kB: not even the prefilter fits, so the coefficients come from the
+  // CPU core; chunks of at most 400 kB with their boxes
+  auto small = CappedGpuResample<F3>(input, rotation, Rule::Cubic, 400000);
+  EXPECT_EQ(small->GetLastExecutedOn(), itk::CudaExecutedOn::GPU);
+  EXPECT_GT(small->GetLastNumberOfChunks(), 2);
+  EXPECT_LE(MaxAbsDifference(small->GetOutput(), Resample<F3>(input, rotation, Rule::Cubic, false).GetPointer()),
+            1e-5 * range);
+  // the fast mode falls back to accurate evaluation in chunks, and says so
+  {
+    auto filter = itk::CudaResampleImageFilter<F3, F3>::New();
+    filter->SetInput(input);
+    filter->SetTransform(rotation);
+    filter->SetInterpolator(MakeInterpolator<F3>(Rule::Cubic));
+    filter->SetExecutionMode(Mode::GPU);
+    filter->SetEvaluationMode(itk::CudaBSplineEvaluationMode::Fast);
+    SetOutputGrid(filter.GetPointer(), input.GetPointer());
+    AllocationCap capped(800000);
+    filter->Update();
+    EXPECT_NE(filter->GetLastExecutionReport().Message.find("accurate mode"), std::string::npos)
+      << filter->GetLastExecutionReport().Message;
+    EXPECT_LE(MaxAbsDifference(filter->GetOutput(), Resample<F3>(input, rotation, Rule::Cubic, false).GetPointer()),
+              1e-5 * range);
+  }
+}
+
+TEST(ResampleGpu, GridTransformsChunkWithTheWholeInput)
+{
+  CIF_REQUIRE_GPU_OR_SKIP();
+  // 71x64 floats (18 kB) into a 78x71 output (22 kB): 35 kB holds the input,
+  // the grid and half the output, not everything
+  auto input = TestInput<F2>({ 71, 64 });
+  auto bspline = MakeBSpline<2>(input.GetPointer());
+  auto field = MakeDisplacement<2>(input.GetPointer());
+  for (const itk::Transform<double, 2, 2> * transform :
+       { static_cast<const itk::Transform<double, 2, 2> *>(bspline.GetPointer()),
+         static_cast<const itk::Transform<double, 2, 2> *>(field.GetPointer()) })
+  {
+    // whole jobs: 45 kB (B-spline grid 1 kB), 65 kB (field 21 kB)
+    const std::size_t cap = transform == bspline.GetPointer() ? 35000 : 58000;
+    auto              whole = CappedGpuResample<F2>(input, transform, Rule::Linear, 0);
+    auto              chunked = CappedGpuResample<F2>(input, transform, Rule::Linear, cap);
+    EXPECT_GT(chunked->GetLastNumberOfChunks(), 1) << transform->GetNameOfClass();
+    EXPECT_EQ(MaxAbsDifference(chunked->GetOutput(), whole->GetOutput()), 0.0) << transform->GetNameOfClass();
+  }
+}
+
+TEST(ResampleGpu, WhenNotEvenOnePlaneFitsAutomaticModeUsesTheCpuAndGpuModeThrows)
+{
+  CIF_REQUIRE_GPU_OR_SKIP();
+  auto input = TestInput<F3>({ 30, 28, 26 });
+  auto automatic = CappedGpuResample<F3>(input, MakeAffine<3>(), Rule::Linear, 2000, Mode::Automatic);
+  EXPECT_EQ(automatic->GetLastExecutedOn(), itk::CudaExecutedOn::CPU);
+  EXPECT_TRUE(automatic->GetLastExecutionReport().FellBackAfterOutOfMemory);
+  EXPECT_EQ(
+    MaxAbsDifference(automatic->GetOutput(), Resample<F3>(input, MakeAffine<3>(), Rule::Linear, false).GetPointer()),
+    0.0);
+  try
+  {
+    CappedGpuResample<F3>(input, MakeAffine<3>(), Rule::Linear, 2000, Mode::GPU);
+    ADD_FAILURE() << "GPU mode should throw";
+  }
+  catch (const itk::ExceptionObject & e)
+  {
+    EXPECT_NE(std::string(e.GetDescription()).find("memory"), std::string::npos) << e.GetDescription();
+  }
+}
+
+// ---------------------------------------------------------------------------
+// NaN: in the image (so in the coefficients) and in the transform
+// ---------------------------------------------------------------------------
+
+TEST(ResampleGpu, NaNPropagatesAsInItk)
+{
+  CIF_REQUIRE_GPU_OR_SKIP();
+  // NaN pixels: nearest and linear give NaN where their taps touch them; the
+  // cubic prefilter's recursion spreads it to every coefficient, so every
+  // inside output pixel is NaN (outside pixels keep the default value), as in ITK.
+  auto input = TestInput<F3>({ 24, 22, 20 });
+  // a 3x3x3 block of NaN where the middle output pixel samples the input
+  auto resampler = itk::ResampleImageFilter<F3, F3>::New();
+  SetOutputGrid(resampler.GetPointer(), input.GetPointer());
+  F3::PointType middle;
+  for (unsigned int d = 0; d < 3; ++d)
+  {
+    middle[d] = resampler->GetOutputOrigin()[d];
+    for (unsigned int j = 0; j < 3; ++j)
+    {
+      middle[d] += resampler->GetOutputDirection()[d][j] * resampler->GetOutputSpacing()[j] *
+                   (resampler->GetOutputStartIndex()[j] + 0.5 * resampler->GetSize()[j]);
+    }
+  }
+  const auto    hit = input->TransformPhysicalPointToContinuousIndex<double>(MakeAffine<3>()->TransformPoint(middle));
+  F3::IndexType corner;
+  for (unsigned int d = 0; d < 3; ++d)
+  {
+    corner[d] = static_cast<long>(std::floor(hit[d])) - 1;
+  }
+  ASSERT_TRUE(input->GetLargestPossibleRegion().IsInside(F3::RegionType(corner, { { 3, 3, 3 } })));
+  for (itk::ImageRegionIterator<F3> it(input, F3::RegionType(corner, { { 3, 3, 3 } })); !it.IsAtEnd(); ++it)
+  {
+    it.Set(std::numeric_limits<float>::quiet_NaN());
+  }
+  for (Rule rule : { Rule::Nearest, Rule::Linear, Rule::Cubic })
+  {
+    auto              gpu = Resample<F3>(input, MakeAffine<3>(), rule, true, Mode::GPU);
+    auto              itk = Resample<F3>(input, MakeAffine<3>(), rule, false);
+    const std::size_t nan = CountNonFinite(itk.GetPointer());
+    EXPECT_GT(nan, 0u);
+    EXPECT_EQ(CountNonFinite(gpu.GetPointer()), nan) << "rule " << static_cast<int>(rule);
+    // equal elsewhere (MaxAbsDifference is NaN where only one side is NaN)
+    EXPECT_LE(MaxAbsDifference(gpu.GetPointer(), itk.GetPointer()), 1e-5 * DynamicRange(input.GetPointer()))
+      << "rule " << static_cast<int>(rule);
+  }
+  // A NaN transform parameter: every continuous index is NaN, which ITK's
+  // inside test rejects, so every pixel gets the default value.
+  auto broken = MakeAffine<3>();
+  auto offset = broken->GetTranslation();
+  offset[1] = std::numeric_limits<double>::quiet_NaN();
+  broken->SetTranslation(offset);
+  auto gpu = Resample<F3>(TestInput<F3>({ 24, 22, 20 }), broken, Rule::Cubic, true, Mode::GPU);
+  EXPECT_EQ(CountNonFinite(gpu.GetPointer()), 0u);
+  EXPECT_EQ(MaxAbsDifference(gpu.GetPointer(),
+                             Resample<F3>(TestInput<F3>({ 24, 22, 20 }), broken, Rule::Cubic, false).GetPointer()),
+            0.0);
+}
+
 } // namespace
