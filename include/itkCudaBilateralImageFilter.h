@@ -62,9 +62,9 @@ namespace itk
  *
  * Accuracy (stated and tested):
  * - CPU: double precision with the exact exponential; it agrees with an
- *   independent float64 evaluation of the definition within 1e-9 of the
- *   input's range (integer outputs: identical except where the exact value
- *   lies within that distance of an integer).
+ *   independent long-double evaluation of the definition within 1e-9 of the
+ *   input's range (float outputs: plus one float rounding; integer outputs:
+ *   the truncation of a value within that distance).
  * - GPU: single precision. The range weight uses __expf, whose maximum error
  *   is 2 + floor(1.173 |t|) ulp at argument t (CUDA Programming Guide); inside
  *   the 4-sigma support |t| < 8, so at most 11 ulp (relative error < 1.4e-6
