@@ -6,6 +6,7 @@ Images can stay on the GPU between filters (itk::CudaImage).")
 itk_module(CudaImageFilters
   DEPENDS
     ITKCommon
+    ITKImageFeature
     ITKImageFunction
     ITKImageGrid
   TEST_DEPENDS
