@@ -8,6 +8,9 @@ itk_module(CudaImageFilters
     ITKCommon
     ITKImageFunction
     ITKImageGrid
+    ITKSmoothing
+    ITKMathematicalMorphology
+    ITKThresholding
   TEST_DEPENDS
     ITKTestKernel
     ITKGoogleTest
