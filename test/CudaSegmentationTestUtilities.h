@@ -14,6 +14,7 @@
 #include <limits>
 #include <random>
 #include <type_traits>
+#include <vector>
 
 namespace cif_test
 {
@@ -118,6 +119,66 @@ SameGeometry(const TA * a, const TB * b)
 {
   return a->GetSpacing() == b->GetSpacing() && a->GetOrigin() == b->GetOrigin() &&
          a->GetDirection() == b->GetDirection();
+}
+
+/** Independent packing reference: `inside` holds one flag per voxel (x fastest) of a grid of `size` voxels;
+ * returns the words of the documented layout (ceil(nx / 32) words per row, bit i of word w = voxel 32 w + i). */
+inline std::vector<std::uint32_t>
+PackReference(const std::vector<bool> & inside, const std::vector<std::size_t> & size)
+{
+  const std::size_t nx = size[0];
+  std::size_t       rows = 1;
+  for (std::size_t a = 1; a < size.size(); ++a)
+  {
+    rows *= size[a];
+  }
+  const std::size_t          wordsPerRow = (nx + 31) / 32;
+  std::vector<std::uint32_t> words(wordsPerRow * rows, 0u);
+  for (std::size_t row = 0; row < rows; ++row)
+  {
+    for (std::size_t x = 0; x < nx; ++x)
+    {
+      if (inside[row * nx + x])
+      {
+        words[row * wordsPerRow + x / 32] |= std::uint32_t{ 1 } << (x % 32);
+      }
+    }
+  }
+  return words;
+}
+
+/** The voxel flags (lower <= v && v <= upper) of an image, x fastest. */
+template <typename TImage>
+std::vector<bool>
+ThresholdFlags(const TImage * image, typename TImage::PixelType lower, typename TImage::PixelType upper)
+{
+  std::vector<bool> flags;
+  for (itk::ImageRegionConstIterator<TImage> it(image, image->GetBufferedRegion()); !it.IsAtEnd(); ++it)
+  {
+    flags.push_back(lower <= it.Get() && it.Get() <= upper);
+  }
+  return flags;
+}
+
+template <typename TImage>
+std::vector<std::size_t>
+SizeOf(const TImage * image)
+{
+  std::vector<std::size_t> size;
+  for (unsigned a = 0; a < TImage::ImageDimension; ++a)
+  {
+    size.push_back(image->GetBufferedRegion().GetSize(a));
+  }
+  return size;
+}
+
+/** The words of a mask (host copy; synchronises). */
+template <typename TMask>
+std::vector<std::uint32_t>
+WordsOf(const TMask * mask)
+{
+  const std::uint32_t * p = mask->GetBufferPointer();
+  return std::vector<std::uint32_t>(p, p + mask->GetBufferedRegion().GetNumberOfPixels());
 }
 
 } // namespace cif_test
