@@ -63,8 +63,8 @@ enum class BoxMeanMethod
  * then converted with static_cast. TIn is unsigned char, short, unsigned
  * short or float; TOut is TIn or float.
  *
- * CPU: integer input is summed separably in 64-bit integers (exact, so the
- * same as ITK's double sum); floating-point input is summed directly in
+ * CPU: integer input is summed separably in 32-bit integers, or 64-bit when
+ * the box could overflow them (exact, so the same as ITK's double sum); floating-point input is summed directly in
  * double precision in ITK's order, so the result is ITK's bit for bit.
  * Multi-threaded over lines. */
 template <typename TIn, typename TOut>

@@ -327,18 +327,33 @@ BoxMeanCPU(const TIn * input, TOut * output, const BoxGeometry & g, int numberOf
   }
   else
   {
+    // 32-bit sums when the box cannot overflow them (they vectorise twice as wide), else 64-bit: exact either way
     const double volume = static_cast<double>(BoxVolume(g));
-    RunSeparable<TIn, std::int64_t, TOut>(input,
-                                          output,
-                                          g,
-                                          numberOfThreads,
-                                          [volume](auto * dstTag, auto finalTag)
-                                          {
-                                            using TDst = std::remove_pointer_t<decltype(dstTag)>;
-                                            SumOp<std::int64_t, TDst, decltype(finalTag)::value> op;
-                                            op.volume = volume;
-                                            return op;
-                                          });
+    const double largest = std::max(std::fabs(static_cast<double>(std::numeric_limits<TIn>::lowest())),
+                                    static_cast<double>(std::numeric_limits<TIn>::max()));
+    auto         run = [&](auto accumulatorTag)
+    {
+      using TAcc = decltype(accumulatorTag);
+      RunSeparable<TIn, TAcc, TOut>(input,
+                                    output,
+                                    g,
+                                    numberOfThreads,
+                                    [volume](auto * dstTag, auto finalTag)
+                                    {
+                                      using TDst = std::remove_pointer_t<decltype(dstTag)>;
+                                      SumOp<TAcc, TDst, decltype(finalTag)::value> op;
+                                      op.volume = volume;
+                                      return op;
+                                    });
+    };
+    if (largest * volume < 2147483647.0)
+    {
+      run(std::int32_t{});
+    }
+    else
+    {
+      run(std::int64_t{});
+    }
   }
 }
 

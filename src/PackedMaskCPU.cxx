@@ -92,9 +92,15 @@ UnpackMaskCPU(const std::uint32_t * words,
                 {
                   const std::uint32_t * in = words + row * wpr;
                   TOut *                out = output + row * nx;
-                  for (std::int64_t x = 0; x < nx; ++x)
+                  for (std::int64_t w = 0; w < wpr; ++w)
                   {
-                    out[x] = ((in[x >> 5] >> (x & 31)) & 1u) ? inside : outside;
+                    const std::uint32_t word = in[w];
+                    const std::int64_t  x0 = w * MaskBitsPerWord;
+                    const int           n = static_cast<int>(nx - x0 < MaskBitsPerWord ? nx - x0 : MaskBitsPerWord);
+                    for (int i = 0; i < n; ++i)
+                    {
+                      out[x0 + i] = ((word >> i) & 1u) ? inside : outside;
+                    }
                   }
                 }
               });
@@ -120,9 +126,15 @@ ApplyPackedMaskCPU(const T *             input,
                   const std::uint32_t * mask = words + row * wpr;
                   const T *             in = input + row * nx;
                   T *                   out = output + row * nx;
-                  for (std::int64_t x = 0; x < nx; ++x)
+                  for (std::int64_t w = 0; w < wpr; ++w)
                   {
-                    out[x] = ((mask[x >> 5] >> (x & 31)) & 1u) ? in[x] : outside;
+                    const std::uint32_t word = mask[w];
+                    const std::int64_t  x0 = w * MaskBitsPerWord;
+                    const int           n = static_cast<int>(nx - x0 < MaskBitsPerWord ? nx - x0 : MaskBitsPerWord);
+                    for (int i = 0; i < n; ++i)
+                    {
+                      out[x0 + i] = ((word >> i) & 1u) ? in[x0 + i] : outside;
+                    }
                   }
                 }
               });
