@@ -282,6 +282,9 @@ TEST(MeanCpu, RadiusLargerThanTheImageAndSizeOneAxes)
   ExpectMatchesItk<S3>(column.GetPointer(), Radius<S3>({ 1, 4, 4 }), Mode::CPU);
   auto single = RandomPixels<US3>({ 1, 1, 1 }, 34);
   ExpectMatchesItk<US3>(single.GetPointer(), Radius<US3>({ 1 }), Mode::CPU);
+  // 16-bit sums past 2^31 take the 64-bit accumulator
+  auto big = RandomImage<US3>({ 12, 12, 12 }, 60000.0, 65536.0, 35);
+  ExpectMatchesItk<US3>(big.GetPointer(), Radius<US3>({ 16, 16, 16 }), Mode::CPU);
 }
 
 TEST(MeanCpu, NonFiniteValuesPropagateAsInItk)
