@@ -1,7 +1,9 @@
 # Describes the module to ITK's module system (builds inside an ITK source tree).
 set(DOCUMENTATION "GPU (CUDA) versions of medical-image filters with CPU fallbacks: \
-cubic B-spline prefilter (exact recursive and FIR), with more to come. \
-Images can stay on the GPU between filters (itk::CudaImage).")
+cubic B-spline prefilter (exact recursive and FIR), resampling and a batch \
+B-spline interpolator, median, bilateral, rotating-mask, box mean and erosion \
+filters, threshold segmentation with bit-packed masks. Images can stay on the \
+GPU between filters (itk::CudaImage).")
 
 itk_module(CudaImageFilters
   DEPENDS
@@ -9,6 +11,11 @@ itk_module(CudaImageFilters
     ITKImageFeature
     ITKImageFunction
     ITKImageGrid
+    ITKTransform
+    ITKDisplacementField
+    ITKSmoothing
+    ITKMathematicalMorphology
+    ITKThresholding
   TEST_DEPENDS
     ITKTestKernel
     ITKGoogleTest

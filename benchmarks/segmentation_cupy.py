@@ -1,0 +1,93 @@
+#!/usr/bin/env python3
+"""CuPy reference timings for SegmentationBenchmark (run on the GPU machine).
+
+The same cases (512x512x72 uint16, 12-bit values; 512^3 float32) and
+operations, with CuPy's nearest equivalents:
+- threshold: (lo <= x) & (x <= hi) to a uint8 array;
+- threshold + pack: cupy.packbits(..., axis=-1, bitorder="little") on the
+  thresholded array (rows padded to whole bytes, not words);
+- threshold + pack + download: the same, then .get() to the host;
+- unpack: cupy.unpackbits(..., bitorder="little");
+- apply: cupy.where(mask, x, 0);
+- box mean: cupyx.scipy.ndimage.uniform_filter(size=2r+1, mode="nearest")
+  (float32 arithmetic: not ITK's double sum);
+- erosion: cupyx.scipy.ndimage.grey_erosion(size=2r+1, mode="nearest")
+  (the same minimum as ITK's box erosion with its default boundary).
+Median of --reps calls, CUDA events (wall clock for the download rows).
+"""
+import argparse
+import time
+
+import cupy
+import cupyx.scipy.ndimage as ndi
+import numpy
+
+
+def median_ms(f, reps):
+    f()
+    times = []
+    for _ in range(reps):
+        start, stop = cupy.cuda.Event(), cupy.cuda.Event()
+        start.record()
+        f()
+        stop.record()
+        stop.synchronize()
+        times.append(cupy.cuda.get_elapsed_time(start, stop))
+    return float(numpy.median(times))
+
+
+def median_wall_ms(f, reps):
+    f()
+    times = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        f()
+        cupy.cuda.Device().synchronize()
+        times.append(1e3 * (time.perf_counter() - t0))
+    return float(numpy.median(times))
+
+
+def run_case(name, x, lo, hi, reps, rows):
+    def threshold():
+        return ((lo <= x) & (x <= hi)).astype(cupy.uint8)
+
+    labels = threshold()
+    packed = cupy.packbits(labels, axis=-1, bitorder="little")
+    rows.append((name, "CuPy threshold -> uint8", median_ms(threshold, reps)))
+    rows.append((name, "CuPy threshold + packbits", median_ms(
+        lambda: cupy.packbits(threshold(), axis=-1, bitorder="little"), reps)))
+    rows.append((name, "CuPy threshold + packbits + download", median_wall_ms(
+        lambda: cupy.packbits(threshold(), axis=-1, bitorder="little").get(), reps)))
+    rows.append((name, "CuPy threshold + uint8 download", median_wall_ms(lambda: threshold().get(), reps)))
+    rows.append((name, "CuPy unpackbits", median_ms(
+        lambda: cupy.unpackbits(packed, axis=-1, count=x.shape[-1], bitorder="little"), reps)))
+    rows.append((name, "CuPy apply (where)", median_ms(lambda: cupy.where(labels != 0, x, 0), reps)))
+    for r in (1, 2, 3):
+        rows.append((name, f"CuPy uniform_filter r={r}", median_ms(
+            lambda: ndi.uniform_filter(x, size=2 * r + 1, mode="nearest"), reps)))
+    for r in (1, 2, 3):
+        rows.append((name, f"CuPy grey_erosion r={r}", median_ms(
+            lambda: ndi.grey_erosion(x, size=2 * r + 1, mode="nearest"), reps)))
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--reps", type=int, default=20)
+    parser.add_argument("--only-ct", action="store_true")
+    args = parser.parse_args()
+    rng = cupy.random.default_rng(11)
+    rows = []
+    ct = (rng.random((72, 512, 512), dtype=cupy.float32) * 4095).astype(cupy.uint16)
+    run_case("512x512x72 uint16", ct, 1200, 1800, args.reps, rows)
+    del ct
+    if not args.only_ct:
+        volume = rng.random((512, 512, 512), dtype=cupy.float32)
+        run_case("512^3 float32", volume, cupy.float32(0.3), cupy.float32(0.45), args.reps, rows)
+    print(f"CuPy {cupy.__version__} on {cupy.cuda.runtime.getDeviceProperties(0)['name'].decode()}")
+    print(f"{'case':20s} {'method':40s} {'ms':>10s}")
+    for case, method, ms in rows:
+        print(f"{case:20s} {method:40s} {ms:10.3f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,156 @@
+/*=========================================================================
+ *  CudaImageFilters
+ *=========================================================================*/
+#ifndef itkCudaApplyPackedMaskImageFilter_hxx
+#define itkCudaApplyPackedMaskImageFilter_hxx
+
+#include "itkCudaApplyPackedMaskImageFilter.h"
+#include "itkCudaMaskFilterDetail.h"
+#include "itkMultiThreaderBase.h"
+
+namespace itk
+{
+
+template <typename TImage>
+CudaApplyPackedMaskImageFilter<TImage>::CudaApplyPackedMaskImageFilter()
+{
+  this->AddRequiredInputName("MaskImage", 1);
+}
+
+template <typename TImage>
+void
+CudaApplyPackedMaskImageFilter<TImage>::SetMaskImage(const MaskType * mask)
+{
+  this->ProcessObject::SetInput("MaskImage", const_cast<MaskType *>(mask));
+}
+
+template <typename TImage>
+auto
+CudaApplyPackedMaskImageFilter<TImage>::GetMaskImage() const -> const MaskType *
+{
+  return dynamic_cast<const MaskType *>(this->ProcessObject::GetInput("MaskImage"));
+}
+
+template <typename TImage>
+std::string
+CudaApplyPackedMaskImageFilter<TImage>::GetGPUUnsupportedReason() const
+{
+  if (!cif::PackedMaskCUDAIsCompiled())
+  {
+    return "this build has no CUDA code";
+  }
+  return {};
+}
+
+template <typename TImage>
+void
+CudaApplyPackedMaskImageFilter<TImage>::VerifyInputInformation() ITKv5_CONST
+{
+  Superclass::VerifyInputInformation(); // spacing, origin and direction within ITK's tolerances
+  const TImage *   image = this->GetInput();
+  const MaskType * mask = this->GetMaskImage();
+  if (mask == nullptr)
+  {
+    itkExceptionMacro(<< "The mask input is not a CudaPackedMask of dimension " << ImageDimension);
+  }
+  if (mask->GetMaskRegion() != image->GetLargestPossibleRegion())
+  {
+    itkExceptionMacro(<< "The packed mask does not describe the image's grid: the mask covers "
+                      << mask->GetMaskRegion().GetSize() << " voxels from index " << mask->GetMaskRegion().GetIndex()
+                      << ", the image " << image->GetLargestPossibleRegion().GetSize() << " pixels from index "
+                      << image->GetLargestPossibleRegion().GetIndex());
+  }
+}
+
+template <typename TImage>
+void
+CudaApplyPackedMaskImageFilter<TImage>::GenerateInputRequestedRegion()
+{
+  // whole image and whole mask (not the superclass's copy of the output region: the mask is a word grid)
+  if (auto * image = const_cast<TImage *>(this->GetInput()))
+  {
+    image->SetRequestedRegionToLargestPossibleRegion();
+  }
+  if (auto * mask = const_cast<MaskType *>(this->GetMaskImage()))
+  {
+    mask->SetRequestedRegionToLargestPossibleRegion();
+  }
+}
+
+template <typename TImage>
+void
+CudaApplyPackedMaskImageFilter<TImage>::EnlargeOutputRequestedRegion(DataObject * output)
+{
+  Superclass::EnlargeOutputRequestedRegion(output);
+  output->SetRequestedRegionToLargestPossibleRegion();
+}
+
+template <typename TImage>
+void
+CudaApplyPackedMaskImageFilter<TImage>::GenerateData()
+{
+  static_assert(CudaMaskFilterDetail::IsCorePixel<PixelType>,
+                "CudaApplyPackedMaskImageFilter handles unsigned char, short, unsigned short and float pixels");
+  static_assert(ImageDimension >= 1 && ImageDimension <= 3, "CudaApplyPackedMaskImageFilter handles 1 to 3 dimensions");
+  const TImage *   image = this->GetInput();
+  const MaskType * mask = this->GetMaskImage();
+  if (image->GetBufferedRegion().GetNumberOfPixels() == 0)
+  {
+    itkExceptionMacro(<< "The input image is empty (buffered region size " << image->GetBufferedRegion().GetSize()
+                      << ")");
+  }
+  if (image->GetBufferedRegion() != image->GetLargestPossibleRegion())
+  {
+    itkExceptionMacro(<< "The input's buffered region " << image->GetBufferedRegion()
+                      << " is not its largest possible region " << image->GetLargestPossibleRegion());
+  }
+  if (mask->GetBufferedRegion() != MaskType::WordRegionOf(mask->GetMaskRegion()))
+  {
+    itkExceptionMacro(<< "The mask's words (buffered region " << mask->GetBufferedRegion()
+                      << ") do not cover its voxel region " << mask->GetMaskRegion());
+  }
+  this->AllocateOutputs();
+  TImage *              output = this->GetOutput();
+  const cif::MaskExtent extent = CudaMaskFilterDetail::ExtentOf<ImageDimension>(image->GetBufferedRegion());
+  const PixelType       outside = m_OutsideValue;
+  m_LastExecutionReport = CudaRunWithFallback(
+    m_ExecutionMode,
+    this->GetGPUUnsupportedReason(),
+    this->GetNameOfClass(),
+    [&]
+    {
+      CudaInputBuffer<TImage>   in(image);
+      CudaInputBuffer<MaskType> words(mask);
+      CudaOutputBuffer<TImage>  out(output);
+      cif::ApplyPackedMaskCUDA(in.Get(), words.Get(), out.Get(), extent, outside);
+      out.Commit();
+    },
+    [&]
+    {
+      cif::ApplyPackedMaskCPU(image->GetBufferPointer(),
+                              mask->GetBufferPointer(),
+                              output->GetBufferPointer(),
+                              extent,
+                              outside,
+                              static_cast<int>(this->GetMultiThreader()->GetMaximumNumberOfThreads()));
+    });
+  if (m_LastExecutionReport.FellBackAfterOutOfMemory)
+  {
+    itkWarningMacro(<< m_LastExecutionReport.Message);
+  }
+}
+
+template <typename TImage>
+void
+CudaApplyPackedMaskImageFilter<TImage>::PrintSelf(std::ostream & os, Indent indent) const
+{
+  Superclass::PrintSelf(os, indent);
+  os << indent << "OutsideValue: " << static_cast<typename NumericTraits<PixelType>::PrintType>(m_OutsideValue) << '\n';
+  os << indent << "ExecutionMode: " << m_ExecutionMode << '\n';
+  os << indent << "LastExecutedOn: " << m_LastExecutionReport.Device << '\n';
+  os << indent << "LastExecutionReport: " << m_LastExecutionReport.Message << '\n';
+}
+
+} // namespace itk
+
+#endif

@@ -1,0 +1,149 @@
+/*=========================================================================
+ *  CudaImageFilters
+ *=========================================================================*/
+#ifndef itkCudaMeanImageFilter_hxx
+#define itkCudaMeanImageFilter_hxx
+
+#include "itkCudaMeanImageFilter.h"
+#include "itkCudaBoxFilterDetail.h"
+#include "itkMultiThreaderBase.h"
+
+namespace itk
+{
+
+namespace CudaMeanDetail
+{
+/** (input, output) pixel pairs of the mean cores: same type, or integer in and float out. */
+template <typename TIn, typename TOut>
+constexpr bool CoreSupports = CudaBoxFilterDetail::IsCorePixel<TIn> &&
+                              (std::is_same<TIn, TOut>::value || std::is_same<TOut, float>::value);
+} // namespace CudaMeanDetail
+
+template <typename TInputImage, typename TOutputImage>
+std::string
+CudaMeanImageFilter<TInputImage, TOutputImage>::GetGPUUnsupportedReason() const
+{
+  if (ImageDimension > 3)
+  {
+    return "the GPU filters 1 to 3 dimensions";
+  }
+  if (!CudaMeanDetail::CoreSupports<InputPixelType, OutputPixelType>)
+  {
+    return std::string("the GPU averages unsigned char, short, unsigned short or float pixels into the same type or "
+                       "float (here ") +
+           CudaPixelTypeName<InputPixelType>() + " to " + CudaPixelTypeName<OutputPixelType>() + ")";
+  }
+  const std::string radius = CudaBoxFilterDetail::GPURadiusProblem<ImageDimension>(this->GetRadius());
+  if (!radius.empty())
+  {
+    return radius;
+  }
+  if (!cif::BoxFiltersCUDAIsCompiled())
+  {
+    return "this build has no CUDA code";
+  }
+  return {};
+}
+
+template <typename TInputImage, typename TOutputImage>
+void
+CudaMeanImageFilter<TInputImage, TOutputImage>::GenerateData()
+{
+  const TInputImage * input = this->GetInput();
+  if (input->GetBufferedRegion().GetNumberOfPixels() == 0)
+  {
+    itkExceptionMacro(<< "The input image is empty (buffered region size " << input->GetBufferedRegion().GetSize()
+                      << ")");
+  }
+  m_LastGPUMethod.clear();
+  m_LastExecutionReport = CudaRunWithFallback(
+    m_ExecutionMode,
+    this->GetGPUUnsupportedReason(),
+    this->GetNameOfClass(),
+    [this] { this->GPUGenerateData(); },
+    [this] { this->CPUGenerateData(); });
+  if (m_LastExecutionReport.Device == CudaExecutedOn::GPU && !m_LastGPUMethod.empty())
+  {
+    m_LastExecutionReport.Message += "; " + m_LastGPUMethod;
+  }
+  if (m_LastExecutionReport.FellBackAfterOutOfMemory)
+  {
+    itkWarningMacro(<< m_LastExecutionReport.Message);
+  }
+}
+
+template <typename TInputImage, typename TOutputImage>
+void
+CudaMeanImageFilter<TInputImage, TOutputImage>::GPUGenerateData()
+{
+  if constexpr (CudaMeanDetail::CoreSupports<InputPixelType, OutputPixelType> && ImageDimension <= 3)
+  {
+    this->AllocateOutputs();
+    const cif::BoxGeometry g = CudaBoxFilterDetail::MakeBoxGeometry<ImageDimension>(
+      this->GetInput()->GetBufferedRegion(), this->GetOutput()->GetBufferedRegion(), this->GetRadius());
+    const std::string why = cif::ValidateBoxJob(g);
+    if (!why.empty())
+    {
+      itkExceptionMacro(<< why);
+    }
+    CudaInputBuffer<TInputImage>   input(this->GetInput());
+    CudaOutputBuffer<TOutputImage> output(this->GetOutput());
+    const cif::BoxMeanMethod       method = cif::BoxMeanCUDA(input.Get(), output.Get(), g);
+    output.Commit();
+    switch (method)
+    {
+      case cif::BoxMeanMethod::SeparableInteger:
+        m_LastGPUMethod = "separable integer sums (exact)";
+        break;
+      case cif::BoxMeanMethod::DirectITKOrder:
+        m_LastGPUMethod = "direct double sums in ITK's order (exact)";
+        break;
+      case cif::BoxMeanMethod::SeparableDouble:
+        m_LastGPUMethod = "separable double sums (the box is too large for the ITK-order tile; may differ from ITK "
+                          "in the last bit when the double sums round)";
+        break;
+    }
+  }
+  else
+  {
+    itkExceptionMacro(<< "GPU path called for an unsupported request");
+  }
+}
+
+template <typename TInputImage, typename TOutputImage>
+void
+CudaMeanImageFilter<TInputImage, TOutputImage>::CPUGenerateData()
+{
+  if constexpr (CudaMeanDetail::CoreSupports<InputPixelType, OutputPixelType> && ImageDimension <= 3)
+  {
+    if (CudaBoxFilterDetail::RadiusFitsCore<ImageDimension>(this->GetRadius()))
+    {
+      this->AllocateOutputs();
+      const cif::BoxGeometry g = CudaBoxFilterDetail::MakeBoxGeometry<ImageDimension>(
+        this->GetInput()->GetBufferedRegion(), this->GetOutput()->GetBufferedRegion(), this->GetRadius());
+      const std::string why = cif::ValidateBoxJob(g);
+      if (!why.empty())
+      {
+        itkExceptionMacro(<< why);
+      }
+      const int threads = static_cast<int>(this->GetMultiThreader()->GetMaximumNumberOfThreads());
+      cif::BoxMeanCPU(this->GetInput()->GetBufferPointer(), this->GetOutput()->GetBufferPointer(), g, threads);
+      return;
+    }
+  }
+  Superclass::GenerateData(); // other pixel types, dimensions or huge radii: ITK's implementation
+}
+
+template <typename TInputImage, typename TOutputImage>
+void
+CudaMeanImageFilter<TInputImage, TOutputImage>::PrintSelf(std::ostream & os, Indent indent) const
+{
+  Superclass::PrintSelf(os, indent);
+  os << indent << "ExecutionMode: " << m_ExecutionMode << '\n';
+  os << indent << "LastExecutedOn: " << m_LastExecutionReport.Device << '\n';
+  os << indent << "LastExecutionReport: " << m_LastExecutionReport.Message << '\n';
+}
+
+} // namespace itk
+
+#endif

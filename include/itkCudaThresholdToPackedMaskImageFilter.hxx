@@ -1,0 +1,119 @@
+/*=========================================================================
+ *  CudaImageFilters
+ *=========================================================================*/
+#ifndef itkCudaThresholdToPackedMaskImageFilter_hxx
+#define itkCudaThresholdToPackedMaskImageFilter_hxx
+
+#include "itkCudaThresholdToPackedMaskImageFilter.h"
+#include "itkCudaMaskFilterDetail.h"
+#include "itkMultiThreaderBase.h"
+
+namespace itk
+{
+
+template <typename TInputImage>
+std::string
+CudaThresholdToPackedMaskImageFilter<TInputImage>::GetGPUUnsupportedReason() const
+{
+  if (!cif::PackedMaskCUDAIsCompiled())
+  {
+    return "this build has no CUDA code";
+  }
+  return {};
+}
+
+template <typename TInputImage>
+void
+CudaThresholdToPackedMaskImageFilter<TInputImage>::GenerateInputRequestedRegion()
+{
+  // not the superclass's copy of the output region: that is the word grid
+  if (auto * input = const_cast<TInputImage *>(this->GetInput()))
+  {
+    input->SetRequestedRegionToLargestPossibleRegion(); // the mask covers the whole grid
+  }
+}
+
+template <typename TInputImage>
+void
+CudaThresholdToPackedMaskImageFilter<TInputImage>::EnlargeOutputRequestedRegion(DataObject * output)
+{
+  Superclass::EnlargeOutputRequestedRegion(output);
+  output->SetRequestedRegionToLargestPossibleRegion();
+}
+
+template <typename TInputImage>
+void
+CudaThresholdToPackedMaskImageFilter<TInputImage>::GenerateData()
+{
+  static_assert(CudaMaskFilterDetail::IsCorePixel<InputPixelType>,
+                "CudaThresholdToPackedMaskImageFilter handles unsigned char, short, unsigned short and float pixels");
+  static_assert(ImageDimension >= 1 && ImageDimension <= 3,
+                "CudaThresholdToPackedMaskImageFilter handles 1 to 3 dimensions");
+  const TInputImage * input = this->GetInput();
+  if (input->GetBufferedRegion().GetNumberOfPixels() == 0)
+  {
+    itkExceptionMacro(<< "The input image is empty (buffered region size " << input->GetBufferedRegion().GetSize()
+                      << ")");
+  }
+  if (input->GetBufferedRegion() != input->GetLargestPossibleRegion())
+  {
+    itkExceptionMacro(<< "The input's buffered region " << input->GetBufferedRegion()
+                      << " is not its largest possible region " << input->GetLargestPossibleRegion()
+                      << ": the mask covers the whole grid");
+  }
+  if (m_LowerThreshold > m_UpperThreshold) // as itk::BinaryThresholdImageFilter (false for NaN)
+  {
+    itkExceptionMacro(<< "Lower threshold cannot be greater than upper threshold.");
+  }
+  this->AllocateOutputs();
+  MaskType * mask = this->GetOutput();
+  if (mask->GetMaskRegion() != input->GetLargestPossibleRegion() ||
+      mask->GetBufferedRegion() != MaskType::WordRegionOf(mask->GetMaskRegion()))
+  {
+    itkExceptionMacro(<< "Internal error: the mask's regions do not match the input's grid");
+  }
+  const cif::MaskExtent extent = CudaMaskFilterDetail::ExtentOf<ImageDimension>(input->GetBufferedRegion());
+  const InputPixelType  lower = m_LowerThreshold, upper = m_UpperThreshold;
+  m_LastExecutionReport = CudaRunWithFallback(
+    m_ExecutionMode,
+    this->GetGPUUnsupportedReason(),
+    this->GetNameOfClass(),
+    [&]
+    {
+      CudaInputBuffer<TInputImage> in(input);
+      CudaOutputBuffer<MaskType>   out(mask);
+      cif::ThresholdPackCUDA(in.Get(), out.Get(), extent, lower, upper);
+      out.Commit();
+    },
+    [&]
+    {
+      cif::ThresholdPackCPU(input->GetBufferPointer(),
+                            mask->GetBufferPointer(),
+                            extent,
+                            lower,
+                            upper,
+                            static_cast<int>(this->GetMultiThreader()->GetMaximumNumberOfThreads()));
+    });
+  if (m_LastExecutionReport.FellBackAfterOutOfMemory)
+  {
+    itkWarningMacro(<< m_LastExecutionReport.Message);
+  }
+}
+
+template <typename TInputImage>
+void
+CudaThresholdToPackedMaskImageFilter<TInputImage>::PrintSelf(std::ostream & os, Indent indent) const
+{
+  Superclass::PrintSelf(os, indent);
+  os << indent << "LowerThreshold: " << static_cast<typename NumericTraits<InputPixelType>::PrintType>(m_LowerThreshold)
+     << '\n';
+  os << indent << "UpperThreshold: " << static_cast<typename NumericTraits<InputPixelType>::PrintType>(m_UpperThreshold)
+     << '\n';
+  os << indent << "ExecutionMode: " << m_ExecutionMode << '\n';
+  os << indent << "LastExecutedOn: " << m_LastExecutionReport.Device << '\n';
+  os << indent << "LastExecutionReport: " << m_LastExecutionReport.Message << '\n';
+}
+
+} // namespace itk
+
+#endif

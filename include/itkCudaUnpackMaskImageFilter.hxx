@@ -1,0 +1,122 @@
+/*=========================================================================
+ *  CudaImageFilters
+ *=========================================================================*/
+#ifndef itkCudaUnpackMaskImageFilter_hxx
+#define itkCudaUnpackMaskImageFilter_hxx
+
+#include "itkCudaUnpackMaskImageFilter.h"
+#include "itkCudaMaskFilterDetail.h"
+#include "itkMultiThreaderBase.h"
+
+namespace itk
+{
+
+template <typename TOutputImage>
+std::string
+CudaUnpackMaskImageFilter<TOutputImage>::GetGPUUnsupportedReason() const
+{
+  if (!cif::PackedMaskCUDAIsCompiled())
+  {
+    return "this build has no CUDA code";
+  }
+  return {};
+}
+
+template <typename TOutputImage>
+void
+CudaUnpackMaskImageFilter<TOutputImage>::GenerateOutputInformation()
+{
+  Superclass::GenerateOutputInformation(); // spacing, origin, direction of the mask
+  const MaskType * mask = this->GetInput();
+  if (mask != nullptr)
+  {
+    this->GetOutput()->SetLargestPossibleRegion(mask->GetMaskRegion()); // the voxel grid, not the word grid
+  }
+}
+
+template <typename TOutputImage>
+void
+CudaUnpackMaskImageFilter<TOutputImage>::GenerateInputRequestedRegion()
+{
+  if (auto * mask = const_cast<MaskType *>(this->GetInput()))
+  {
+    mask->SetRequestedRegionToLargestPossibleRegion();
+  }
+}
+
+template <typename TOutputImage>
+void
+CudaUnpackMaskImageFilter<TOutputImage>::EnlargeOutputRequestedRegion(DataObject * output)
+{
+  Superclass::EnlargeOutputRequestedRegion(output);
+  output->SetRequestedRegionToLargestPossibleRegion();
+}
+
+template <typename TOutputImage>
+void
+CudaUnpackMaskImageFilter<TOutputImage>::GenerateData()
+{
+  static_assert(CudaMaskFilterDetail::IsCorePixel<OutputPixelType>,
+                "CudaUnpackMaskImageFilter handles unsigned char, short, unsigned short and float pixels");
+  static_assert(ImageDimension >= 1 && ImageDimension <= 3, "CudaUnpackMaskImageFilter handles 1 to 3 dimensions");
+  const MaskType * mask = this->GetInput();
+  if (mask->GetMaskRegion().GetNumberOfPixels() == 0)
+  {
+    itkExceptionMacro(<< "The mask is empty (mask region size " << mask->GetMaskRegion().GetSize() << ")");
+  }
+  if (mask->GetBufferedRegion() != MaskType::WordRegionOf(mask->GetMaskRegion()))
+  {
+    itkExceptionMacro(<< "The mask's words (buffered region " << mask->GetBufferedRegion()
+                      << ") do not cover its voxel region " << mask->GetMaskRegion());
+  }
+  this->AllocateOutputs();
+  TOutputImage * output = this->GetOutput();
+  if (output->GetBufferedRegion() != mask->GetMaskRegion())
+  {
+    itkExceptionMacro(<< "Internal error: the output region does not match the mask region");
+  }
+  const cif::MaskExtent extent = CudaMaskFilterDetail::ExtentOf<ImageDimension>(mask->GetMaskRegion());
+  const OutputPixelType inside = m_InsideValue, outside = m_OutsideValue;
+  m_LastExecutionReport = CudaRunWithFallback(
+    m_ExecutionMode,
+    this->GetGPUUnsupportedReason(),
+    this->GetNameOfClass(),
+    [&]
+    {
+      CudaInputBuffer<MaskType>      words(mask);
+      CudaOutputBuffer<TOutputImage> out(output);
+      cif::UnpackMaskCUDA(words.Get(), out.Get(), extent, inside, outside);
+      out.Commit();
+    },
+    [&]
+    {
+      cif::UnpackMaskCPU(mask->GetBufferPointer(),
+                         output->GetBufferPointer(),
+                         extent,
+                         inside,
+                         outside,
+                         static_cast<int>(this->GetMultiThreader()->GetMaximumNumberOfThreads()));
+    });
+  if (m_LastExecutionReport.FellBackAfterOutOfMemory)
+  {
+    itkWarningMacro(<< m_LastExecutionReport.Message);
+  }
+}
+
+template <typename TOutputImage>
+void
+CudaUnpackMaskImageFilter<TOutputImage>::PrintSelf(std::ostream & os, Indent indent) const
+{
+  Superclass::PrintSelf(os, indent);
+  os << indent << "InsideValue: " << static_cast<typename NumericTraits<OutputPixelType>::PrintType>(m_InsideValue)
+     << '\n';
+  os << indent << "OutsideValue: " << static_cast<typename NumericTraits<OutputPixelType>::PrintType>(m_OutsideValue)
+     << '\n';
+  os << indent << "ExecutionMode: " << m_ExecutionMode << '\n';
+  os << indent << "LastExecutedOn: " << m_LastExecutionReport.Device << '\n';
+  os << indent << "LastExecutionReport: " << m_LastExecutionReport.Message << '\n';
+}
+
+} // namespace itk
+
+#endif
