@@ -107,7 +107,9 @@ PlanMedian(const MedianGeometry & geometry, MedianKernel request, std::size_t sh
 using ProgressCallback = std::function<void(double)>;
 
 /** CPU core: gathers each window (clamped indices) and takes its middle
- * element with std::nth_element on the keys. Multi-threaded over rows. */
+ * element with std::nth_element on the keys; for 8- and 16-bit pixels and
+ * windows of 64 pixels or more, a two-level histogram slides along each row
+ * instead (Huang et al.). Multi-threaded over rows. */
 template <typename T>
 void
 MedianCPU(const T *                input,
