@@ -82,7 +82,9 @@ operator<<(std::ostream & os, CudaMedianKernel kernel)
  * - the same radix select from global memory, over the window clamped to
  *   the image with weights: any radius, used when the tile does not fit or
  *   the window is much larger than the image (the report says so).
- * CPU core: std::nth_element on each gathered window, multi-threaded.
+ * CPU core (multi-threaded): std::nth_element on each gathered window, or
+ * for 8- and 16-bit pixels and windows of 64 pixels or more a histogram
+ * sliding along each row.
  *
  * \ingroup CudaImageFilters
  */
