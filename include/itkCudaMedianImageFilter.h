@@ -1,0 +1,170 @@
+/*=========================================================================
+ *  CudaImageFilters
+ *=========================================================================*/
+#ifndef itkCudaMedianImageFilter_h
+#define itkCudaMedianImageFilter_h
+
+#include "itkCudaExecution.h"
+#include "itkCudaImage.h"
+#include "itkMedianImageFilter.h"
+#include <ostream>
+
+namespace itk
+{
+
+/** Which GPU algorithm CudaMedianImageFilter uses (see cif::MedianKernel). */
+enum class CudaMedianKernel : std::uint8_t
+{
+  /** The cheapest that fits the request (default). */
+  Automatic,
+  /** Forgetful selection in registers; windows of at most 125 pixels. */
+  Selection,
+  /** Radix select (bisection over the key bits) on a shared-memory tile. */
+  RadixTile,
+  /** Radix select from global memory over the window clamped to the image. */
+  RadixGlobal
+};
+inline std::ostream &
+operator<<(std::ostream & os, CudaMedianKernel kernel)
+{
+  switch (kernel)
+  {
+    case CudaMedianKernel::Selection:
+      return os << "Selection";
+    case CudaMedianKernel::RadixTile:
+      return os << "RadixTile";
+    case CudaMedianKernel::RadixGlobal:
+      return os << "RadixGlobal";
+    default:
+      return os << "Automatic";
+  }
+}
+
+/** \class CudaMedianImageFilter
+ * \brief Median filter on the GPU (CUDA) or the CPU: a drop-in for
+ * itk::MedianImageFilter.
+ *
+ * Each output pixel is the median of the box of (2 r_x + 1) x (2 r_y + 1)
+ * (x (2 r_z + 1)) input pixels around it, SetRadius() per axis as in
+ * itk::MedianImageFilter (whose API and pipeline behaviour, streaming
+ * included, it inherits). Boundary: ITK's zero-flux Neumann condition,
+ * window indices clamped to the input's buffered region (scipy's
+ * mode='nearest'); a radius larger than the image is fine.
+ *
+ * Accuracy: exact. For 8- and 16-bit integers and NaN-free floats the
+ * output is identical to ITK's: the (N / 2)-th smallest of the N window
+ * values. The one exception is a window holding both -0.0 and +0.0, where
+ * ITK may return either zero and this filter orders -0.0 first (the two
+ * compare equal). NaN (ITK's result is unspecified, its std::nth_element
+ * needs a strict weak order): every NaN counts as larger than +Inf, on both
+ * devices, so the median is NaN exactly when more than half of the window
+ * is NaN, and it is then the quiet NaN 0x7FFFFFFF.
+ *
+ * Where it runs (SetExecutionMode): automatic (default), GPU only or CPU
+ * only; GetLastExecutionReport() says where the last update ran, why, and
+ * on the GPU which algorithm ran. The GPU and the module's CPU core handle
+ * 1 to 3 dimensions with input and output pixels of the same type among
+ * unsigned char, short, unsigned short and float; other requests run ITK's
+ * own CPU implementation in automatic and CPU mode, and throw in GPU mode.
+ * A device out-of-memory falls back to the CPU in automatic mode. With
+ * CudaImage input and output the data stays on the device.
+ *
+ * GPU algorithms (SetGPUKernel, default automatic: the cheapest that fits):
+ * - forgetful selection in registers on a shared-memory tile, for windows of
+ *   at most 125 pixels (3x3, 5x5, 7x7; 3x3x3, 3x3x5, 5x3x3, 5x5x3, 5x5x5 and
+ *   smaller, any orientation): each thread computes two outputs that share
+ *   the work on the common part of their windows, and for 8- and 16-bit
+ *   pixels two more in the other half of 16x2 words;
+ * - radix select (seed 002's histogram bisection over the key bits, for 8-,
+ *   16- and 32-bit keys) on a shared-memory tile, one pass per bit where the
+ *   window's extremes differ: any radius whose tile fits the device's
+ *   shared memory;
+ * - the same radix select from global memory, over the window clamped to
+ *   the image with weights: any radius, used when the tile does not fit or
+ *   the window is much larger than the image (the report says so).
+ * CPU core (multi-threaded): std::nth_element on each gathered window, or
+ * for 8- and 16-bit pixels and windows of 64 pixels or more a histogram
+ * sliding along each row.
+ *
+ * \ingroup CudaImageFilters
+ */
+template <typename TInputImage, typename TOutputImage = TInputImage>
+class ITK_TEMPLATE_EXPORT CudaMedianImageFilter : public MedianImageFilter<TInputImage, TOutputImage>
+{
+public:
+  ITK_DISALLOW_COPY_AND_MOVE(CudaMedianImageFilter);
+
+  using Self = CudaMedianImageFilter;
+  using Superclass = MedianImageFilter<TInputImage, TOutputImage>;
+  using Pointer = SmartPointer<Self>;
+  using ConstPointer = SmartPointer<const Self>;
+
+  itkNewMacro(Self);
+  itkTypeMacro(CudaMedianImageFilter, MedianImageFilter);
+
+  using InputImageType = TInputImage;
+  using OutputImageType = TOutputImage;
+  using InputPixelType = typename TInputImage::PixelType;
+  using OutputPixelType = typename TOutputImage::PixelType;
+  static constexpr unsigned int ImageDimension = TInputImage::ImageDimension;
+
+  itkSetEnumMacro(ExecutionMode, CudaExecutionMode);
+  itkGetEnumMacro(ExecutionMode, CudaExecutionMode);
+
+  /** The GPU algorithm; a choice that cannot serve the request (a window
+   * too large for selection, a tile too large for shared memory) falls back
+   * to the next one, and the report says so. */
+  itkSetEnumMacro(GPUKernel, CudaMedianKernel);
+  itkGetEnumMacro(GPUKernel, CudaMedianKernel);
+
+  /** Where the last update ran, why there, and on the GPU which algorithm. */
+  const CudaExecutionReport &
+  GetLastExecutionReport() const
+  {
+    return m_LastExecutionReport;
+  }
+  CudaExecutedOn
+  GetLastExecutedOn() const
+  {
+    return m_LastExecutionReport.Device;
+  }
+  /** The GPU algorithm of the last update (Automatic if it ran on the CPU). */
+  CudaMedianKernel
+  GetLastGPUKernel() const
+  {
+    return m_LastGPUKernel;
+  }
+
+  /** Why the GPU cannot serve the current request (empty if it can). */
+  std::string
+  GetGPUUnsupportedReason() const;
+
+protected:
+  CudaMedianImageFilter() = default;
+  ~CudaMedianImageFilter() override = default;
+
+  void
+  PrintSelf(std::ostream & os, Indent indent) const override;
+  void
+  GenerateData() override;
+
+  void
+  GPUGenerateData();
+  void
+  CPUGenerateData();
+
+private:
+  CudaExecutionMode   m_ExecutionMode{ CudaExecutionMode::Automatic };
+  CudaMedianKernel    m_GPUKernel{ CudaMedianKernel::Automatic };
+  CudaMedianKernel    m_LastGPUKernel{ CudaMedianKernel::Automatic };
+  std::string         m_LastGPUPlan;
+  CudaExecutionReport m_LastExecutionReport;
+};
+
+} // namespace itk
+
+#ifndef ITK_MANUAL_INSTANTIATION
+#  include "itkCudaMedianImageFilter.hxx"
+#endif
+
+#endif

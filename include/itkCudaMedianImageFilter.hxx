@@ -1,0 +1,204 @@
+/*=========================================================================
+ *  CudaImageFilters
+ *=========================================================================*/
+#ifndef itkCudaMedianImageFilter_hxx
+#define itkCudaMedianImageFilter_hxx
+
+#include "itkCudaMedianImageFilter.h"
+#include "cifMedian.h"
+#include "itkMultiThreaderBase.h"
+#include <sstream>
+#include <type_traits>
+
+namespace itk
+{
+
+namespace CudaMedianDetail
+{
+/** Pixel types of the module's cores (src/MedianCPU.cxx, src/Median.cu). */
+template <typename TIn, typename TOut>
+constexpr bool CoreSupports = std::is_same<TIn, TOut>::value &&
+                              (std::is_same<TIn, unsigned char>::value || std::is_same<TIn, short>::value ||
+                               std::is_same<TIn, unsigned short>::value || std::is_same<TIn, float>::value);
+
+inline cif::MedianKernel
+ToCore(CudaMedianKernel kernel)
+{
+  switch (kernel)
+  {
+    case CudaMedianKernel::Selection:
+      return cif::MedianKernel::Selection;
+    case CudaMedianKernel::RadixTile:
+      return cif::MedianKernel::RadixTile;
+    case CudaMedianKernel::RadixGlobal:
+      return cif::MedianKernel::RadixGlobal;
+    default:
+      return cif::MedianKernel::Automatic;
+  }
+}
+
+inline CudaMedianKernel
+FromCore(cif::MedianKernel kernel)
+{
+  switch (kernel)
+  {
+    case cif::MedianKernel::Selection:
+      return CudaMedianKernel::Selection;
+    case cif::MedianKernel::RadixTile:
+      return CudaMedianKernel::RadixTile;
+    case cif::MedianKernel::RadixGlobal:
+      return CudaMedianKernel::RadixGlobal;
+    default:
+      return CudaMedianKernel::Automatic;
+  }
+}
+
+/** The job of the filter's current input and (allocated) output. */
+template <typename TFilter>
+cif::MedianGeometry
+MakeGeometry(const TFilter * filter)
+{
+  constexpr unsigned int D = TFilter::ImageDimension;
+  const auto             in = filter->GetInput()->GetBufferedRegion();
+  const auto             out = filter->GetOutput()->GetBufferedRegion();
+  cif::MedianGeometry    g;
+  for (unsigned int a = 0; a < D && a < 3; ++a)
+  {
+    g.inputSize[a] = static_cast<std::int64_t>(in.GetSize(a));
+    g.outputStart[a] = out.GetIndex(a) - in.GetIndex(a);
+    g.outputSize[a] = static_cast<std::int64_t>(out.GetSize(a));
+    g.radius[a] = static_cast<std::int64_t>(filter->GetRadius()[a]);
+  }
+  return g;
+}
+} // namespace CudaMedianDetail
+
+template <typename TInputImage, typename TOutputImage>
+std::string
+CudaMedianImageFilter<TInputImage, TOutputImage>::GetGPUUnsupportedReason() const
+{
+  std::ostringstream why;
+  if (ImageDimension > 3)
+  {
+    why << "the GPU handles 1 to 3 dimensions, not " << ImageDimension;
+  }
+  else if (!CudaMedianDetail::CoreSupports<InputPixelType, OutputPixelType>)
+  {
+    why << "the GPU handles input and output pixels of the same type among unsigned char, short, unsigned short and "
+           "float, not "
+        << CudaPixelTypeName<InputPixelType>() << " to " << CudaPixelTypeName<OutputPixelType>();
+  }
+  else if (!cif::MedianCUDAIsCompiled())
+  {
+    why << "this build has no CUDA code";
+  }
+  return why.str();
+}
+
+template <typename TInputImage, typename TOutputImage>
+void
+CudaMedianImageFilter<TInputImage, TOutputImage>::GenerateData()
+{
+  const TInputImage * input = this->GetInput();
+  if (input->GetBufferedRegion().GetNumberOfPixels() == 0)
+  {
+    itkExceptionMacro(<< "The input image is empty (buffered region size " << input->GetBufferedRegion().GetSize()
+                      << ")");
+  }
+  m_LastGPUKernel = CudaMedianKernel::Automatic;
+  m_LastGPUPlan.clear();
+  m_LastExecutionReport = CudaRunWithFallback(
+    m_ExecutionMode,
+    this->GetGPUUnsupportedReason(),
+    this->GetNameOfClass(),
+    [this] { this->GPUGenerateData(); },
+    [this] { this->CPUGenerateData(); });
+  if (m_LastExecutionReport.Device == CudaExecutedOn::GPU)
+  {
+    m_LastExecutionReport.Message += "; " + m_LastGPUPlan;
+  }
+  else
+  {
+    m_LastGPUKernel = CudaMedianKernel::Automatic;
+  }
+  if (m_LastExecutionReport.FellBackAfterOutOfMemory)
+  {
+    itkWarningMacro(<< m_LastExecutionReport.Message);
+  }
+}
+
+template <typename TInputImage, typename TOutputImage>
+void
+CudaMedianImageFilter<TInputImage, TOutputImage>::GPUGenerateData()
+{
+  using namespace CudaMedianDetail;
+  if constexpr (CoreSupports<InputPixelType, OutputPixelType> && ImageDimension <= 3)
+  {
+    TOutputImage * output = this->GetOutput();
+    output->SetBufferedRegion(output->GetRequestedRegion());
+    output->Allocate();
+    const cif::MedianGeometry g = MakeGeometry(this);
+    const std::string         why = cif::ValidateMedianJob(g);
+    if (!why.empty())
+    {
+      itkExceptionMacro(<< why);
+    }
+    CudaInputBuffer<TInputImage>   in(this->GetInput());
+    CudaOutputBuffer<TOutputImage> out(output);
+    const cif::MedianPlan          plan = cif::MedianCUDA(in.Get(), out.Get(), g, ToCore(m_GPUKernel));
+    out.Commit();
+    m_LastGPUKernel = FromCore(plan.kernel);
+    m_LastGPUPlan = plan.description;
+    this->UpdateProgress(1.0f);
+  }
+  else
+  {
+    itkExceptionMacro(<< "GPU path called for an unsupported request");
+  }
+}
+
+template <typename TInputImage, typename TOutputImage>
+void
+CudaMedianImageFilter<TInputImage, TOutputImage>::CPUGenerateData()
+{
+  using namespace CudaMedianDetail;
+  if constexpr (CoreSupports<InputPixelType, OutputPixelType> && ImageDimension <= 3)
+  {
+    TOutputImage * output = this->GetOutput();
+    output->SetBufferedRegion(output->GetRequestedRegion());
+    output->Allocate();
+    const cif::MedianGeometry g = MakeGeometry(this);
+    const std::string         why = cif::ValidateMedianJob(g);
+    if (!why.empty())
+    {
+      itkExceptionMacro(<< why);
+    }
+    const int threads = static_cast<int>(this->GetMultiThreader()->GetMaximumNumberOfThreads());
+    cif::MedianCPU(this->GetInput()->GetBufferPointer(),
+                   output->GetBufferPointer(),
+                   g,
+                   threads,
+                   [this](double f) { this->UpdateProgress(static_cast<float>(f)); });
+  }
+  else
+  {
+    // Dimensions or pixel types outside the core: ITK's own implementation.
+    Superclass::GenerateData();
+  }
+}
+
+template <typename TInputImage, typename TOutputImage>
+void
+CudaMedianImageFilter<TInputImage, TOutputImage>::PrintSelf(std::ostream & os, Indent indent) const
+{
+  Superclass::PrintSelf(os, indent);
+  os << indent << "ExecutionMode: " << m_ExecutionMode << '\n';
+  os << indent << "GPUKernel: " << m_GPUKernel << '\n';
+  os << indent << "LastExecutedOn: " << m_LastExecutionReport.Device << '\n';
+  os << indent << "LastGPUKernel: " << m_LastGPUKernel << '\n';
+  os << indent << "LastExecutionReport: " << m_LastExecutionReport.Message << '\n';
+}
+
+} // namespace itk
+
+#endif
