@@ -4,8 +4,9 @@
 The same cases (512x512x72 uint16, 12-bit values; 512^3 float32) and
 operations, with CuPy's nearest equivalents:
 - threshold: (lo <= x) & (x <= hi) to a uint8 array;
-- threshold + pack: cupy.packbits(..., axis=-1, bitorder="little") on the
-  thresholded array (rows padded to whole bytes, not words);
+- threshold + pack: cupy.packbits(..., bitorder="little") on the flattened
+  thresholded array (CuPy 14 has no axis option; with rows of 512 voxels
+  this is the same as packing each row);
 - threshold + pack + download: the same, then .get() to the host;
 - unpack: cupy.unpackbits(..., bitorder="little");
 - apply: cupy.where(mask, x, 0);
@@ -52,15 +53,15 @@ def run_case(name, x, lo, hi, reps, rows):
         return ((lo <= x) & (x <= hi)).astype(cupy.uint8)
 
     labels = threshold()
-    packed = cupy.packbits(labels, axis=-1, bitorder="little")
+    packed = cupy.packbits(labels.ravel(), bitorder="little")
     rows.append((name, "CuPy threshold -> uint8", median_ms(threshold, reps)))
     rows.append((name, "CuPy threshold + packbits", median_ms(
-        lambda: cupy.packbits(threshold(), axis=-1, bitorder="little"), reps)))
+        lambda: cupy.packbits(threshold().ravel(), bitorder="little"), reps)))
     rows.append((name, "CuPy threshold + packbits + download", median_wall_ms(
-        lambda: cupy.packbits(threshold(), axis=-1, bitorder="little").get(), reps)))
+        lambda: cupy.packbits(threshold().ravel(), bitorder="little").get(), reps)))
     rows.append((name, "CuPy threshold + uint8 download", median_wall_ms(lambda: threshold().get(), reps)))
     rows.append((name, "CuPy unpackbits", median_ms(
-        lambda: cupy.unpackbits(packed, axis=-1, count=x.shape[-1], bitorder="little"), reps)))
+        lambda: cupy.unpackbits(packed, bitorder="little"), reps)))
     rows.append((name, "CuPy apply (where)", median_ms(lambda: cupy.where(labels != 0, x, 0), reps)))
     for r in (1, 2, 3):
         rows.append((name, f"CuPy uniform_filter r={r}", median_ms(
