@@ -5,6 +5,7 @@
  *  adjacent columns at a time so that every cache line fetched is used.
  *=========================================================================*/
 #include "cifBSplinePrefilter.h"
+#include "cifParallelFor.h"
 #include "cifCudaError.h"
 #include "cifBSplineRecursion.h"
 #include "cifMirror.h"
@@ -139,42 +140,6 @@ ValidatePrefilterJob(const PrefilterGeometry & g, const PrefilterParameters & p)
 
 namespace
 {
-
-/** Runs body(first, last) over [0, count) split among threads. */
-template <typename TBody>
-void
-ParallelFor(std::int64_t count, int threads, TBody body)
-{
-  threads = std::max(1, std::min<int>(threads, static_cast<int>(std::min<std::int64_t>(count, 256))));
-  if (threads == 1)
-  {
-    body(std::int64_t{ 0 }, count);
-    return;
-  }
-  std::vector<std::thread>  pool;
-  std::atomic<std::int64_t> next{ 0 };
-  const std::int64_t        chunk = std::max<std::int64_t>(1, count / (threads * 8));
-  for (int t = 0; t < threads; ++t)
-  {
-    pool.emplace_back(
-      [&]
-      {
-        for (;;)
-        {
-          const std::int64_t first = next.fetch_add(chunk);
-          if (first >= count)
-          {
-            return;
-          }
-          body(first, std::min(count, first + chunk));
-        }
-      });
-  }
-  for (auto & th : pool)
-  {
-    th.join();
-  }
-}
 
 /** In-place recursive prefilter of `width` interleaved lines of length n:
  * sample i of line w is at line[i * width + w]. Mirrors ITK's

@@ -8,6 +8,7 @@
  *  slides along each row. Rows of the output are shared among threads.
  *=========================================================================*/
 #include "cifMedian.h"
+#include "cifParallelFor.h"
 #include "cifMedianKernels.h"
 
 #include <algorithm>
@@ -75,42 +76,6 @@ ValidateMedianJob(const MedianGeometry & g)
 
 namespace
 {
-
-/** Runs body(first, last) over [0, count) split among threads. */
-template <typename TBody>
-void
-ParallelFor(std::int64_t count, int threads, TBody body)
-{
-  threads = std::max(1, std::min<int>(threads, static_cast<int>(std::min<std::int64_t>(count, 256))));
-  if (threads == 1)
-  {
-    body(std::int64_t{ 0 }, count);
-    return;
-  }
-  std::vector<std::thread>  pool;
-  std::atomic<std::int64_t> next{ 0 };
-  const std::int64_t        chunk = std::max<std::int64_t>(1, count / (threads * 8));
-  for (int t = 0; t < threads; ++t)
-  {
-    pool.emplace_back(
-      [&]
-      {
-        for (;;)
-        {
-          const std::int64_t first = next.fetch_add(chunk);
-          if (first >= count)
-          {
-            return;
-          }
-          body(first, std::min(count, first + chunk));
-        }
-      });
-  }
-  for (auto & th : pool)
-  {
-    th.join();
-  }
-}
 
 std::int64_t
 ClampIndex(std::int64_t i, std::int64_t size)
