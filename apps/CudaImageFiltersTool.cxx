@@ -37,8 +37,13 @@ const Subcommand Subcommands[] = {
     "B-spline interpolation coefficients of an image",
     BSplinePrefilterMain,
     BSplinePrefilterUsage },
+  { "bilateral", "edge-preserving bilateral smoothing", BilateralMain, BilateralUsage },
   { "info", "whether CUDA is compiled in, and the GPU", InfoMain, InfoUsage },
+  { "median", "the median of the box around every pixel", MedianMain, MedianUsage },
   { "resample", "an image resampled through a transform onto a grid", ResampleMain, ResampleUsage },
+  { "rotating-mask", "edge-preserving rotating-mask (Nagao) smoothing", RotatingMaskMain, RotatingMaskUsage },
+  { "segment", "filter, threshold and pack on the GPU: a packed mask", SegmentMain, SegmentUsage },
+  { "threshold", "a label image or a packed mask of L <= value <= U", ThresholdMain, ThresholdUsage },
 };
 
 void

@@ -376,6 +376,31 @@ ResampleMain(const std::vector<std::string> & args);
 void
 ResampleUsage(std::ostream & os);
 
+int
+MedianMain(const std::vector<std::string> & args);
+void
+MedianUsage(std::ostream & os);
+
+int
+BilateralMain(const std::vector<std::string> & args);
+void
+BilateralUsage(std::ostream & os);
+
+int
+RotatingMaskMain(const std::vector<std::string> & args);
+void
+RotatingMaskUsage(std::ostream & os);
+
+int
+ThresholdMain(const std::vector<std::string> & args);
+void
+ThresholdUsage(std::ostream & os);
+
+int
+SegmentMain(const std::vector<std::string> & args);
+void
+SegmentUsage(std::ostream & os);
+
 } // namespace tool
 } // namespace cif
 
