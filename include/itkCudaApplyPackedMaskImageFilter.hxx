@@ -113,10 +113,8 @@ CudaApplyPackedMaskImageFilter<TImage>::GenerateData()
   TImage *              output = this->GetOutput();
   const cif::MaskExtent extent = CudaMaskFilterDetail::ExtentOf<ImageDimension>(image->GetBufferedRegion());
   const PixelType       outside = m_OutsideValue;
-  m_LastExecutionReport = CudaRunWithFallback(
-    m_ExecutionMode,
+  this->RunOnGPUOrCPU(
     this->GetGPUUnsupportedReason(),
-    this->GetNameOfClass(),
     [&]
     {
       CudaInputBuffer<TImage>   in(image);
@@ -134,10 +132,6 @@ CudaApplyPackedMaskImageFilter<TImage>::GenerateData()
                               outside,
                               static_cast<int>(this->GetMultiThreader()->GetMaximumNumberOfThreads()));
     });
-  if (m_LastExecutionReport.FellBackAfterOutOfMemory)
-  {
-    itkWarningMacro(<< m_LastExecutionReport.Message);
-  }
 }
 
 template <typename TImage>
@@ -146,9 +140,7 @@ CudaApplyPackedMaskImageFilter<TImage>::PrintSelf(std::ostream & os, Indent inde
 {
   Superclass::PrintSelf(os, indent);
   os << indent << "OutsideValue: " << static_cast<typename NumericTraits<PixelType>::PrintType>(m_OutsideValue) << '\n';
-  os << indent << "ExecutionMode: " << m_ExecutionMode << '\n';
-  os << indent << "LastExecutedOn: " << m_LastExecutionReport.Device << '\n';
-  os << indent << "LastExecutionReport: " << m_LastExecutionReport.Message << '\n';
+  this->PrintExecution(os, indent);
 }
 
 } // namespace itk

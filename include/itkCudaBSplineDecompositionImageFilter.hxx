@@ -155,16 +155,8 @@ CudaBSplineDecompositionImageFilter<TInputImage, TOutputImage>::GenerateData()
     }
   }
 
-  m_LastExecutionReport = CudaRunWithFallback(
-    m_ExecutionMode,
-    this->GetGPUUnsupportedReason(),
-    this->GetNameOfClass(),
-    [this] { this->GPUGenerateData(); },
-    [this] { this->CPUGenerateData(); });
-  if (m_LastExecutionReport.FellBackAfterOutOfMemory)
-  {
-    itkWarningMacro(<< m_LastExecutionReport.Message);
-  }
+  this->RunOnGPUOrCPU(
+    this->GetGPUUnsupportedReason(), [this] { this->GPUGenerateData(); }, [this] { this->CPUGenerateData(); });
 }
 
 namespace CudaBSplinePrefilterDetail
@@ -272,9 +264,7 @@ CudaBSplineDecompositionImageFilter<TInputImage, TOutputImage>::PrintSelf(std::o
   os << indent << "FIRTolerance: " << m_FIRTolerance << '\n';
   os << indent << "FIRHalfWidth: " << this->GetFIRHalfWidth()
      << (m_FIRHalfWidthFromTolerance ? " (from the tolerance)" : " (set)") << '\n';
-  os << indent << "ExecutionMode: " << m_ExecutionMode << '\n';
-  os << indent << "LastExecutedOn: " << m_LastExecutionReport.Device << '\n';
-  os << indent << "LastExecutionReport: " << m_LastExecutionReport.Message << '\n';
+  this->PrintExecution(os, indent);
 }
 
 } // namespace itk

@@ -60,7 +60,7 @@ CudaBSplineInterpolateImageFunction<TImageType, TCoordRep, TCoefficientType>::Se
   auto prefilter = PrefilterType::New();
   prefilter->SetInput(inputData);
   prefilter->SetSplineOrder(static_cast<unsigned int>(this->GetSplineOrder()));
-  prefilter->SetExecutionMode(m_ExecutionMode);
+  prefilter->SetExecutionMode(this->GetExecutionMode());
   prefilter->SetMethod(m_PrefilterMethod);
   if (m_PrefilterFIRHalfWidth >= 0)
   {
@@ -308,7 +308,7 @@ CudaBSplineInterpolateImageFunction<TImageType, TCoordRep, TCoefficientType>::Ev
   }
 
   const CudaExecutionReport report = CudaRunWithFallback(
-    m_ExecutionMode,
+    this->GetExecutionMode(),
     this->GetGPUUnsupportedReason(),
     this->GetNameOfClass(),
     [&] { this->GPUEvaluateBatch(count, points, pointsAreIndices, values, gradients, inside); },
@@ -492,7 +492,7 @@ CudaBSplineInterpolateImageFunction<TImageType, TCoordRep, TCoefficientType>::Ev
   std::uint8_t * deviceInside) const
 {
   this->CheckReadyForBatch();
-  if (m_ExecutionMode == CudaExecutionMode::CPU)
+  if (this->GetExecutionMode() == CudaExecutionMode::CPU)
   {
     itkExceptionMacro(<< "EvaluateBatchOnDevice needs the GPU, and the execution mode is CPU");
   }
@@ -581,7 +581,7 @@ CudaBSplineInterpolateImageFunction<TImageType, TCoordRep, TCoefficientType>::Pr
                                                                                         Indent         indent) const
 {
   Superclass::PrintSelf(os, indent);
-  os << indent << "ExecutionMode: " << m_ExecutionMode << '\n';
+  this->PrintExecutionMode(os, indent);
   os << indent << "PrefilterMethod: " << m_PrefilterMethod << '\n';
   os << indent << "PrefilterFIRTolerance: " << m_PrefilterFIRTolerance << '\n';
   os << indent << "PrefilterFIRHalfWidth: ";

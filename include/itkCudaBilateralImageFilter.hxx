@@ -229,10 +229,8 @@ CudaBilateralImageFilter<TInputImage, TOutputImage>::GenerateData()
   output->Allocate();
 
   m_LastNote.clear();
-  m_LastExecutionReport = CudaRunWithFallback(
-    m_ExecutionMode,
+  this->RunOnGPUOrCPU(
     this->GetGPUUnsupportedReason(),
-    this->GetNameOfClass(),
     [this] { this->GPUGenerateData(); },
     [this]
     {
@@ -244,15 +242,8 @@ CudaBilateralImageFilter<TInputImage, TOutputImage>::GenerateData()
       {
         this->ITKGenerateData();
       }
-    });
-  if (!m_LastNote.empty())
-  {
-    m_LastExecutionReport.Message += "; " + m_LastNote;
-  }
-  if (m_LastExecutionReport.FellBackAfterOutOfMemory)
-  {
-    itkWarningMacro(<< m_LastExecutionReport.Message);
-  }
+    },
+    [this](CudaExecutionReport & report) { report.AddNote(m_LastNote); });
 }
 
 namespace CudaBilateralDetail
@@ -394,9 +385,7 @@ CudaBilateralImageFilter<TInputImage, TOutputImage>::PrintSelf(std::ostream & os
 {
   Superclass::PrintSelf(os, indent);
   os << indent << "NumberOfIterations: " << m_NumberOfIterations << '\n';
-  os << indent << "ExecutionMode: " << m_ExecutionMode << '\n';
-  os << indent << "LastExecutedOn: " << m_LastExecutionReport.Device << '\n';
-  os << indent << "LastExecutionReport: " << m_LastExecutionReport.Message << '\n';
+  this->PrintExecution(os, indent);
 }
 
 } // namespace itk

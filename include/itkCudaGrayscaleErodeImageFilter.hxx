@@ -134,22 +134,18 @@ CudaGrayscaleErodeImageFilter<TInputImage, TOutputImage, TKernel>::GenerateData(
     itkExceptionMacro(<< "The input image is empty (buffered region size " << input->GetBufferedRegion().GetSize()
                       << ")");
   }
-  m_LastExecutionReport = CudaRunWithFallback(
-    m_ExecutionMode,
+  this->RunOnGPUOrCPU(
     this->GetGPUUnsupportedReason(),
-    this->GetNameOfClass(),
     [this] { this->GPUGenerateData(); },
-    [this] { this->CPUGenerateData(); });
-  if (m_LastExecutionReport.Device == CudaExecutedOn::CPU)
-  {
-    const std::string box = this->GetBoxUnsupportedReason();
-    m_LastExecutionReport.Message +=
-      box.empty() ? std::string("; the module's box passes") : "; ITK's implementation, because " + box;
-  }
-  if (m_LastExecutionReport.FellBackAfterOutOfMemory)
-  {
-    itkWarningMacro(<< m_LastExecutionReport.Message);
-  }
+    [this] { this->CPUGenerateData(); },
+    [this](CudaExecutionReport & report)
+    {
+      if (report.Device == CudaExecutedOn::CPU)
+      {
+        const std::string box = this->GetBoxUnsupportedReason();
+        report.AddNote(box.empty() ? std::string("the module's box passes") : "ITK's implementation, because " + box);
+      }
+    });
 }
 
 template <typename TInputImage, typename TOutputImage, typename TKernel>
@@ -212,9 +208,7 @@ void
 CudaGrayscaleErodeImageFilter<TInputImage, TOutputImage, TKernel>::PrintSelf(std::ostream & os, Indent indent) const
 {
   Superclass::PrintSelf(os, indent);
-  os << indent << "ExecutionMode: " << m_ExecutionMode << '\n';
-  os << indent << "LastExecutedOn: " << m_LastExecutionReport.Device << '\n';
-  os << indent << "LastExecutionReport: " << m_LastExecutionReport.Message << '\n';
+  this->PrintExecution(os, indent);
 }
 
 } // namespace itk

@@ -56,20 +56,17 @@ CudaMeanImageFilter<TInputImage, TOutputImage>::GenerateData()
                       << ")");
   }
   m_LastGPUMethod.clear();
-  m_LastExecutionReport = CudaRunWithFallback(
-    m_ExecutionMode,
+  this->RunOnGPUOrCPU(
     this->GetGPUUnsupportedReason(),
-    this->GetNameOfClass(),
     [this] { this->GPUGenerateData(); },
-    [this] { this->CPUGenerateData(); });
-  if (m_LastExecutionReport.Device == CudaExecutedOn::GPU && !m_LastGPUMethod.empty())
-  {
-    m_LastExecutionReport.Message += "; " + m_LastGPUMethod;
-  }
-  if (m_LastExecutionReport.FellBackAfterOutOfMemory)
-  {
-    itkWarningMacro(<< m_LastExecutionReport.Message);
-  }
+    [this] { this->CPUGenerateData(); },
+    [this](CudaExecutionReport & report)
+    {
+      if (report.Device == CudaExecutedOn::GPU)
+      {
+        report.AddNote(m_LastGPUMethod);
+      }
+    });
 }
 
 template <typename TInputImage, typename TOutputImage>
@@ -139,9 +136,7 @@ void
 CudaMeanImageFilter<TInputImage, TOutputImage>::PrintSelf(std::ostream & os, Indent indent) const
 {
   Superclass::PrintSelf(os, indent);
-  os << indent << "ExecutionMode: " << m_ExecutionMode << '\n';
-  os << indent << "LastExecutedOn: " << m_LastExecutionReport.Device << '\n';
-  os << indent << "LastExecutionReport: " << m_LastExecutionReport.Message << '\n';
+  this->PrintExecution(os, indent);
 }
 
 } // namespace itk

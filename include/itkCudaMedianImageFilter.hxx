@@ -107,24 +107,21 @@ CudaMedianImageFilter<TInputImage, TOutputImage>::GenerateData()
   }
   m_LastGPUKernel = CudaMedianKernel::Automatic;
   m_LastGPUPlan.clear();
-  m_LastExecutionReport = CudaRunWithFallback(
-    m_ExecutionMode,
+  this->RunOnGPUOrCPU(
     this->GetGPUUnsupportedReason(),
-    this->GetNameOfClass(),
     [this] { this->GPUGenerateData(); },
-    [this] { this->CPUGenerateData(); });
-  if (m_LastExecutionReport.Device == CudaExecutedOn::GPU)
-  {
-    m_LastExecutionReport.Message += "; " + m_LastGPUPlan;
-  }
-  else
-  {
-    m_LastGPUKernel = CudaMedianKernel::Automatic;
-  }
-  if (m_LastExecutionReport.FellBackAfterOutOfMemory)
-  {
-    itkWarningMacro(<< m_LastExecutionReport.Message);
-  }
+    [this] { this->CPUGenerateData(); },
+    [this](CudaExecutionReport & report)
+    {
+      if (report.Device == CudaExecutedOn::GPU)
+      {
+        report.Message += "; " + m_LastGPUPlan;
+      }
+      else
+      {
+        m_LastGPUKernel = CudaMedianKernel::Automatic;
+      }
+    });
 }
 
 template <typename TInputImage, typename TOutputImage>
@@ -192,11 +189,9 @@ void
 CudaMedianImageFilter<TInputImage, TOutputImage>::PrintSelf(std::ostream & os, Indent indent) const
 {
   Superclass::PrintSelf(os, indent);
-  os << indent << "ExecutionMode: " << m_ExecutionMode << '\n';
   os << indent << "GPUKernel: " << m_GPUKernel << '\n';
-  os << indent << "LastExecutedOn: " << m_LastExecutionReport.Device << '\n';
   os << indent << "LastGPUKernel: " << m_LastGPUKernel << '\n';
-  os << indent << "LastExecutionReport: " << m_LastExecutionReport.Message << '\n';
+  this->PrintExecution(os, indent);
 }
 
 } // namespace itk

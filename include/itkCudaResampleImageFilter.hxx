@@ -266,25 +266,22 @@ CudaResampleImageFilter<TInputImage, TOutputImage, TInterpolatorPrecisionType, T
     itkExceptionMacro(<< "The output size is zero (" << this->GetOutput()->GetRequestedRegion().GetSize() << ")");
   }
   m_LastNumberOfChunks = 0;
-  m_LastExecutionReport = CudaRunWithFallback(
-    m_ExecutionMode,
+  this->RunOnGPUOrCPU(
     this->GetGPUUnsupportedReason(),
-    this->GetNameOfClass(),
     [this] { this->GPUGenerateData(); },
-    [this] { Superclass::GenerateData(); });
-  if (m_LastExecutionReport.Device == CudaExecutedOn::GPU && m_LastNumberOfChunks > 0)
-  {
-    m_LastExecutionReport.Message += " (in " + std::to_string(m_LastNumberOfChunks) +
-                                     " output chunks: the whole job did not fit the device memory" +
-                                     (m_EvaluationMode == CudaBSplineEvaluationMode::Fast
-                                        ? "; cubic evaluated in the accurate mode, which chunks need)"
-                                        : ")");
-    itkWarningMacro(<< m_LastExecutionReport.Message);
-  }
-  if (m_LastExecutionReport.FellBackAfterOutOfMemory)
-  {
-    itkWarningMacro(<< m_LastExecutionReport.Message);
-  }
+    [this] { Superclass::GenerateData(); },
+    [this](CudaExecutionReport & report)
+    {
+      if (report.Device == CudaExecutedOn::GPU && m_LastNumberOfChunks > 0)
+      {
+        report.Message += " (in " + std::to_string(m_LastNumberOfChunks) +
+                          " output chunks: the whole job did not fit the device memory" +
+                          (m_EvaluationMode == CudaBSplineEvaluationMode::Fast
+                             ? "; cubic evaluated in the accurate mode, which chunks need)"
+                             : ")");
+        itkWarningMacro(<< report.Message);
+      }
+    });
 }
 
 template <typename TInputImage,
@@ -487,13 +484,11 @@ CudaResampleImageFilter<TInputImage, TOutputImage, TInterpolatorPrecisionType, T
   Indent         indent) const
 {
   Superclass::PrintSelf(os, indent);
-  os << indent << "ExecutionMode: " << m_ExecutionMode << '\n';
   os << indent << "PrefilterMethod: " << m_PrefilterMethod << '\n';
   os << indent << "FIRHalfWidth: " << m_FIRHalfWidth << '\n';
   os << indent << "EvaluationMode: " << m_EvaluationMode << '\n';
   os << indent << "LastNumberOfChunks: " << m_LastNumberOfChunks << '\n';
-  os << indent << "LastExecutedOn: " << m_LastExecutionReport.Device << '\n';
-  os << indent << "LastExecutionReport: " << m_LastExecutionReport.Message << '\n';
+  this->PrintExecution(os, indent);
 }
 
 } // namespace itk

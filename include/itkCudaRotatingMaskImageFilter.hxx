@@ -140,20 +140,11 @@ CudaRotatingMaskImageFilter<TInputImage, TOutputImage>::GenerateData()
   output->Allocate();
 
   m_LastNote.clear();
-  m_LastExecutionReport = CudaRunWithFallback(
-    m_ExecutionMode,
+  this->RunOnGPUOrCPU(
     this->GetGPUUnsupportedReason(),
-    this->GetNameOfClass(),
     [this] { this->GPUGenerateData(); },
-    [this] { this->CPUGenerateData(); });
-  if (!m_LastNote.empty())
-  {
-    m_LastExecutionReport.Message += "; " + m_LastNote;
-  }
-  if (m_LastExecutionReport.FellBackAfterOutOfMemory)
-  {
-    itkWarningMacro(<< m_LastExecutionReport.Message);
-  }
+    [this] { this->CPUGenerateData(); },
+    [this](CudaExecutionReport & report) { report.AddNote(m_LastNote); });
 }
 
 template <typename TInputImage, typename TOutputImage>
@@ -212,9 +203,7 @@ CudaRotatingMaskImageFilter<TInputImage, TOutputImage>::PrintSelf(std::ostream &
 {
   Superclass::PrintSelf(os, indent);
   os << indent << "NumberOfIterations: " << m_NumberOfIterations << '\n';
-  os << indent << "ExecutionMode: " << m_ExecutionMode << '\n';
-  os << indent << "LastExecutedOn: " << m_LastExecutionReport.Device << '\n';
-  os << indent << "LastExecutionReport: " << m_LastExecutionReport.Message << '\n';
+  this->PrintExecution(os, indent);
 }
 
 } // namespace itk

@@ -74,10 +74,8 @@ CudaThresholdToPackedMaskImageFilter<TInputImage>::GenerateData()
   }
   const cif::MaskExtent extent = CudaMaskFilterDetail::ExtentOf<ImageDimension>(input->GetBufferedRegion());
   const InputPixelType  lower = m_LowerThreshold, upper = m_UpperThreshold;
-  m_LastExecutionReport = CudaRunWithFallback(
-    m_ExecutionMode,
+  this->RunOnGPUOrCPU(
     this->GetGPUUnsupportedReason(),
-    this->GetNameOfClass(),
     [&]
     {
       CudaInputBuffer<TInputImage> in(input);
@@ -94,10 +92,6 @@ CudaThresholdToPackedMaskImageFilter<TInputImage>::GenerateData()
                             upper,
                             static_cast<int>(this->GetMultiThreader()->GetMaximumNumberOfThreads()));
     });
-  if (m_LastExecutionReport.FellBackAfterOutOfMemory)
-  {
-    itkWarningMacro(<< m_LastExecutionReport.Message);
-  }
 }
 
 template <typename TInputImage>
@@ -109,9 +103,7 @@ CudaThresholdToPackedMaskImageFilter<TInputImage>::PrintSelf(std::ostream & os, 
      << '\n';
   os << indent << "UpperThreshold: " << static_cast<typename NumericTraits<InputPixelType>::PrintType>(m_UpperThreshold)
      << '\n';
-  os << indent << "ExecutionMode: " << m_ExecutionMode << '\n';
-  os << indent << "LastExecutedOn: " << m_LastExecutionReport.Device << '\n';
-  os << indent << "LastExecutionReport: " << m_LastExecutionReport.Message << '\n';
+  this->PrintExecution(os, indent);
 }
 
 } // namespace itk

@@ -77,10 +77,8 @@ CudaUnpackMaskImageFilter<TOutputImage>::GenerateData()
   }
   const cif::MaskExtent extent = CudaMaskFilterDetail::ExtentOf<ImageDimension>(mask->GetMaskRegion());
   const OutputPixelType inside = m_InsideValue, outside = m_OutsideValue;
-  m_LastExecutionReport = CudaRunWithFallback(
-    m_ExecutionMode,
+  this->RunOnGPUOrCPU(
     this->GetGPUUnsupportedReason(),
-    this->GetNameOfClass(),
     [&]
     {
       CudaInputBuffer<MaskType>      words(mask);
@@ -97,10 +95,6 @@ CudaUnpackMaskImageFilter<TOutputImage>::GenerateData()
                          outside,
                          static_cast<int>(this->GetMultiThreader()->GetMaximumNumberOfThreads()));
     });
-  if (m_LastExecutionReport.FellBackAfterOutOfMemory)
-  {
-    itkWarningMacro(<< m_LastExecutionReport.Message);
-  }
 }
 
 template <typename TOutputImage>
@@ -112,9 +106,7 @@ CudaUnpackMaskImageFilter<TOutputImage>::PrintSelf(std::ostream & os, Indent ind
      << '\n';
   os << indent << "OutsideValue: " << static_cast<typename NumericTraits<OutputPixelType>::PrintType>(m_OutsideValue)
      << '\n';
-  os << indent << "ExecutionMode: " << m_ExecutionMode << '\n';
-  os << indent << "LastExecutedOn: " << m_LastExecutionReport.Device << '\n';
-  os << indent << "LastExecutionReport: " << m_LastExecutionReport.Message << '\n';
+  this->PrintExecution(os, indent);
 }
 
 } // namespace itk

@@ -14,6 +14,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <random>
+#include <sstream>
 #include <string>
 
 namespace cif_test
@@ -147,6 +148,26 @@ CountNonFinite(const TImage * image)
     count += std::isfinite(static_cast<double>(it.Get())) ? 0 : 1;
   }
   return count;
+}
+
+/** SetExecutionMode / GetExecutionMode behave as itkSetEnumMacro /
+ * itkGetEnumMacro would: default Automatic, setting another mode modifies
+ * the object, setting the same mode does not, and PrintSelf names the mode.
+ * Leaves the object in CPU mode. */
+template <typename TObject>
+void
+ExpectExecutionModeIsAnItkSetting(TObject * object)
+{
+  EXPECT_EQ(object->GetExecutionMode(), itk::CudaExecutionMode::Automatic);
+  const itk::ModifiedTimeType before = object->GetMTime();
+  object->SetExecutionMode(itk::CudaExecutionMode::Automatic);
+  EXPECT_EQ(object->GetMTime(), before);
+  object->SetExecutionMode(itk::CudaExecutionMode::CPU);
+  EXPECT_GT(object->GetMTime(), before);
+  EXPECT_EQ(object->GetExecutionMode(), itk::CudaExecutionMode::CPU);
+  std::ostringstream os;
+  object->Print(os);
+  EXPECT_NE(os.str().find("ExecutionMode: CPU"), std::string::npos) << os.str();
 }
 
 } // namespace cif_test

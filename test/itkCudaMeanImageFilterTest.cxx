@@ -355,6 +355,11 @@ TEST(MeanCpu, UnsupportedRequestsRunItksImplementationAndSayWhy)
   EXPECT_EQ(CountDiffering(big->GetOutput(), RunITK<F2>(image.GetPointer(), Radius<F2>({ 65, 1 })).GetPointer()), 0u);
 }
 
+TEST(MeanCpu, ExecutionModeIsAnItkSetting)
+{
+  ExpectExecutionModeIsAnItkSetting(itk::CudaMeanImageFilter<F2, F2>::New().GetPointer());
+}
+
 TEST(MeanCpu, GpuModeWithoutGpuThrows)
 {
   if (itk::CudaRuntime::IsDeviceAvailable())
