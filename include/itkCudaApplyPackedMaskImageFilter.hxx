@@ -35,11 +35,7 @@ template <typename TImage>
 std::string
 CudaApplyPackedMaskImageFilter<TImage>::GetGPUUnsupportedReason() const
 {
-  if (!cif::PackedMaskCUDAIsCompiled())
-  {
-    return "this build has no CUDA code";
-  }
-  return {};
+  return CudaMaskFilterDetail::GPUUnsupportedReason();
 }
 
 template <typename TImage>
@@ -66,15 +62,7 @@ template <typename TImage>
 void
 CudaApplyPackedMaskImageFilter<TImage>::GenerateInputRequestedRegion()
 {
-  // whole image and whole mask (not the superclass's copy of the output region: the mask is a word grid)
-  if (auto * image = const_cast<TImage *>(this->GetInput()))
-  {
-    image->SetRequestedRegionToLargestPossibleRegion();
-  }
-  if (auto * mask = const_cast<MaskType *>(this->GetMaskImage()))
-  {
-    mask->SetRequestedRegionToLargestPossibleRegion();
-  }
+  CudaMaskFilterDetail::RequestWholeInputs(*this); // the whole image and the whole mask
 }
 
 template <typename TImage>

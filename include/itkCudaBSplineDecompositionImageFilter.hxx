@@ -16,19 +16,16 @@ namespace itk
 
 namespace CudaBSplinePrefilterDetail
 {
-template <typename T, typename... U>
-constexpr bool IsOneOf = (std::is_same<T, U>::value || ...);
-
 /** Pixel types the CPU core is instantiated for (src/BSplinePrefilterCPU.cxx). */
 template <typename TIn, typename TOut>
 constexpr bool CPUCoreSupports =
-  IsOneOf<TIn, unsigned char, signed char, short, unsigned short, int, unsigned int, float, double> &&
-    IsOneOf<TOut, float, double>;
+  CudaIsOneOf<TIn, unsigned char, signed char, short, unsigned short, int, unsigned int, float, double> &&
+    CudaIsOneOf<TOut, float, double>;
 
 /** Pixel types the GPU core is instantiated for (src/BSplinePrefilter.cu). */
 template <typename TIn, typename TOut>
-constexpr bool                                                         GPUCoreSupports =
-  IsOneOf<TIn, unsigned char, short, unsigned short, float, double> && IsOneOf<TOut, float, double>;
+constexpr bool                                                             GPUCoreSupports =
+  CudaIsOneOf<TIn, unsigned char, short, unsigned short, float, double> && CudaIsOneOf<TOut, float, double>;
 } // namespace CudaBSplinePrefilterDetail
 
 template <typename TInputImage, typename TOutputImage>
@@ -204,13 +201,9 @@ CudaBSplineDecompositionImageFilter<TInputImage, TOutputImage>::GPUGenerateData(
   using namespace CudaBSplinePrefilterDetail;
   if constexpr (GPUCoreSupports<InputPixelType, OutputPixelType> && ImageDimension <= 3)
   {
-    const auto        geometry = MakeGeometry(this);
-    const auto        parameters = MakeParameters(this);
-    const std::string why = cif::ValidatePrefilterJob(geometry, parameters);
-    if (!why.empty())
-    {
-      itkExceptionMacro(<< why);
-    }
+    const auto geometry = MakeGeometry(this);
+    const auto parameters = MakeParameters(this);
+    this->CheckCoreJob(cif::ValidatePrefilterJob(geometry, parameters));
     CudaInputBuffer<TInputImage>   input(this->GetInput());
     CudaOutputBuffer<TOutputImage> output(this->GetOutput());
     cif::PrefilterCUDA(input.Get(),
@@ -233,13 +226,9 @@ CudaBSplineDecompositionImageFilter<TInputImage, TOutputImage>::CPUGenerateData(
   using namespace CudaBSplinePrefilterDetail;
   if constexpr (CPUCoreSupports<InputPixelType, OutputPixelType> && ImageDimension <= 3)
   {
-    const auto        geometry = MakeGeometry(this);
-    const auto        parameters = MakeParameters(this);
-    const std::string why = cif::ValidatePrefilterJob(geometry, parameters);
-    if (!why.empty())
-    {
-      itkExceptionMacro(<< why);
-    }
+    const auto geometry = MakeGeometry(this);
+    const auto parameters = MakeParameters(this);
+    this->CheckCoreJob(cif::ValidatePrefilterJob(geometry, parameters));
     const int threads = static_cast<int>(this->GetMultiThreader()->GetMaximumNumberOfThreads());
     cif::PrefilterCPU(this->GetInput()->GetBufferPointer(),
                       this->GetOutput()->GetBufferPointer(),

@@ -163,7 +163,7 @@ CudaBSplineInterpolateImageFunction<TImageType, TCoordRep, TCoefficientType>::Ge
   {
     why << "the GPU batch evaluation handles spline order 3 only, not " << this->GetSplineOrder();
   }
-  else if (!CudaBSplinePrefilterDetail::IsOneOf<TCoefficientType, float, double>)
+  else if (!CudaIsOneOf<TCoefficientType, float, double>)
   {
     why << "the GPU batch evaluation handles float or double coefficients, not "
         << CudaPixelTypeName<TCoefficientType>();
@@ -425,8 +425,7 @@ CudaBSplineInterpolateImageFunction<TImageType, TCoordRep, TCoefficientType>::GP
   OutputType *   gradients,
   std::uint8_t * inside) const
 {
-  if constexpr ((ImageDimension == 2 || ImageDimension == 3) &&
-                CudaBSplinePrefilterDetail::IsOneOf<TCoefficientType, float, double> &&
+  if constexpr ((ImageDimension == 2 || ImageDimension == 3) && CudaIsOneOf<TCoefficientType, float, double> &&
                 std::is_same<OutputType, double>::value)
   {
     using CudaBSplineInterpolateDetail::EnsureCapacity;
@@ -503,8 +502,7 @@ CudaBSplineInterpolateImageFunction<TImageType, TCoordRep, TCoefficientType>::Ev
   {
     return;
   }
-  if constexpr ((ImageDimension == 2 || ImageDimension == 3) &&
-                CudaBSplinePrefilterDetail::IsOneOf<TCoefficientType, float, double>)
+  if constexpr ((ImageDimension == 2 || ImageDimension == 3) && CudaIsOneOf<TCoefficientType, float, double>)
   {
     try
     {

@@ -17,20 +17,17 @@ namespace itk
 
 namespace CudaBilateralDetail
 {
-template <typename T, typename... U>
-constexpr bool IsOneOf = (std::is_same<T, U>::value || ...);
-
 /** Pixel pairs the CPU core is instantiated for (src/BilateralCPU.cxx). */
 template <typename TIn, typename TOut>
 constexpr bool CPUCoreSupports =
-  IsOneOf<TIn, signed char, unsigned char, short, unsigned short, int, unsigned int, float, double> &&
-  (std::is_same<TIn, TOut>::value || IsOneOf<TOut, float, double>);
+  CudaIsOneOf<TIn, signed char, unsigned char, short, unsigned short, int, unsigned int, float, double> &&
+  (std::is_same<TIn, TOut>::value || CudaIsOneOf<TOut, float, double>);
 
 /** Pixel pairs the GPU core is instantiated for (src/Bilateral.cu). */
 template <typename TIn, typename TOut>
-constexpr bool GPUCoreSupports = (IsOneOf<TIn, unsigned char, short, unsigned short, float> &&
+constexpr bool GPUCoreSupports = (CudaIsOneOf<TIn, unsigned char, short, unsigned short, float> &&
                                   std::is_same<TIn, TOut>::value) ||
-                                 (IsOneOf<TIn, unsigned char, short, unsigned short> &&
+                                 (CudaIsOneOf<TIn, unsigned char, short, unsigned short> &&
                                   std::is_same<TOut, float>::value);
 
 /** Largest radius per axis accepted before the tap count is checked. */
@@ -299,13 +296,9 @@ CudaBilateralImageFilter<TInputImage, TOutputImage>::GPUGenerateData()
   using namespace CudaBilateralDetail;
   if constexpr (GPUCoreSupports<InputPixelType, OutputPixelType> && ImageDimension <= 3)
   {
-    const auto        geometry = MakeGeometry(this);
-    const auto        parameters = MakeParameters(this);
-    const std::string why = cif::ValidateBilateralJob(geometry, parameters);
-    if (!why.empty())
-    {
-      itkExceptionMacro(<< why);
-    }
+    const auto geometry = MakeGeometry(this);
+    const auto parameters = MakeParameters(this);
+    this->CheckCoreJob(cif::ValidateBilateralJob(geometry, parameters));
     CudaInputBuffer<TInputImage>   input(this->GetInput());
     CudaOutputBuffer<TOutputImage> output(this->GetOutput());
     m_LastNote = cif::BilateralCUDA(input.Get(), output.Get(), geometry, parameters);
@@ -325,13 +318,9 @@ CudaBilateralImageFilter<TInputImage, TOutputImage>::CPUGenerateData()
   using namespace CudaBilateralDetail;
   if constexpr (CPUCoreSupports<InputPixelType, OutputPixelType> && ImageDimension <= 3)
   {
-    const auto        geometry = MakeGeometry(this);
-    const auto        parameters = MakeParameters(this);
-    const std::string why = cif::ValidateBilateralJob(geometry, parameters);
-    if (!why.empty())
-    {
-      itkExceptionMacro(<< why);
-    }
+    const auto geometry = MakeGeometry(this);
+    const auto parameters = MakeParameters(this);
+    this->CheckCoreJob(cif::ValidateBilateralJob(geometry, parameters));
     const int threads = static_cast<int>(this->GetMultiThreader()->GetMaximumNumberOfThreads());
     cif::BilateralCPU(this->GetInput()->GetBufferPointer(),
                       this->GetOutput()->GetBufferPointer(),

@@ -55,6 +55,10 @@ CudaRunWithFallback(CudaExecutionMode   mode,
                     TGpu &&             runOnGpu,
                     TCpu &&             runOnCpu);
 
+/** True when T is one of U... (the pixel types a core is instantiated for). */
+template <typename T, typename... U>
+constexpr bool CudaIsOneOf = (std::is_same<T, U>::value || ...);
+
 /** A readable name of a pixel type, for messages. */
 template <typename T>
 const char *
@@ -229,6 +233,11 @@ protected:
   {
     this->RunOnGPUOrCPU(gpuUnsupported, runOnGpu, runOnCpu, [](CudaExecutionReport &) {});
   }
+
+  /** Throws an itk::ExceptionObject, as itkExceptionMacro would in the
+   * owner, when `problem` (a core's Validate...Job answer) is not empty. */
+  void
+  CheckCoreJob(const std::string & problem) const;
 
   /** The PrintSelf lines: ExecutionMode, LastExecutedOn, LastExecutionReport. */
   void

@@ -107,21 +107,12 @@ template <typename TInputImage, typename TOutputImage, typename TKernel>
 std::string
 CudaGrayscaleErodeImageFilter<TInputImage, TOutputImage, TKernel>::GetGPUUnsupportedReason() const
 {
-  std::string why = this->GetBoxUnsupportedReason();
+  const std::string why = this->GetBoxUnsupportedReason();
   if (!why.empty())
   {
     return why;
   }
-  why = CudaBoxFilterDetail::GPURadiusProblem<ImageDimension>(this->GetKernel().GetRadius());
-  if (!why.empty())
-  {
-    return why;
-  }
-  if (!cif::BoxFiltersCUDAIsCompiled())
-  {
-    return "this build has no CUDA code";
-  }
-  return {};
+  return CudaBoxFilterDetail::GPUProblem<ImageDimension>(this->GetKernel().GetRadius());
 }
 
 template <typename TInputImage, typename TOutputImage, typename TKernel>
@@ -156,13 +147,8 @@ CudaGrayscaleErodeImageFilter<TInputImage, TOutputImage, TKernel>::GPUGenerateDa
                 CudaBoxFilterDetail::IsCorePixel<InputPixelType> && ImageDimension <= 3)
   {
     this->AllocateOutputs();
-    const cif::BoxGeometry g = CudaBoxFilterDetail::MakeBoxGeometry<ImageDimension>(
-      this->GetInput()->GetBufferedRegion(), this->GetOutput()->GetBufferedRegion(), this->GetKernel().GetRadius());
-    const std::string why = cif::ValidateBoxJob(g);
-    if (!why.empty())
-    {
-      itkExceptionMacro(<< why);
-    }
+    const cif::BoxGeometry g = CudaBoxFilterDetail::MakeBoxGeometry(this, this->GetKernel().GetRadius());
+    this->CheckCoreJob(cif::ValidateBoxJob(g));
     CudaInputBuffer<TInputImage>   input(this->GetInput());
     CudaOutputBuffer<TOutputImage> output(this->GetOutput());
     cif::BoxMinCUDA(input.Get(), output.Get(), g, static_cast<InputPixelType>(this->GetBoundary()));
@@ -184,13 +170,8 @@ CudaGrayscaleErodeImageFilter<TInputImage, TOutputImage, TKernel>::CPUGenerateDa
     if (this->GetBoxUnsupportedReason().empty())
     {
       this->AllocateOutputs();
-      const cif::BoxGeometry g = CudaBoxFilterDetail::MakeBoxGeometry<ImageDimension>(
-        this->GetInput()->GetBufferedRegion(), this->GetOutput()->GetBufferedRegion(), this->GetKernel().GetRadius());
-      const std::string why = cif::ValidateBoxJob(g);
-      if (!why.empty())
-      {
-        itkExceptionMacro(<< why);
-      }
+      const cif::BoxGeometry g = CudaBoxFilterDetail::MakeBoxGeometry(this, this->GetKernel().GetRadius());
+      this->CheckCoreJob(cif::ValidateBoxJob(g));
       const int threads = static_cast<int>(this->GetMultiThreader()->GetMaximumNumberOfThreads());
       cif::BoxMinCPU(this->GetInput()->GetBufferPointer(),
                      this->GetOutput()->GetBufferPointer(),

@@ -33,16 +33,7 @@ CudaMeanImageFilter<TInputImage, TOutputImage>::GetGPUUnsupportedReason() const
                        "float (here ") +
            CudaPixelTypeName<InputPixelType>() + " to " + CudaPixelTypeName<OutputPixelType>() + ")";
   }
-  const std::string radius = CudaBoxFilterDetail::GPURadiusProblem<ImageDimension>(this->GetRadius());
-  if (!radius.empty())
-  {
-    return radius;
-  }
-  if (!cif::BoxFiltersCUDAIsCompiled())
-  {
-    return "this build has no CUDA code";
-  }
-  return {};
+  return CudaBoxFilterDetail::GPUProblem<ImageDimension>(this->GetRadius());
 }
 
 template <typename TInputImage, typename TOutputImage>
@@ -76,13 +67,8 @@ CudaMeanImageFilter<TInputImage, TOutputImage>::GPUGenerateData()
   if constexpr (CudaMeanDetail::CoreSupports<InputPixelType, OutputPixelType> && ImageDimension <= 3)
   {
     this->AllocateOutputs();
-    const cif::BoxGeometry g = CudaBoxFilterDetail::MakeBoxGeometry<ImageDimension>(
-      this->GetInput()->GetBufferedRegion(), this->GetOutput()->GetBufferedRegion(), this->GetRadius());
-    const std::string why = cif::ValidateBoxJob(g);
-    if (!why.empty())
-    {
-      itkExceptionMacro(<< why);
-    }
+    const cif::BoxGeometry g = CudaBoxFilterDetail::MakeBoxGeometry(this, this->GetRadius());
+    this->CheckCoreJob(cif::ValidateBoxJob(g));
     CudaInputBuffer<TInputImage>   input(this->GetInput());
     CudaOutputBuffer<TOutputImage> output(this->GetOutput());
     const cif::BoxMeanMethod       method = cif::BoxMeanCUDA(input.Get(), output.Get(), g);
@@ -116,13 +102,8 @@ CudaMeanImageFilter<TInputImage, TOutputImage>::CPUGenerateData()
     if (CudaBoxFilterDetail::RadiusFitsCore<ImageDimension>(this->GetRadius()))
     {
       this->AllocateOutputs();
-      const cif::BoxGeometry g = CudaBoxFilterDetail::MakeBoxGeometry<ImageDimension>(
-        this->GetInput()->GetBufferedRegion(), this->GetOutput()->GetBufferedRegion(), this->GetRadius());
-      const std::string why = cif::ValidateBoxJob(g);
-      if (!why.empty())
-      {
-        itkExceptionMacro(<< why);
-      }
+      const cif::BoxGeometry g = CudaBoxFilterDetail::MakeBoxGeometry(this, this->GetRadius());
+      this->CheckCoreJob(cif::ValidateBoxJob(g));
       const int threads = static_cast<int>(this->GetMultiThreader()->GetMaximumNumberOfThreads());
       cif::BoxMeanCPU(this->GetInput()->GetBufferPointer(), this->GetOutput()->GetBufferPointer(), g, threads);
       return;

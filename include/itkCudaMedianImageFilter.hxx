@@ -135,11 +135,7 @@ CudaMedianImageFilter<TInputImage, TOutputImage>::GPUGenerateData()
     output->SetBufferedRegion(output->GetRequestedRegion());
     output->Allocate();
     const cif::MedianGeometry g = MakeGeometry(this);
-    const std::string         why = cif::ValidateMedianJob(g);
-    if (!why.empty())
-    {
-      itkExceptionMacro(<< why);
-    }
+    this->CheckCoreJob(cif::ValidateMedianJob(g));
     CudaInputBuffer<TInputImage>   in(this->GetInput());
     CudaOutputBuffer<TOutputImage> out(output);
     const cif::MedianPlan          plan = cif::MedianCUDA(in.Get(), out.Get(), g, ToCore(m_GPUKernel));
@@ -165,11 +161,7 @@ CudaMedianImageFilter<TInputImage, TOutputImage>::CPUGenerateData()
     output->SetBufferedRegion(output->GetRequestedRegion());
     output->Allocate();
     const cif::MedianGeometry g = MakeGeometry(this);
-    const std::string         why = cif::ValidateMedianJob(g);
-    if (!why.empty())
-    {
-      itkExceptionMacro(<< why);
-    }
+    this->CheckCoreJob(cif::ValidateMedianJob(g));
     const int threads = static_cast<int>(this->GetMultiThreader()->GetMaximumNumberOfThreads());
     cif::MedianCPU(this->GetInput()->GetBufferPointer(),
                    output->GetBufferPointer(),

@@ -28,8 +28,8 @@ namespace CudaResampleDetail
 {
 /** Pixel types the GPU core is instantiated for (src/Resample.cu). */
 template <typename TIn, typename TOut>
-constexpr bool GPUSupportsPixels = std::is_same<TIn, TOut>::value &&
-               CudaBSplinePrefilterDetail::IsOneOf<TIn, unsigned char, short, unsigned short, float, double>;
+constexpr bool                      GPUSupportsPixels =
+  std::is_same<TIn, TOut>::value && CudaIsOneOf<TIn, unsigned char, short, unsigned short, float, double>;
 
 /** The interpolation rule of an ITK interpolator, if the GPU has it. */
 template <typename TImage, typename TPrecision>

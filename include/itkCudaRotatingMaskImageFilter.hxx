@@ -14,14 +14,11 @@ namespace itk
 
 namespace CudaRotatingMaskDetail
 {
-template <typename T, typename... U>
-constexpr bool IsOneOf = (std::is_same<T, U>::value || ...);
-
 /** Pixel pairs the GPU core is instantiated for (src/RotatingMask.cu). */
 template <typename TIn, typename TOut>
-constexpr bool GPUCoreSupports = (IsOneOf<TIn, unsigned char, short, unsigned short, float> &&
+constexpr bool GPUCoreSupports = (CudaIsOneOf<TIn, unsigned char, short, unsigned short, float> &&
                                   std::is_same<TIn, TOut>::value) ||
-                                 (IsOneOf<TIn, unsigned char, short, unsigned short> &&
+                                 (CudaIsOneOf<TIn, unsigned char, short, unsigned short> &&
                                   std::is_same<TOut, float>::value);
 
 /** Largest output rows (y) and slices (z) the GPU grid covers. */
@@ -158,11 +155,7 @@ CudaRotatingMaskImageFilter<TInputImage, TOutputImage>::GPUGenerateData()
     cif::RotatingMaskParameters parameters;
     parameters.dimension = static_cast<int>(ImageDimension);
     parameters.iterations = static_cast<int>(m_NumberOfIterations);
-    const std::string why = cif::ValidateRotatingMaskJob(geometry, parameters);
-    if (!why.empty())
-    {
-      itkExceptionMacro(<< why);
-    }
+    this->CheckCoreJob(cif::ValidateRotatingMaskJob(geometry, parameters));
     CudaInputBuffer<TInputImage>   input(this->GetInput());
     CudaOutputBuffer<TOutputImage> output(this->GetOutput());
     m_LastNote = cif::RotatingMaskCUDA(input.Get(), output.Get(), geometry, parameters);
@@ -183,11 +176,7 @@ CudaRotatingMaskImageFilter<TInputImage, TOutputImage>::CPUGenerateData()
   cif::RotatingMaskParameters parameters;
   parameters.dimension = static_cast<int>(ImageDimension);
   parameters.iterations = static_cast<int>(m_NumberOfIterations);
-  const std::string why = cif::ValidateRotatingMaskJob(geometry, parameters);
-  if (!why.empty())
-  {
-    itkExceptionMacro(<< why);
-  }
+  this->CheckCoreJob(cif::ValidateRotatingMaskJob(geometry, parameters));
   const int threads = static_cast<int>(this->GetMultiThreader()->GetMaximumNumberOfThreads());
   cif::RotatingMaskCPU(this->GetInput()->GetBufferPointer(),
                        this->GetOutput()->GetBufferPointer(),

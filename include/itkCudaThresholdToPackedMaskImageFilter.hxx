@@ -15,22 +15,14 @@ template <typename TInputImage>
 std::string
 CudaThresholdToPackedMaskImageFilter<TInputImage>::GetGPUUnsupportedReason() const
 {
-  if (!cif::PackedMaskCUDAIsCompiled())
-  {
-    return "this build has no CUDA code";
-  }
-  return {};
+  return CudaMaskFilterDetail::GPUUnsupportedReason();
 }
 
 template <typename TInputImage>
 void
 CudaThresholdToPackedMaskImageFilter<TInputImage>::GenerateInputRequestedRegion()
 {
-  // not the superclass's copy of the output region: that is the word grid
-  if (auto * input = const_cast<TInputImage *>(this->GetInput()))
-  {
-    input->SetRequestedRegionToLargestPossibleRegion(); // the mask covers the whole grid
-  }
+  CudaMaskFilterDetail::RequestWholeInputs(*this); // the mask covers the whole grid
 }
 
 template <typename TInputImage>

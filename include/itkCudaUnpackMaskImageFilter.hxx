@@ -15,11 +15,7 @@ template <typename TOutputImage>
 std::string
 CudaUnpackMaskImageFilter<TOutputImage>::GetGPUUnsupportedReason() const
 {
-  if (!cif::PackedMaskCUDAIsCompiled())
-  {
-    return "this build has no CUDA code";
-  }
-  return {};
+  return CudaMaskFilterDetail::GPUUnsupportedReason();
 }
 
 template <typename TOutputImage>
@@ -38,10 +34,7 @@ template <typename TOutputImage>
 void
 CudaUnpackMaskImageFilter<TOutputImage>::GenerateInputRequestedRegion()
 {
-  if (auto * mask = const_cast<MaskType *>(this->GetInput()))
-  {
-    mask->SetRequestedRegionToLargestPossibleRegion();
-  }
+  CudaMaskFilterDetail::RequestWholeInputs(*this);
 }
 
 template <typename TOutputImage>

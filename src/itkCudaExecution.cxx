@@ -105,6 +105,17 @@ CudaExecutionSettings::PrintExecutionMode(std::ostream & os, Indent indent) cons
 }
 
 void
+CudaExecutionControl::CheckCoreJob(const std::string & problem) const
+{
+  if (!problem.empty())
+  {
+    std::ostringstream message;
+    message << "itk::ERROR: " << this->GetExecutionOwnerName() << "(" << this->GetExecutionOwner() << "): " << problem;
+    throw ExceptionObject(__FILE__, __LINE__, message.str(), ITK_LOCATION);
+  }
+}
+
+void
 CudaExecutionControl::PrintExecution(std::ostream & os, Indent indent) const
 {
   this->PrintExecutionMode(os, indent);
