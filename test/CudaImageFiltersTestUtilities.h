@@ -11,11 +11,15 @@
 #include "itkImageRegionIterator.h"
 
 #include <gtest/gtest.h>
+#include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdlib>
+#include <initializer_list>
 #include <random>
 #include <sstream>
 #include <string>
+#include <vector>
 
 namespace cif_test
 {
@@ -56,6 +60,97 @@ ReadImage(const std::string & path)
   reader->SetFileName(path);
   reader->Update();
   return reader->GetOutput();
+}
+
+/** A size from its components (x first). */
+template <typename TImage>
+typename TImage::SizeType
+MakeSize(std::initializer_list<itk::SizeValueType> values)
+{
+  typename TImage::SizeType size;
+  std::copy(values.begin(), values.end(), size.begin());
+  return size;
+}
+
+/** A radius from its components; missing ones repeat the last given ({ 2 } is 2 on every axis). */
+template <typename TImage>
+typename TImage::SizeType
+Radius(std::initializer_list<itk::SizeValueType> r)
+{
+  typename TImage::SizeType size;
+  auto                      it = r.begin();
+  for (unsigned a = 0; a < TImage::ImageDimension; ++a)
+  {
+    size[a] = it != r.end() ? *it++ : size[a - 1];
+  }
+  return size;
+}
+
+/** The pixels of the buffered region as doubles, x fastest. */
+template <typename TImage>
+std::vector<double>
+ToVector(const TImage * image)
+{
+  std::vector<double> v;
+  for (itk::ImageRegionConstIterator<TImage> it(image, image->GetBufferedRegion()); !it.IsAtEnd(); ++it)
+  {
+    v.push_back(static_cast<double>(it.Get()));
+  }
+  return v;
+}
+
+/** The buffered size on three axes (1 for the axes a 2D image lacks). */
+template <typename TImage>
+std::array<long, 3>
+Extent(const TImage * image)
+{
+  std::array<long, 3> n{ { 1, 1, 1 } };
+  for (unsigned a = 0; a < TImage::ImageDimension; ++a)
+  {
+    n[a] = static_cast<long>(image->GetBufferedRegion().GetSize(a));
+  }
+  return n;
+}
+
+/** Piecewise-constant regions with two straight edges (x at half the width,
+ * y at a third of the height) plus uniform noise of +-noiseFraction of the
+ * range, clamped to [lo, hi]: an edge-preserving filter's use case. With
+ * `roundScale` > 0 the values are rounded to multiples of 1 / roundScale. */
+template <typename TImage>
+typename TImage::Pointer
+EdgeImage(const typename TImage::SizeType & size,
+          double                            lo,
+          double                            hi,
+          double                            noiseFraction,
+          unsigned                          seed,
+          double                            roundScale = 0.0)
+{
+  auto image = TImage::New();
+  image->SetRegions(size);
+  image->Allocate();
+  std::mt19937                           rng(seed);
+  std::uniform_real_distribution<double> noise(-noiseFraction, noiseFraction);
+  const double                           span = hi - lo;
+  for (itk::ImageRegionIterator<TImage> it(image, image->GetBufferedRegion()); !it.IsAtEnd(); ++it)
+  {
+    const auto idx = it.GetIndex();
+    double     v = lo + 0.2 * span;
+    if (2 * idx[0] >= static_cast<long>(size[0]))
+    {
+      v += 0.5 * span;
+    }
+    if (3 * idx[1] >= static_cast<long>(size[1]))
+    {
+      v += 0.15 * span;
+    }
+    v += noise(rng) * span;
+    if (roundScale > 0.0)
+    {
+      v = std::round(v * roundScale) / roundScale;
+    }
+    it.Set(static_cast<typename TImage::PixelType>(std::min(hi, std::max(lo, v))));
+  }
+  return image;
 }
 
 /** An image of the given size filled with uniform random values in [lo, hi). */

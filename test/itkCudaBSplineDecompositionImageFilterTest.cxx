@@ -82,18 +82,6 @@ RunITK(const TIn * input, unsigned int order = 3)
 
 // ---------------------------------------------------------------------------
 // Independent float64 reference.
-template <typename TImage>
-std::vector<double>
-ToVector(const TImage * image)
-{
-  std::vector<double> v;
-  for (itk::ImageRegionConstIterator<TImage> it(image, image->GetBufferedRegion()); !it.IsAtEnd(); ++it)
-  {
-    v.push_back(static_cast<double>(it.Get()));
-  }
-  return v;
-}
-
 /** Applies `lineOp` to every line along every axis of a row-major volume. */
 template <typename TLineOp>
 void
@@ -218,15 +206,6 @@ MaxMagnitude(const std::vector<double> & v)
     m = std::max(m, std::fabs(x));
   }
   return m;
-}
-
-template <typename TImage>
-typename TImage::SizeType
-MakeSize(std::initializer_list<itk::SizeValueType> values)
-{
-  typename TImage::SizeType size;
-  std::copy(values.begin(), values.end(), size.begin());
-  return size;
 }
 
 constexpr double kFloatTolerance = 1e-6; // x dynamic range, documented

@@ -52,15 +52,6 @@ constexpr std::size_t kH200SharedBytes = 232448;
 
 template <typename TImage>
 typename TImage::SizeType
-MakeSize(std::initializer_list<itk::SizeValueType> values)
-{
-  typename TImage::SizeType size;
-  std::copy(values.begin(), values.end(), size.begin());
-  return size;
-}
-
-template <typename TImage>
-typename TImage::SizeType
 MakeRadius(std::initializer_list<itk::SizeValueType> values)
 {
   return MakeSize<TImage>(values);
