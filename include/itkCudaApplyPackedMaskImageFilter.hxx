@@ -82,11 +82,7 @@ CudaApplyPackedMaskImageFilter<TImage>::GenerateData()
   static_assert(ImageDimension >= 1 && ImageDimension <= 3, "CudaApplyPackedMaskImageFilter handles 1 to 3 dimensions");
   const TImage *   image = this->GetInput();
   const MaskType * mask = this->GetMaskImage();
-  if (image->GetBufferedRegion().GetNumberOfPixels() == 0)
-  {
-    itkExceptionMacro(<< "The input image is empty (buffered region size " << image->GetBufferedRegion().GetSize()
-                      << ")");
-  }
+  this->CheckInputNotEmpty(image);
   if (image->GetBufferedRegion() != image->GetLargestPossibleRegion())
   {
     itkExceptionMacro(<< "The input's buffered region " << image->GetBufferedRegion()

@@ -131,10 +131,7 @@ CudaBSplineDecompositionImageFilter<TInputImage, TOutputImage>::GenerateData()
 {
   using namespace CudaBSplinePrefilterDetail;
   const TInputImage * input = this->GetInput();
-  if (input->GetBufferedRegion().GetNumberOfPixels() == 0)
-  {
-    itkExceptionMacro(<< "The input image is empty (buffered region " << input->GetBufferedRegion().GetSize() << ")");
-  }
+  this->CheckInputNotEmpty(input);
   TOutputImage * output = this->GetOutput();
   output->SetBufferedRegion(output->GetRequestedRegion());
   output->Allocate();

@@ -212,10 +212,7 @@ void
 CudaBilateralImageFilter<TInputImage, TOutputImage>::GenerateData()
 {
   const TInputImage * input = this->GetInput();
-  if (input->GetBufferedRegion().GetNumberOfPixels() == 0)
-  {
-    itkExceptionMacro(<< "The input image is empty (buffered region " << input->GetBufferedRegion().GetSize() << ")");
-  }
+  this->CheckInputNotEmpty(input);
   const std::string problems = this->ParameterProblems();
   if (!problems.empty())
   {

@@ -65,11 +65,7 @@ template <typename TInputImage, typename TOutputImage>
 void
 CudaBinaryThresholdImageFilter<TInputImage, TOutputImage>::GenerateData()
 {
-  if (this->GetInput()->GetBufferedRegion().GetNumberOfPixels() == 0)
-  {
-    itkExceptionMacro(<< "The input image is empty (buffered region size "
-                      << this->GetInput()->GetBufferedRegion().GetSize() << ")");
-  }
+  this->CheckInputNotEmpty(this->GetInput());
   // ITK's own checks (lower > upper throws) and functor set-up
   this->BeforeThreadedGenerateData();
   this->RunOnGPUOrCPU(

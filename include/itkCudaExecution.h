@@ -8,6 +8,7 @@
 #include "itkCudaRuntime.h"
 #include "itkIndent.h"
 #include <ostream>
+#include <sstream>
 #include <string>
 #include <type_traits>
 
@@ -235,9 +236,24 @@ protected:
   }
 
   /** Throws an itk::ExceptionObject, as itkExceptionMacro would in the
-   * owner, when `problem` (a core's Validate...Job answer) is not empty. */
+   * owner, when `problem` is not empty (a core's Validate...Job answer, or
+   * any other check of the request). */
   void
   CheckCoreJob(const std::string & problem) const;
+
+  /** Throws, as itkExceptionMacro would in the owner, when the buffered
+   * region of the input `image` holds no pixel. */
+  template <typename TImage>
+  void
+  CheckInputNotEmpty(const TImage * image) const
+  {
+    if (image->GetBufferedRegion().GetNumberOfPixels() == 0)
+    {
+      std::ostringstream why;
+      why << "The input image is empty (buffered region size " << image->GetBufferedRegion().GetSize() << ")";
+      this->CheckCoreJob(why.str());
+    }
+  }
 
   /** The PrintSelf lines: ExecutionMode, LastExecutedOn, LastExecutionReport. */
   void

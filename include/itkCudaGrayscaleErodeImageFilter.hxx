@@ -119,12 +119,7 @@ template <typename TInputImage, typename TOutputImage, typename TKernel>
 void
 CudaGrayscaleErodeImageFilter<TInputImage, TOutputImage, TKernel>::GenerateData()
 {
-  const TInputImage * input = this->GetInput();
-  if (input->GetBufferedRegion().GetNumberOfPixels() == 0)
-  {
-    itkExceptionMacro(<< "The input image is empty (buffered region size " << input->GetBufferedRegion().GetSize()
-                      << ")");
-  }
+  this->CheckInputNotEmpty(this->GetInput());
   this->RunOnGPUOrCPU(
     this->GetGPUUnsupportedReason(),
     [this] { this->GPUGenerateData(); },

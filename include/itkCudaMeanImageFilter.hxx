@@ -40,12 +40,7 @@ template <typename TInputImage, typename TOutputImage>
 void
 CudaMeanImageFilter<TInputImage, TOutputImage>::GenerateData()
 {
-  const TInputImage * input = this->GetInput();
-  if (input->GetBufferedRegion().GetNumberOfPixels() == 0)
-  {
-    itkExceptionMacro(<< "The input image is empty (buffered region size " << input->GetBufferedRegion().GetSize()
-                      << ")");
-  }
+  this->CheckInputNotEmpty(this->GetInput());
   m_LastGPUMethod.clear();
   this->RunOnGPUOrCPU(
     this->GetGPUUnsupportedReason(),

@@ -99,12 +99,7 @@ template <typename TInputImage, typename TOutputImage>
 void
 CudaMedianImageFilter<TInputImage, TOutputImage>::GenerateData()
 {
-  const TInputImage * input = this->GetInput();
-  if (input->GetBufferedRegion().GetNumberOfPixels() == 0)
-  {
-    itkExceptionMacro(<< "The input image is empty (buffered region size " << input->GetBufferedRegion().GetSize()
-                      << ")");
-  }
+  this->CheckInputNotEmpty(this->GetInput());
   m_LastGPUKernel = CudaMedianKernel::Automatic;
   m_LastGPUPlan.clear();
   this->RunOnGPUOrCPU(

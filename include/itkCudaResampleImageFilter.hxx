@@ -257,10 +257,7 @@ template <typename TInputImage,
 void
 CudaResampleImageFilter<TInputImage, TOutputImage, TInterpolatorPrecisionType, TTransformPrecisionType>::GenerateData()
 {
-  if (this->GetInput()->GetBufferedRegion().GetNumberOfPixels() == 0)
-  {
-    itkExceptionMacro(<< "The input image is empty");
-  }
+  this->CheckInputNotEmpty(this->GetInput());
   if (this->GetOutput()->GetRequestedRegion().GetNumberOfPixels() == 0)
   {
     itkExceptionMacro(<< "The output size is zero (" << this->GetOutput()->GetRequestedRegion().GetSize() << ")");

@@ -124,10 +124,7 @@ void
 CudaRotatingMaskImageFilter<TInputImage, TOutputImage>::GenerateData()
 {
   const TInputImage * input = this->GetInput();
-  if (input->GetBufferedRegion().GetNumberOfPixels() == 0)
-  {
-    itkExceptionMacro(<< "The input image is empty (buffered region " << input->GetBufferedRegion().GetSize() << ")");
-  }
+  this->CheckInputNotEmpty(input);
   if (m_NumberOfIterations < 1)
   {
     itkExceptionMacro(<< "NumberOfIterations must be at least 1");

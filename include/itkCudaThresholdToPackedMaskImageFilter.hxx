@@ -42,11 +42,7 @@ CudaThresholdToPackedMaskImageFilter<TInputImage>::GenerateData()
   static_assert(ImageDimension >= 1 && ImageDimension <= 3,
                 "CudaThresholdToPackedMaskImageFilter handles 1 to 3 dimensions");
   const TInputImage * input = this->GetInput();
-  if (input->GetBufferedRegion().GetNumberOfPixels() == 0)
-  {
-    itkExceptionMacro(<< "The input image is empty (buffered region size " << input->GetBufferedRegion().GetSize()
-                      << ")");
-  }
+  this->CheckInputNotEmpty(input);
   if (input->GetBufferedRegion() != input->GetLargestPossibleRegion())
   {
     itkExceptionMacro(<< "The input's buffered region " << input->GetBufferedRegion()
