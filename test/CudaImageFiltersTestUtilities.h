@@ -232,6 +232,40 @@ MaxAbsDifference(const TA * a, const TB * b)
   return worst;
 }
 
+/** The output of an updated filter, detached from its pipeline. */
+template <typename TFilter>
+auto
+TakeOutput(TFilter * filter)
+{
+  typename TFilter::OutputImageType::Pointer out = filter->GetOutput();
+  out->DisconnectPipeline();
+  return out;
+}
+
+/** The out-of-memory contract of a GPU filter, for GPU tests: with the
+ * device allocation limit just above what is allocated now, an update in
+ * automatic mode falls back to the CPU, says so, and gives `expected`
+ * exactly; in GPU mode the update throws; without the limit the GPU runs.
+ * `filter` is set up (inputs, parameters) in automatic mode. */
+template <typename TFilter, typename TImage>
+void
+ExpectOutOfMemoryFallsBackToCpuOrThrows(TFilter * filter, const TImage * expected)
+{
+  itk::CudaRuntime::SetAllocationLimit(itk::CudaRuntime::GetBytesAllocated() + 4096);
+  filter->Update();
+  EXPECT_EQ(filter->GetLastExecutedOn(), itk::CudaExecutedOn::CPU);
+  EXPECT_TRUE(filter->GetLastExecutionReport().FellBackAfterOutOfMemory);
+  EXPECT_NE(filter->GetLastExecutionReport().Message.find("out of memory"), std::string::npos);
+  EXPECT_EQ(MaxAbsDifference(filter->GetOutput(), expected), 0.0);
+  filter->SetExecutionMode(itk::CudaExecutionMode::GPU);
+  filter->Modified();
+  EXPECT_THROW(filter->Update(), itk::ExceptionObject);
+  itk::CudaRuntime::SetAllocationLimit(0);
+  filter->Modified();
+  filter->Update();
+  EXPECT_EQ(filter->GetLastExecutedOn(), itk::CudaExecutedOn::GPU);
+}
+
 /** Number of non-finite pixels. */
 template <typename TImage>
 std::size_t

@@ -147,16 +147,6 @@ ToCudaImage(const TPlain * plain)
   return image;
 }
 
-/** The output of an updated filter, detached from its pipeline. */
-template <typename TFilter>
-auto
-TakeOutput(TFilter * filter)
-{
-  typename TFilter::OutputImageType::Pointer out = filter->GetOutput();
-  out->DisconnectPipeline();
-  return out;
-}
-
 /** True when a and b have the same spacing, origin and direction, bit for bit. */
 template <typename TA, typename TB>
 bool
