@@ -21,6 +21,7 @@
  *  The readable table is the last thing printed; --json FILE writes the same
  *  numbers for scripts (benchmarks/bspline_prefilter_cupy.py --compare).
  *=========================================================================*/
+#include "BenchmarkCommon.h"
 #include "cifBSplinePrefilter.h"
 #include "cifCudaError.h"
 #include "itkBSplineDecompositionImageFilter.h"
@@ -52,6 +53,13 @@
 
 namespace
 {
+using cif_bench::Clock;
+using cif_bench::MedianOf;
+using cif_bench::MillisecondsSince;
+using cif_bench::MinimumOf;
+#ifdef CUDAIMAGEFILTERS_WITH_CUDA
+using cif_bench::CudaEventTimer;
+#endif
 
 // ---------------------------------------------------------------------------
 // Options
@@ -150,32 +158,6 @@ SizeName(const SizeList & size)
 // ---------------------------------------------------------------------------
 // Small helpers
 // ---------------------------------------------------------------------------
-double
-Median(std::vector<double> v)
-{
-  if (v.empty())
-  {
-    return std::numeric_limits<double>::quiet_NaN();
-  }
-  std::sort(v.begin(), v.end());
-  const std::size_t m = v.size() / 2;
-  return v.size() % 2 ? v[m] : 0.5 * (v[m - 1] + v[m]);
-}
-
-double
-Minimum(const std::vector<double> & v)
-{
-  return v.empty() ? std::numeric_limits<double>::quiet_NaN() : *std::min_element(v.begin(), v.end());
-}
-
-using Clock = std::chrono::steady_clock;
-
-double
-MillisecondsSince(Clock::time_point start)
-{
-  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
-}
-
 /** Uniform random floats in [-1, 1) (splitmix64; fast and reproducible). */
 void
 FillRandom(std::vector<float> & data, std::uint64_t seed)
@@ -355,7 +337,7 @@ struct Environment
 double
 EffectiveGBps(const CaseResult & c, const Row & r)
 {
-  return r.Ok() ? c.minimalBytes / (Median(r.ms) * 1e-3) / 1e9 : std::numeric_limits<double>::quiet_NaN();
+  return r.Ok() ? c.minimalBytes / (MedianOf(r.ms) * 1e-3) / 1e9 : std::numeric_limits<double>::quiet_NaN();
 }
 
 double
@@ -367,77 +349,6 @@ FractionOfCopy(const Environment & env, const CaseResult & c, const Row & r)
 // ---------------------------------------------------------------------------
 // GPU parts
 // ---------------------------------------------------------------------------
-#ifdef CUDAIMAGEFILTERS_WITH_CUDA
-class EventPair
-{
-public:
-  EventPair()
-  {
-    CIF_CUDA_CHECK(cudaEventCreate(&m_Start));
-    CIF_CUDA_CHECK(cudaEventCreate(&m_Stop));
-  }
-  ~EventPair()
-  {
-    cudaEventDestroy(m_Start);
-    cudaEventDestroy(m_Stop);
-  }
-  EventPair(const EventPair &) = delete;
-  EventPair &
-  operator=(const EventPair &) = delete;
-
-  void
-  Start()
-  {
-    CIF_CUDA_CHECK(cudaEventRecord(m_Start, 0));
-  }
-  /** Records the stop event, waits for it and returns the elapsed device time in ms. */
-  double
-  Stop()
-  {
-    CIF_CUDA_CHECK(cudaEventRecord(m_Stop, 0));
-    CIF_CUDA_CHECK(cudaEventSynchronize(m_Stop));
-    float ms = 0.0f;
-    CIF_CUDA_CHECK(cudaEventElapsedTime(&ms, m_Start, m_Stop));
-    return ms;
-  }
-
-private:
-  cudaEvent_t m_Start{ nullptr };
-  cudaEvent_t m_Stop{ nullptr };
-};
-
-/** Device-to-device cudaMemcpy bandwidth, counting bytes read + written. */
-void
-MeasureCopyBandwidth(Environment & env, int reps)
-{
-  std::size_t       bytes = std::size_t{ 1 } << 30; // 1 GiB each way
-  const std::size_t freeBytes = itk::CudaRuntime::GetFreeMemory();
-  while (bytes > (std::size_t{ 64 } << 20) && 2 * bytes + (std::size_t{ 256 } << 20) > freeBytes)
-  {
-    bytes /= 2;
-  }
-  itk::CudaDeviceBuffer source(bytes), target(bytes);
-  source.FillBytes(0x3C);
-  target.FillBytes(0);
-  CIF_CUDA_CHECK(cudaDeviceSynchronize());
-  for (int i = 0; i < 3; ++i)
-  {
-    CIF_CUDA_CHECK(cudaMemcpy(target.GetPointer(), source.GetPointer(), bytes, cudaMemcpyDeviceToDevice));
-  }
-  EventPair           events;
-  std::vector<double> ms;
-  for (int i = 0; i < reps; ++i)
-  {
-    events.Start();
-    CIF_CUDA_CHECK(cudaMemcpy(target.GetPointer(), source.GetPointer(), bytes, cudaMemcpyDeviceToDevice));
-    ms.push_back(events.Stop());
-  }
-  env.copyMs = Median(ms);
-  env.copyBytes = 2.0 * static_cast<double>(bytes);
-  env.copyGBps = env.copyBytes / (env.copyMs * 1e-3) / 1e9;
-}
-#endif
-
 cif::PrefilterGeometry
 WholeImageGeometry(const SizeList & size)
 {
@@ -490,7 +401,7 @@ RunGpuCore(Row &                            row,
   {
     cif::PrefilterCUDA(in, out, geometry, parameters);
   }
-  EventPair events;
+  CudaEventTimer events;
   for (int i = 0; i < options.reps; ++i)
   {
     const auto wall = Clock::now();
@@ -651,7 +562,7 @@ RunCase(const SizeList & size, const Options & options, const Environment & env)
       std::cout << "  GPU core " << row.label << ": " << options.warmup << " warm-up + " << options.reps
                 << " timed calls ..." << std::flush;
       Guard(row, [&] { RunGpuCore(row, options, c, device, coreParameters[m], *coreResults[m]); });
-      std::cout << " median " << Fixed(Median(row.ms), 4) << " ms (" << row.status << ")" << std::endl;
+      std::cout << " median " << Fixed(MedianOf(row.ms), 4) << " ms (" << row.status << ")" << std::endl;
     }
 #endif
   }
@@ -710,7 +621,7 @@ RunCase(const SizeList & size, const Options & options, const Environment & env)
                                      0.0 });
               }
             });
-      std::cout << " median " << Fixed(Median(row.ms), 3) << " ms (" << row.status << ")" << std::endl;
+      std::cout << " median " << Fixed(MedianOf(row.ms), 3) << " ms (" << row.status << ")" << std::endl;
     }
   }
 
@@ -741,7 +652,7 @@ RunCase(const SizeList & size, const Options & options, const Environment & env)
                 row.status = "FAILED: " + std::to_string(bad) + " non-finite output values";
               }
             });
-      std::cout << " median " << Fixed(Median(row.ms), 2) << " ms (" << row.status << ")" << std::endl;
+      std::cout << " median " << Fixed(MedianOf(row.ms), 2) << " ms (" << row.status << ")" << std::endl;
     }
   }
 
@@ -788,7 +699,7 @@ RunCase(const SizeList & size, const Options & options, const Environment & env)
                 row.status = "FAILED: " + std::to_string(bad) + " non-finite output values";
               }
             });
-      std::cout << " " << Fixed(Median(row.ms), 1) << " ms (" << row.status << ")" << std::endl;
+      std::cout << " " << Fixed(MedianOf(row.ms), 1) << " ms (" << row.status << ")" << std::endl;
     }
   }
 
@@ -872,12 +783,12 @@ PrintTarget(std::ostream & os, const Environment & env, const std::vector<CaseRe
       continue;
     }
     const double f = FractionOfCopy(env, c, r);
-    os << "GPU recursive " << Fixed(Median(r.ms), 3) << " ms, " << Fixed(EffectiveGBps(c, r), 0)
+    os << "GPU recursive " << Fixed(MedianOf(r.ms), 3) << " ms, " << Fixed(EffectiveGBps(c, r), 0)
        << " GB/s = " << Fixed(100.0 * f, 1) << "% of copy bandwidth -> " << (f >= kTargetFraction ? "meets" : "below")
        << " the 65% target";
     if (c.name == "512x512x512")
     {
-      const double ms = Median(r.ms);
+      const double ms = MedianOf(r.ms);
       os << "; " << (ms <= kTargetMs ? "within" : "over") << " the absolute " << kTargetMs << " ms ("
          << Fixed(ms / kTargetMs, 2) << "x of it)";
     }
@@ -926,12 +837,12 @@ PrintTable(std::ostream & os, const Environment & env, const std::vector<CaseRes
       }
       else
       {
-        const int digits = Median(r.ms) < 10 ? 4 : (Median(r.ms) < 1000 ? 2 : 0);
-        os << PadLeft(Fixed(Median(r.ms), digits), w[4]) << PadLeft(Fixed(Minimum(r.ms), digits), w[5])
-           << PadLeft(r.wallMs.empty() ? "-" : Fixed(Median(r.wallMs), digits), w[6])
-           << PadLeft(Fixed(c.minimalBytes / (Median(r.ms) * 1e-3) / 1e9, 1), w[7])
+        const int digits = MedianOf(r.ms) < 10 ? 4 : (MedianOf(r.ms) < 1000 ? 2 : 0);
+        os << PadLeft(Fixed(MedianOf(r.ms), digits), w[4]) << PadLeft(Fixed(MinimumOf(r.ms), digits), w[5])
+           << PadLeft(r.wallMs.empty() ? "-" : Fixed(MedianOf(r.wallMs), digits), w[6])
+           << PadLeft(Fixed(c.minimalBytes / (MedianOf(r.ms) * 1e-3) / 1e9, 1), w[7])
            << PadLeft(r.onGpu && env.gpu
-                        ? Fixed(100.0 * c.minimalBytes / (Median(r.ms) * 1e-3) / 1e9 / env.copyGBps, 1) + "%"
+                        ? Fixed(100.0 * c.minimalBytes / (MedianOf(r.ms) * 1e-3) / 1e9 / env.copyGBps, 1) + "%"
                         : std::string("-"),
                       w[8]);
       }
@@ -1015,11 +926,11 @@ WriteJson(const std::string &             path,
         << ", \"gpu\": " << (r.onGpu ? "true" : "false")
         << ", \"includes_transfers\": " << (r.includesTransfers ? "true" : "false") << ", \"threads\": " << r.threads
         << ", \"status\": \"" << JsonEscape(r.status) << "\", \"reps\": " << r.ms.size()
-        << ", \"ms_median\": " << JsonNumber(Median(r.ms)) << ", \"ms_min\": " << JsonNumber(Minimum(r.ms))
-        << ", \"wall_ms_median\": " << JsonNumber(Median(r.wallMs))
-        << ", \"effective_GBps\": " << JsonNumber(r.ms.empty() ? NAN : c.minimalBytes / (Median(r.ms) * 1e-3) / 1e9)
+        << ", \"ms_median\": " << JsonNumber(MedianOf(r.ms)) << ", \"ms_min\": " << JsonNumber(MinimumOf(r.ms))
+        << ", \"wall_ms_median\": " << JsonNumber(MedianOf(r.wallMs))
+        << ", \"effective_GBps\": " << JsonNumber(r.ms.empty() ? NAN : c.minimalBytes / (MedianOf(r.ms) * 1e-3) / 1e9)
         << ", \"fraction_of_copy\": "
-        << JsonNumber(r.onGpu && !r.ms.empty() ? c.minimalBytes / (Median(r.ms) * 1e-3) / 1e9 / env.copyGBps : NAN)
+        << JsonNumber(r.onGpu && !r.ms.empty() ? c.minimalBytes / (MedianOf(r.ms) * 1e-3) / 1e9 / env.copyGBps : NAN)
         << ", \"note\": \"" << JsonEscape(r.note) << "\"}" << (ri + 1 < c.rows.size() ? "," : "") << '\n';
     }
     f << "      ],\n";
@@ -1169,7 +1080,10 @@ main(int argc, char * argv[])
   {
     try
     {
-      MeasureCopyBandwidth(env, options.copyReps);
+      const auto copy = cif_bench::MeasureCopyBandwidth(options.copyReps);
+      env.copyMs = copy.ms;
+      env.copyBytes = copy.bytes;
+      env.copyGBps = copy.gbps;
       std::cout << "D2D copy bandwidth: " << Fixed(env.copyGBps, 1) << " GB/s (" << Fixed(env.copyMs, 3)
                 << " ms per copy of " << Fixed(env.copyBytes / 2 / (1 << 30), 2) << " GiB, read + write counted)"
                 << std::endl;

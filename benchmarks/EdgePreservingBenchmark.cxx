@@ -23,16 +23,13 @@
  *
  *    EdgePreservingBenchmark [--reps N] [--cpu-slices N] [--skip-itk] [--skip-cpu]
  *=========================================================================*/
+#include "BenchmarkCommon.h"
 #include "cifBilateral.h"
 #include "cifRotatingMask.h"
 #include "itkBilateralImageFilter.h"
 #include "itkCudaRuntime.h"
 #include "itkImage.h"
 #include "itkMultiThreaderBase.h"
-
-#ifdef CUDAIMAGEFILTERS_WITH_CUDA
-#  include <cuda_runtime.h>
-#endif
 
 #include <algorithm>
 #include <chrono>
@@ -48,61 +45,7 @@
 
 namespace
 {
-
-struct Row
-{
-  std::string volume, method, note;
-  double      ms{ -1 };     ///< measured
-  double      fullMs{ -1 }; ///< for the whole volume (scaled when cropped)
-  double      voxels{ 0 };  ///< voxel updates in the measured run (voxels x iterations)
-  double      bytes{ 0 };   ///< bytes read + written in the measured run
-  bool        gpu{ false };
-  bool        cropped{ false };
-};
-
-#ifdef CUDAIMAGEFILTERS_WITH_CUDA
-/** Median time in ms of `reps` calls of f, timed with CUDA events after a warm-up. */
-double
-TimeGpu(const std::function<void()> & f, int reps)
-{
-  f();
-  std::vector<float> times;
-  cudaEvent_t        start, stop;
-  cudaEventCreate(&start);
-  cudaEventCreate(&stop);
-  for (int r = 0; r < reps; ++r)
-  {
-    cudaEventRecord(start);
-    f();
-    cudaEventRecord(stop);
-    cudaEventSynchronize(stop);
-    float ms = 0;
-    cudaEventElapsedTime(&ms, start, stop);
-    times.push_back(ms);
-  }
-  cudaEventDestroy(start);
-  cudaEventDestroy(stop);
-  std::nth_element(times.begin(), times.begin() + times.size() / 2, times.end());
-  return times[times.size() / 2];
-}
-
-double
-CopyBandwidth()
-{
-  const std::size_t     bytes = std::size_t{ 1 } << 30;
-  itk::CudaDeviceBuffer a(bytes), b(bytes);
-  const double ms = TimeGpu([&] { cudaMemcpy(b.GetPointer(), a.GetPointer(), bytes, cudaMemcpyDeviceToDevice); }, 10);
-  return 2.0 * bytes / (ms * 1e-3) / 1e9;
-}
-#endif
-
-double
-TimeCpu(const std::function<void()> & f)
-{
-  const auto t0 = std::chrono::steady_clock::now();
-  f();
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-}
+using namespace cif_bench;
 
 /** A CT-like volume: a few smooth blobs on a background, with noise; `scale` is the top of the range. */
 template <typename T>
@@ -189,10 +132,10 @@ RunVolume(const std::string & name,
         std::string  kernel;
         const double ms = TimeGpu([&] { kernel = cif::BilateralCUDA(pin, pout, g, p); }, reps);
         Row          r;
-        r.volume = name;
+        r.caseName = name;
         r.method = "GPU bilateral r=" + std::to_string(radius) + ", " + std::to_string(iterations) + " it";
         r.note = kernel;
-        r.ms = r.fullMs = ms;
+        r.ms = ms;
         r.voxels = voxels * iterations;
         r.bytes = bytesPerPass * iterations;
         r.gpu = true;
@@ -207,10 +150,10 @@ RunVolume(const std::string & name,
       std::string  kernel;
       const double ms = TimeGpu([&] { kernel = cif::RotatingMaskCUDA(pin, pout, g, p); }, reps);
       Row          r;
-      r.volume = name;
+      r.caseName = name;
       r.method = "GPU rotating mask 5x5x5, " + std::to_string(iterations) + " it";
       r.note = kernel;
-      r.ms = r.fullMs = ms;
+      r.ms = ms;
       r.voxels = voxels * iterations;
       r.bytes = bytesPerPass * iterations;
       r.gpu = true;
@@ -240,14 +183,13 @@ RunVolume(const std::string & name,
   const auto     addRow = [&](const std::string & method, double ms, const std::string & note)
   {
     Row r;
-    r.volume = name;
+    r.caseName = name;
     r.method = method;
     r.note = note + (cropped ? ", " + where : "");
     r.ms = ms;
-    r.fullMs = ms * voxels / cropVoxels;
+    r.fullMs = cropped ? ms * voxels / cropVoxels : -1.0;
     r.voxels = cropVoxels;
     r.bytes = cropVoxels * 2.0 * sizeof(T);
-    r.cropped = cropped;
     rows.push_back(r);
   };
   if (!skipCpu)
@@ -256,12 +198,12 @@ RunVolume(const std::string & name,
     {
       const auto p = BilateralSettings(radius, 3, rangeSigma, 1);
       addRow("our CPU bilateral r=" + std::to_string(radius) + ", 1 it",
-             TimeCpu([&] { cif::BilateralCPU(host.data(), cpuOut.data(), cg, p, threads); }),
+             TimeWallOnce([&] { cif::BilateralCPU(host.data(), cpuOut.data(), cg, p, threads); }),
              std::to_string(threads) + " threads");
     }
     cif::RotatingMaskParameters p;
     addRow("our CPU rotating mask 5x5x5, 1 it",
-           TimeCpu([&] { cif::RotatingMaskCPU(host.data(), cpuOut.data(), cg, p, threads); }),
+           TimeWallOnce([&] { cif::RotatingMaskCPU(host.data(), cpuOut.data(), cg, p, threads); }),
            std::to_string(threads) + " threads");
   }
   if (!skipItk)
@@ -282,7 +224,7 @@ RunVolume(const std::string & name,
       filter->SetDomainSigma(radius / 2.5);
       filter->SetRangeSigma(rangeSigma);
       addRow("ITK BilateralImageFilter r=" + std::to_string(radius),
-             TimeCpu([&] { filter->Update(); }),
+             TimeWallOnce([&] { filter->Update(); }),
              std::to_string(itk::MultiThreaderBase::GetGlobalDefaultNumberOfThreads()) + " threads, 100-sample table");
     }
   }
@@ -320,22 +262,14 @@ main(int argc, char * argv[])
       return 2;
     }
   }
-  double copy = 0;
-#ifdef CUDAIMAGEFILTERS_WITH_CUDA
-  if (itk::CudaRuntime::IsDeviceAvailable())
-  {
-    copy = CopyBandwidth();
-  }
-#endif
+  const double       copy = CopyBandwidth();
   std::vector<Row>   rows;
   const std::int64_t liver[3] = { 512, 512, 72 }, cube[3] = { 512, 512, 512 };
   // 12-bit CT-like values (the paper's data), range sigma 100; float in [0, 1000], range sigma 50
   RunVolume<std::uint16_t>("512x512x72 uint16", liver, 4095.0, 100.0, reps, cpuSlices, skipItk, skipCpu, rows);
   RunVolume<float>("512^3 float32", cube, 1000.0, 50.0, reps, cpuSlices, skipItk, skipCpu, rows);
 
-  std::printf("Edge-preserving filters (seed paper 002). Device: %s; D2D copy bandwidth %.0f GB/s (read + write)\n",
-              itk::CudaRuntime::GetDeviceDescription().c_str(),
-              copy);
+  PrintDeviceLine("Edge-preserving filters (seed paper 002)", copy);
   std::printf("Bilateral: explicit radius r, domain sigma r/2.5, range sigma 100 (uint16) / 50 (float).\n");
   std::printf("Mvox/s = voxels x iterations / time; GB/s = (input read + output written) per iteration / time;\n"
               "%%copy = GB/s / copy bandwidth (GPU rows). CPU and ITK rows: 1 iteration");
@@ -345,34 +279,11 @@ main(int argc, char * argv[])
                               : ", whole volumes",
                 static_cast<long long>(cpuSlices));
   }
-  std::printf(".\n\n%-18s %-40s %10s %11s %9s %8s %7s  %s\n",
-              "volume",
-              "method",
-              "ms",
-              "ms full",
-              "Mvox/s",
-              "GB/s",
-              "%copy",
-              "note");
-  for (const auto & r : rows)
-  {
-    const double seconds = r.ms * 1e-3;
-    const double gbs = r.bytes / seconds / 1e9;
-    char         full[32], percent[16] = "-";
-    if (r.gpu && copy > 0)
-    {
-      std::snprintf(percent, sizeof(percent), "%.1f%%", 100.0 * gbs / copy);
-    }
-    std::snprintf(full, sizeof(full), "%s%.1f", r.cropped ? "~" : "", r.fullMs);
-    std::printf("%-18s %-40s %10.3f %11s %9.1f %8.2f %7s  %s\n",
-                r.volume.c_str(),
-                r.method.c_str(),
-                r.ms,
-                full,
-                r.voxels / seconds / 1e6,
-                gbs,
-                percent,
-                r.note.c_str());
-  }
+  std::printf(".\n\n");
+  TableLayout layout;
+  layout.rateName = "Mvox/s";
+  layout.rateUnit = 1e6;
+  layout.fullColumn = true;
+  PrintTable(rows, copy, layout);
   return 0;
 }

@@ -27,16 +27,13 @@
  *                    [--cpu-max-radius R] [--itk-max-radius R] [--slab K]
  *                    [--radii-u16 1,2,3,5,7] [--radii-f32 1,2,3]
  *=========================================================================*/
+#include "BenchmarkCommon.h"
 #include "cifMedian.h"
 #include "itkCudaMedianImageFilter.h"
 #include "itkCudaRuntime.h"
 #include "itkImage.h"
 #include "itkMedianImageFilter.h"
 #include "itkMultiThreaderBase.h"
-
-#ifdef CUDAIMAGEFILTERS_WITH_CUDA
-#  include <cuda_runtime.h>
-#endif
 
 #include <algorithm>
 #include <chrono>
@@ -52,6 +49,7 @@
 
 namespace
 {
+using namespace cif_bench;
 
 struct Options
 {
@@ -66,83 +64,13 @@ struct Options
   std::vector<int> radiiF32{ 1, 2, 3 };
 };
 
-struct Row
-{
-  std::string caseName, method;
-  double      ms{ -1 };
-  double      voxels{ 0 }, bytes{ 0 };
-  bool        gpu{ false };
-  std::string note;
-};
-
-double
-MedianOf(std::vector<double> v)
-{
-  std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
-  return v[v.size() / 2];
-}
-
-/** Median wall time in ms of `reps` calls (after one warm-up call; fewer
- * repetitions when a call takes longer than a second). */
+/** Median wall ms of at most 5 calls after a warm-up; 1 call when the
+ * warm-up took longer than a second. */
 double
 TimeHost(const std::function<void()> & f, int reps)
 {
-  auto t0 = std::chrono::steady_clock::now();
-  f();
-  const double first = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-  reps = first > 1000.0 ? 1 : std::min(reps, 5);
-  std::vector<double> times;
-  for (int r = 0; r < reps; ++r)
-  {
-    t0 = std::chrono::steady_clock::now();
-    f();
-    times.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-  }
-  return MedianOf(times);
+  return TimeWall(f, std::min(reps, 5), 1000.0, 1);
 }
-
-#ifdef CUDAIMAGEFILTERS_WITH_CUDA
-/** Median time in ms of `reps` calls of f, timed with CUDA events after a
- * warm-up call; 3 repetitions when a call takes longer than 200 ms. */
-double
-TimeGpu(const std::function<void()> & f, int reps)
-{
-  cudaEvent_t start, stop;
-  cudaEventCreate(&start);
-  cudaEventCreate(&stop);
-  const auto once = [&]
-  {
-    cudaEventRecord(start);
-    f();
-    cudaEventRecord(stop);
-    cudaEventSynchronize(stop);
-    float ms = 0;
-    cudaEventElapsedTime(&ms, start, stop);
-    return static_cast<double>(ms);
-  };
-  if (once() > 200.0)
-  {
-    reps = std::min(reps, 3);
-  }
-  std::vector<double> times;
-  for (int r = 0; r < reps; ++r)
-  {
-    times.push_back(once());
-  }
-  cudaEventDestroy(start);
-  cudaEventDestroy(stop);
-  return MedianOf(times);
-}
-
-double
-CopyBandwidth()
-{
-  const std::size_t     bytes = std::size_t{ 1 } << 30;
-  itk::CudaDeviceBuffer a(bytes), b(bytes);
-  const double ms = TimeGpu([&] { cudaMemcpy(b.GetPointer(), a.GetPointer(), bytes, cudaMemcpyDeviceToDevice); }, 10);
-  return 2.0 * bytes / (ms * 1e-3) / 1e9;
-}
-#endif
 
 template <typename T>
 std::vector<T>
@@ -244,12 +172,13 @@ RunCase(const std::string &      name,
                            cif::MedianKernel::RadixGlobal })
       {
         cif::MedianPlan plan;
-        const double    ms = TimeGpu([&] { plan = cif::MedianCUDA(pin, pout, g, kernel); }, options.reps);
+        const double    ms = // 3 repetitions when a call takes longer than 200 ms
+          TimeGpu([&] { plan = cif::MedianCUDA(pin, pout, g, kernel); }, options.reps, 200.0, 3);
         if (kernel != cif::MedianKernel::Automatic && plan.kernel != kernel)
         {
           continue; // fell back to another kernel: timed under its own name
         }
-        Row row{ caseName, "GPU core, " + KernelShortName(kernel), ms, voxels, bytes, true, "" };
+        Row row{ caseName, "GPU core, " + KernelShortName(kernel), ms, bytes, true, "", voxels };
         if (kernel == cif::MedianKernel::Automatic)
         {
           row.method += " (" + KernelShortName(plan.kernel) + ")";
@@ -277,10 +206,10 @@ RunCase(const std::string &      name,
       rows.push_back({ caseName,
                        "CudaMedianImageFilter, GPU, plain itk::Image",
                        ms,
-                       voxels,
                        bytes,
                        true,
-                       "upload + median + download" });
+                       "upload + median + download",
+                       voxels });
     }
 #endif
 
@@ -318,7 +247,7 @@ RunCase(const std::string &      name,
                 (differing == 0 ? "" : " in " + std::to_string(differing) + " voxels");
       }
       rows.push_back(
-        { caseName, "our CPU core, " + std::to_string(threads) + " threads", timed.first, voxels, bytes, false, note });
+        { caseName, "our CPU core, " + std::to_string(threads) + " threads", timed.first, bytes, false, note, voxels });
       std::printf("  %-40s %10.3f ms %s\n", (caseName + ": CPU core").c_str(), timed.first, note.c_str());
       std::fflush(stdout);
     }
@@ -337,10 +266,10 @@ RunCase(const std::string &      name,
       rows.push_back({ caseName,
                        "ITK MedianImageFilter, " + std::to_string(threads) + " threads",
                        timed.first,
-                       voxels,
                        bytes,
                        false,
-                       timed.second });
+                       timed.second,
+                       voxels });
       std::printf("  %-40s %10.3f ms %s\n", (caseName + ": ITK").c_str(), timed.first, timed.second.c_str());
       std::fflush(stdout);
     }
@@ -415,13 +344,7 @@ main(int argc, char * argv[])
     }
   }
 
-  double copy = 0;
-#ifdef CUDAIMAGEFILTERS_WITH_CUDA
-  if (itk::CudaRuntime::IsDeviceAvailable())
-  {
-    copy = CopyBandwidth();
-  }
-#endif
+  const double     copy = CopyBandwidth();
   std::vector<Row> rows;
   RunCase<unsigned short>("512x512x72 uint16", 512, 512, 72, 4096.0, options.radiiU16, options, rows);
   if (!options.skipFloat)
@@ -429,24 +352,13 @@ main(int argc, char * argv[])
     RunCase<float>("512^3 float32", 512, 512, 512, 1000.0, options.radiiF32, options, rows);
   }
 
-  std::printf("\nMedian filter. Device: %s; D2D copy bandwidth %.0f GB/s (read + write counted)\n",
-              itk::CudaRuntime::GetDeviceDescription().c_str(),
-              copy);
+  std::printf("\n");
+  PrintDeviceLine("Median filter", copy);
   std::printf("Gvox/s = output voxels / time; GB/s = (input read once + output written once) / time;\n"
               "%%copy = GB/s / copy bandwidth (GPU rows)\n\n");
-  std::printf("%-30s %-46s %11s %8s %8s %7s  %s\n", "case", "method", "ms", "Gvox/s", "GB/s", "%copy", "note");
-  for (const auto & r : rows)
-  {
-    const double seconds = r.ms * 1e-3;
-    const double gbs = r.ms > 0 ? r.bytes / seconds / 1e9 : 0;
-    std::printf("%-30s %-46s %11.3f %8.3f %8.1f %6.1f%%  %s\n",
-                r.caseName.c_str(),
-                r.method.c_str(),
-                r.ms,
-                r.ms > 0 ? r.voxels / seconds / 1e9 : 0.0,
-                gbs,
-                r.gpu && copy > 0 ? 100.0 * gbs / copy : 0.0,
-                r.note.c_str());
-  }
+  TableLayout layout;
+  layout.rateName = "Gvox/s";
+  layout.rateUnit = 1e9;
+  PrintTable(rows, copy, layout);
   return 0;
 }

@@ -8,6 +8,7 @@
  *
  *    ResampleBenchmark [--reps N] [--skip-itk] [--size3d N]
  *=========================================================================*/
+#include "BenchmarkCommon.h"
 #include "cifBSplinePrefilter.h"
 #include "cifResample.h"
 #include "itkBSplineInterpolateImageFunction.h"
@@ -16,10 +17,6 @@
 #include "itkLinearInterpolateImageFunction.h"
 #include "itkMultiThreaderBase.h"
 #include "itkResampleImageFilter.h"
-
-#ifdef CUDAIMAGEFILTERS_WITH_CUDA
-#  include <cuda_runtime.h>
-#endif
 
 #include <algorithm>
 #include <chrono>
@@ -33,48 +30,7 @@
 
 namespace
 {
-
-struct Row
-{
-  std::string caseName, method;
-  double      ms{ -1 }, bytes{ 0 };
-};
-
-#ifdef CUDAIMAGEFILTERS_WITH_CUDA
-/** Median time in ms of `reps` calls of f, timed with CUDA events after a warm-up. */
-double
-TimeGpu(const std::function<void()> & f, int reps)
-{
-  f();
-  std::vector<float> times;
-  cudaEvent_t        start, stop;
-  cudaEventCreate(&start);
-  cudaEventCreate(&stop);
-  for (int r = 0; r < reps; ++r)
-  {
-    cudaEventRecord(start);
-    f();
-    cudaEventRecord(stop);
-    cudaEventSynchronize(stop);
-    float ms = 0;
-    cudaEventElapsedTime(&ms, start, stop);
-    times.push_back(ms);
-  }
-  cudaEventDestroy(start);
-  cudaEventDestroy(stop);
-  std::nth_element(times.begin(), times.begin() + times.size() / 2, times.end());
-  return times[times.size() / 2];
-}
-
-double
-CopyBandwidth()
-{
-  const std::size_t     bytes = std::size_t{ 1 } << 30;
-  itk::CudaDeviceBuffer a(bytes), b(bytes);
-  const double ms = TimeGpu([&] { cudaMemcpy(b.GetPointer(), a.GetPointer(), bytes, cudaMemcpyDeviceToDevice); }, 10);
-  return 2.0 * bytes / (ms * 1e-3) / 1e9;
-}
-#endif
+using namespace cif_bench;
 
 /** Index-space rotation about the centre: c = R (o - centre) + centre. */
 cif::ResampleGeometry
@@ -338,9 +294,7 @@ main(int argc, char * argv[])
       {
         filter->SetInterpolator(itk::LinearInterpolateImageFunction<Image, double>::New());
       }
-      const auto t0 = std::chrono::steady_clock::now();
-      filter->Update();
-      const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+      const double ms = TimeWallOnce([&] { filter->Update(); });
       rows.push_back({ c3,
                        std::string("ITK CPU ResampleImageFilter, ") +
                          (cubicInterp ? "cubic (incl. prefilter)" : "linear") + ", " +
@@ -350,20 +304,12 @@ main(int argc, char * argv[])
     }
   }
 
-  std::printf("Resampling, float32. Device: %s; D2D copy bandwidth %.0f GB/s (read + write counted)\n",
-              itk::CudaRuntime::GetDeviceDescription().c_str(),
-              copy);
-  std::printf("GB/s = (input read once + output written once) / time; %%copy = GB/s / copy bandwidth\n\n");
-  std::printf("%-26s %-52s %10s %9s %7s\n", "case", "method", "ms", "GB/s", "%copy");
-  for (const auto & r : rows)
+  for (auto & r : rows)
   {
-    const double gbs = r.ms > 0 ? r.bytes / (r.ms * 1e-3) / 1e9 : 0;
-    std::printf("%-26s %-52s %10.3f %9.1f %6.1f%%\n",
-                r.caseName.c_str(),
-                r.method.c_str(),
-                r.ms,
-                gbs,
-                copy > 0 && r.method.rfind("GPU", 0) == 0 ? 100.0 * gbs / copy : 0.0);
+    r.gpu = r.method.rfind("GPU", 0) == 0;
   }
+  PrintDeviceLine("Resampling, float32", copy);
+  std::printf("GB/s = (input read once + output written once) / time; %%copy = GB/s / copy bandwidth\n\n");
+  PrintTable(rows, copy);
   return 0;
 }

@@ -22,6 +22,7 @@
  *
  *    SegmentationBenchmark [--reps N] [--skip-itk] [--skip-cpu] [--only-ct]
  *=========================================================================*/
+#include "BenchmarkCommon.h"
 #include "cifBoxFilters.h"
 #include "cifPackedMask.h"
 #include "itkBinaryThresholdImageFilter.h"
@@ -51,71 +52,7 @@
 
 namespace
 {
-
-struct Row
-{
-  std::string caseName, method;
-  double      ms{ -1 }, bytes{ 0 };
-  bool        gpu{ false };
-  std::string note;
-};
-
-double
-MedianOf(std::vector<double> v)
-{
-  std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
-  return v[v.size() / 2];
-}
-
-/** Median wall-clock ms of `reps` calls after one warm-up. */
-double
-TimeWall(const std::function<void()> & f, int reps)
-{
-  f();
-  std::vector<double> times;
-  for (int r = 0; r < reps; ++r)
-  {
-    const auto t0 = std::chrono::steady_clock::now();
-    f();
-    times.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-  }
-  return MedianOf(times);
-}
-
-#ifdef CUDAIMAGEFILTERS_WITH_CUDA
-/** Median ms of `reps` calls timed with CUDA events, after one warm-up. */
-double
-TimeGpu(const std::function<void()> & f, int reps)
-{
-  f();
-  std::vector<double> times;
-  cudaEvent_t         start, stop;
-  cudaEventCreate(&start);
-  cudaEventCreate(&stop);
-  for (int r = 0; r < reps; ++r)
-  {
-    cudaEventRecord(start);
-    f();
-    cudaEventRecord(stop);
-    cudaEventSynchronize(stop);
-    float ms = 0;
-    cudaEventElapsedTime(&ms, start, stop);
-    times.push_back(ms);
-  }
-  cudaEventDestroy(start);
-  cudaEventDestroy(stop);
-  return MedianOf(times);
-}
-
-double
-CopyBandwidth()
-{
-  const std::size_t     bytes = std::size_t{ 1 } << 30;
-  itk::CudaDeviceBuffer a(bytes), b(bytes);
-  const double ms = TimeGpu([&] { cudaMemcpy(b.GetPointer(), a.GetPointer(), bytes, cudaMemcpyDeviceToDevice); }, 10);
-  return 2.0 * bytes / (ms * 1e-3) / 1e9;
-}
-#endif
+using namespace cif_bench;
 
 /** CT-like 12-bit data: smooth anatomy (an ellipsoid body, a few bright vessels) plus noise, in [0, 4095]. */
 std::vector<float>
@@ -453,12 +390,8 @@ RunCase(const std::string & name,
       auto mean = itk::MeanImageFilter<Image, Image>::New();
       mean->SetInput(image);
       mean->SetRadius(r);
-      const auto t0 = std::chrono::steady_clock::now();
-      mean->Update();
-      rows.push_back({ name,
-                       "ITK MeanImageFilter r=" + std::to_string(r) + t,
-                       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count(),
-                       2 * imageBytes });
+      const double ms = TimeWallOnce([&] { mean->Update(); });
+      rows.push_back({ name, "ITK MeanImageFilter r=" + std::to_string(r) + t, ms, 2 * imageBytes });
     }
     for (int r = 1; r <= 3; ++r)
     {
@@ -468,12 +401,9 @@ RunCase(const std::string & name,
       typename Kernel::RadiusType radius;
       radius.Fill(r);
       erode->SetKernel(Kernel::Box(radius)); // ITK picks its anchor algorithm
-      const auto t0 = std::chrono::steady_clock::now();
-      erode->Update();
-      rows.push_back({ name,
-                       "ITK GrayscaleErodeImageFilter (box, anchor) r=" + std::to_string(r) + t,
-                       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count(),
-                       2 * imageBytes });
+      const double ms = TimeWallOnce([&] { erode->Update(); });
+      rows.push_back(
+        { name, "ITK GrayscaleErodeImageFilter (box, anchor) r=" + std::to_string(r) + t, ms, 2 * imageBytes });
     }
   }
 }
@@ -508,13 +438,7 @@ main(int argc, char * argv[])
       return 2;
     }
   }
-  double copy = 0;
-#ifdef CUDAIMAGEFILTERS_WITH_CUDA
-  if (itk::CudaRuntime::IsDeviceAvailable())
-  {
-    copy = CopyBandwidth();
-  }
-#endif
+  const double     copy = CopyBandwidth();
   std::vector<Row> rows;
   RunCase<unsigned short>("512x512x72 uint16", 512, 512, 72, 1200, 1800, options, rows);
   if (!options.onlyCt)
@@ -522,21 +446,8 @@ main(int argc, char * argv[])
     RunCase<float>("512^3 float32", 512, 512, 512, 0.3f, 0.45f, options, rows);
   }
 
-  std::printf("Segmentation family. Device: %s; D2D copy bandwidth %.0f GB/s (read + write counted)\n",
-              itk::CudaRuntime::GetDeviceDescription().c_str(),
-              copy);
+  PrintDeviceLine("Segmentation family", copy);
   std::printf("GB/s = (inputs read once + outputs written once) / time; %%copy = GB/s / copy bandwidth (GPU rows)\n\n");
-  std::printf("%-20s %-58s %10s %9s %7s  %s\n", "case", "method", "ms", "GB/s", "%copy", "note");
-  for (const auto & r : rows)
-  {
-    const double gbs = r.ms > 0 ? r.bytes / (r.ms * 1e-3) / 1e9 : 0;
-    std::printf("%-20s %-58s %10.3f %9.1f %6.1f%%  %s\n",
-                r.caseName.c_str(),
-                r.method.c_str(),
-                r.ms,
-                gbs,
-                r.gpu && copy > 0 ? 100.0 * gbs / copy : 0.0,
-                r.note.c_str());
-  }
+  PrintTable(rows, copy);
   return 0;
 }

@@ -39,7 +39,9 @@ namespace itk
  * \ingroup CudaImageFilters
  */
 template <typename TImage>
-class ITK_TEMPLATE_EXPORT CudaApplyPackedMaskImageFilter : public ImageToImageFilter<TImage, TImage>
+class ITK_TEMPLATE_EXPORT CudaApplyPackedMaskImageFilter
+  : public ImageToImageFilter<TImage, TImage>
+  , public CudaExecutionControl
 {
 public:
   ITK_DISALLOW_COPY_AND_MOVE(CudaApplyPackedMaskImageFilter);
@@ -66,20 +68,6 @@ public:
   itkSetMacro(OutsideValue, PixelType);
   itkGetConstMacro(OutsideValue, PixelType);
 
-  itkSetEnumMacro(ExecutionMode, CudaExecutionMode);
-  itkGetEnumMacro(ExecutionMode, CudaExecutionMode);
-
-  const CudaExecutionReport &
-  GetLastExecutionReport() const
-  {
-    return m_LastExecutionReport;
-  }
-  CudaExecutedOn
-  GetLastExecutedOn() const
-  {
-    return m_LastExecutionReport.Device;
-  }
-
   std::string
   GetGPUUnsupportedReason() const;
 
@@ -100,9 +88,7 @@ protected:
   GenerateData() override;
 
 private:
-  PixelType           m_OutsideValue{ NumericTraits<PixelType>::ZeroValue() };
-  CudaExecutionMode   m_ExecutionMode{ CudaExecutionMode::Automatic };
-  CudaExecutionReport m_LastExecutionReport;
+  PixelType m_OutsideValue{ NumericTraits<PixelType>::ZeroValue() };
 };
 
 } // namespace itk

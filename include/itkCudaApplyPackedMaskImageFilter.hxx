@@ -35,11 +35,7 @@ template <typename TImage>
 std::string
 CudaApplyPackedMaskImageFilter<TImage>::GetGPUUnsupportedReason() const
 {
-  if (!cif::PackedMaskCUDAIsCompiled())
-  {
-    return "this build has no CUDA code";
-  }
-  return {};
+  return CudaMaskFilterDetail::GPUUnsupportedReason();
 }
 
 template <typename TImage>
@@ -66,15 +62,7 @@ template <typename TImage>
 void
 CudaApplyPackedMaskImageFilter<TImage>::GenerateInputRequestedRegion()
 {
-  // whole image and whole mask (not the superclass's copy of the output region: the mask is a word grid)
-  if (auto * image = const_cast<TImage *>(this->GetInput()))
-  {
-    image->SetRequestedRegionToLargestPossibleRegion();
-  }
-  if (auto * mask = const_cast<MaskType *>(this->GetMaskImage()))
-  {
-    mask->SetRequestedRegionToLargestPossibleRegion();
-  }
+  CudaMaskFilterDetail::RequestWholeInputs(*this); // the whole image and the whole mask
 }
 
 template <typename TImage>
@@ -94,11 +82,7 @@ CudaApplyPackedMaskImageFilter<TImage>::GenerateData()
   static_assert(ImageDimension >= 1 && ImageDimension <= 3, "CudaApplyPackedMaskImageFilter handles 1 to 3 dimensions");
   const TImage *   image = this->GetInput();
   const MaskType * mask = this->GetMaskImage();
-  if (image->GetBufferedRegion().GetNumberOfPixels() == 0)
-  {
-    itkExceptionMacro(<< "The input image is empty (buffered region size " << image->GetBufferedRegion().GetSize()
-                      << ")");
-  }
+  this->CheckInputNotEmpty(image);
   if (image->GetBufferedRegion() != image->GetLargestPossibleRegion())
   {
     itkExceptionMacro(<< "The input's buffered region " << image->GetBufferedRegion()
@@ -113,10 +97,8 @@ CudaApplyPackedMaskImageFilter<TImage>::GenerateData()
   TImage *              output = this->GetOutput();
   const cif::MaskExtent extent = CudaMaskFilterDetail::ExtentOf<ImageDimension>(image->GetBufferedRegion());
   const PixelType       outside = m_OutsideValue;
-  m_LastExecutionReport = CudaRunWithFallback(
-    m_ExecutionMode,
+  this->RunOnGPUOrCPU(
     this->GetGPUUnsupportedReason(),
-    this->GetNameOfClass(),
     [&]
     {
       CudaInputBuffer<TImage>   in(image);
@@ -134,10 +116,6 @@ CudaApplyPackedMaskImageFilter<TImage>::GenerateData()
                               outside,
                               static_cast<int>(this->GetMultiThreader()->GetMaximumNumberOfThreads()));
     });
-  if (m_LastExecutionReport.FellBackAfterOutOfMemory)
-  {
-    itkWarningMacro(<< m_LastExecutionReport.Message);
-  }
 }
 
 template <typename TImage>
@@ -146,9 +124,7 @@ CudaApplyPackedMaskImageFilter<TImage>::PrintSelf(std::ostream & os, Indent inde
 {
   Superclass::PrintSelf(os, indent);
   os << indent << "OutsideValue: " << static_cast<typename NumericTraits<PixelType>::PrintType>(m_OutsideValue) << '\n';
-  os << indent << "ExecutionMode: " << m_ExecutionMode << '\n';
-  os << indent << "LastExecutedOn: " << m_LastExecutionReport.Device << '\n';
-  os << indent << "LastExecutionReport: " << m_LastExecutionReport.Message << '\n';
+  this->PrintExecution(os, indent);
 }
 
 } // namespace itk

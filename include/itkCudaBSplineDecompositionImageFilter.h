@@ -77,6 +77,7 @@ operator<<(std::ostream & os, CudaBSplinePrefilterMethod method)
 template <typename TInputImage, typename TOutputImage>
 class ITK_TEMPLATE_EXPORT CudaBSplineDecompositionImageFilter
   : public BSplineDecompositionImageFilter<TInputImage, TOutputImage>
+  , public CudaExecutionControl
 {
 public:
   ITK_DISALLOW_COPY_AND_MOVE(CudaBSplineDecompositionImageFilter);
@@ -112,21 +113,6 @@ public:
   unsigned int
   GetFIRHalfWidth() const;
 
-  itkSetEnumMacro(ExecutionMode, CudaExecutionMode);
-  itkGetEnumMacro(ExecutionMode, CudaExecutionMode);
-
-  /** Where the last update ran, and why there. */
-  const CudaExecutionReport &
-  GetLastExecutionReport() const
-  {
-    return m_LastExecutionReport;
-  }
-  CudaExecutedOn
-  GetLastExecutedOn() const
-  {
-    return m_LastExecutionReport.Device;
-  }
-
   /** Why the GPU path cannot serve the current request (empty if it can). */
   std::string
   GetGPUUnsupportedReason() const;
@@ -154,8 +140,6 @@ private:
   double                     m_FIRTolerance{ 1e-7 };
   unsigned int               m_FIRHalfWidth{ 0 };
   bool                       m_FIRHalfWidthFromTolerance{ true };
-  CudaExecutionMode          m_ExecutionMode{ CudaExecutionMode::Automatic };
-  CudaExecutionReport        m_LastExecutionReport;
 };
 
 } // namespace itk

@@ -16,19 +16,16 @@ namespace itk
 
 namespace CudaBSplinePrefilterDetail
 {
-template <typename T, typename... U>
-constexpr bool IsOneOf = (std::is_same<T, U>::value || ...);
-
 /** Pixel types the CPU core is instantiated for (src/BSplinePrefilterCPU.cxx). */
 template <typename TIn, typename TOut>
 constexpr bool CPUCoreSupports =
-  IsOneOf<TIn, unsigned char, signed char, short, unsigned short, int, unsigned int, float, double> &&
-    IsOneOf<TOut, float, double>;
+  CudaIsOneOf<TIn, unsigned char, signed char, short, unsigned short, int, unsigned int, float, double> &&
+    CudaIsOneOf<TOut, float, double>;
 
 /** Pixel types the GPU core is instantiated for (src/BSplinePrefilter.cu). */
 template <typename TIn, typename TOut>
-constexpr bool                                                         GPUCoreSupports =
-  IsOneOf<TIn, unsigned char, short, unsigned short, float, double> && IsOneOf<TOut, float, double>;
+constexpr bool                                                             GPUCoreSupports =
+  CudaIsOneOf<TIn, unsigned char, short, unsigned short, float, double> && CudaIsOneOf<TOut, float, double>;
 } // namespace CudaBSplinePrefilterDetail
 
 template <typename TInputImage, typename TOutputImage>
@@ -134,10 +131,7 @@ CudaBSplineDecompositionImageFilter<TInputImage, TOutputImage>::GenerateData()
 {
   using namespace CudaBSplinePrefilterDetail;
   const TInputImage * input = this->GetInput();
-  if (input->GetBufferedRegion().GetNumberOfPixels() == 0)
-  {
-    itkExceptionMacro(<< "The input image is empty (buffered region " << input->GetBufferedRegion().GetSize() << ")");
-  }
+  this->CheckInputNotEmpty(input);
   TOutputImage * output = this->GetOutput();
   output->SetBufferedRegion(output->GetRequestedRegion());
   output->Allocate();
@@ -155,16 +149,8 @@ CudaBSplineDecompositionImageFilter<TInputImage, TOutputImage>::GenerateData()
     }
   }
 
-  m_LastExecutionReport = CudaRunWithFallback(
-    m_ExecutionMode,
-    this->GetGPUUnsupportedReason(),
-    this->GetNameOfClass(),
-    [this] { this->GPUGenerateData(); },
-    [this] { this->CPUGenerateData(); });
-  if (m_LastExecutionReport.FellBackAfterOutOfMemory)
-  {
-    itkWarningMacro(<< m_LastExecutionReport.Message);
-  }
+  this->RunOnGPUOrCPU(
+    this->GetGPUUnsupportedReason(), [this] { this->GPUGenerateData(); }, [this] { this->CPUGenerateData(); });
 }
 
 namespace CudaBSplinePrefilterDetail
@@ -212,13 +198,9 @@ CudaBSplineDecompositionImageFilter<TInputImage, TOutputImage>::GPUGenerateData(
   using namespace CudaBSplinePrefilterDetail;
   if constexpr (GPUCoreSupports<InputPixelType, OutputPixelType> && ImageDimension <= 3)
   {
-    const auto        geometry = MakeGeometry(this);
-    const auto        parameters = MakeParameters(this);
-    const std::string why = cif::ValidatePrefilterJob(geometry, parameters);
-    if (!why.empty())
-    {
-      itkExceptionMacro(<< why);
-    }
+    const auto geometry = MakeGeometry(this);
+    const auto parameters = MakeParameters(this);
+    this->CheckCoreJob(cif::ValidatePrefilterJob(geometry, parameters));
     CudaInputBuffer<TInputImage>   input(this->GetInput());
     CudaOutputBuffer<TOutputImage> output(this->GetOutput());
     cif::PrefilterCUDA(input.Get(),
@@ -241,13 +223,9 @@ CudaBSplineDecompositionImageFilter<TInputImage, TOutputImage>::CPUGenerateData(
   using namespace CudaBSplinePrefilterDetail;
   if constexpr (CPUCoreSupports<InputPixelType, OutputPixelType> && ImageDimension <= 3)
   {
-    const auto        geometry = MakeGeometry(this);
-    const auto        parameters = MakeParameters(this);
-    const std::string why = cif::ValidatePrefilterJob(geometry, parameters);
-    if (!why.empty())
-    {
-      itkExceptionMacro(<< why);
-    }
+    const auto geometry = MakeGeometry(this);
+    const auto parameters = MakeParameters(this);
+    this->CheckCoreJob(cif::ValidatePrefilterJob(geometry, parameters));
     const int threads = static_cast<int>(this->GetMultiThreader()->GetMaximumNumberOfThreads());
     cif::PrefilterCPU(this->GetInput()->GetBufferPointer(),
                       this->GetOutput()->GetBufferPointer(),
@@ -272,9 +250,7 @@ CudaBSplineDecompositionImageFilter<TInputImage, TOutputImage>::PrintSelf(std::o
   os << indent << "FIRTolerance: " << m_FIRTolerance << '\n';
   os << indent << "FIRHalfWidth: " << this->GetFIRHalfWidth()
      << (m_FIRHalfWidthFromTolerance ? " (from the tolerance)" : " (set)") << '\n';
-  os << indent << "ExecutionMode: " << m_ExecutionMode << '\n';
-  os << indent << "LastExecutedOn: " << m_LastExecutionReport.Device << '\n';
-  os << indent << "LastExecutionReport: " << m_LastExecutionReport.Message << '\n';
+  this->PrintExecution(os, indent);
 }
 
 } // namespace itk

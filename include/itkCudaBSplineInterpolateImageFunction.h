@@ -114,6 +114,7 @@ namespace itk
 template <typename TImageType, typename TCoordRep = double, typename TCoefficientType = double>
 class ITK_TEMPLATE_EXPORT CudaBSplineInterpolateImageFunction
   : public BSplineInterpolateImageFunction<TImageType, TCoordRep, TCoefficientType>
+  , public CudaExecutionSettings
 {
 public:
   ITK_DISALLOW_COPY_AND_MOVE(CudaBSplineInterpolateImageFunction);
@@ -148,11 +149,10 @@ public:
   void
   SetInputImage(const TImageType * inputData) override;
 
-  /** Where the coefficients and the batch calls run (default Automatic).
-   * Takes effect for the coefficients at the next SetInputImage and for the
-   * batch calls at once. */
-  itkSetEnumMacro(ExecutionMode, CudaExecutionMode);
-  itkGetEnumMacro(ExecutionMode, CudaExecutionMode);
+  // SetExecutionMode / GetExecutionMode (CudaExecutionSettings): where the
+  // coefficients and the batch calls run (default Automatic). Takes effect
+  // for the coefficients at the next SetInputImage and for the batch calls
+  // at once.
 
   /** The prefilter's method (default Recursive, ITK's). FIR is cubic only
    * and approximate (see CudaBSplineDecompositionImageFilter). Takes effect
@@ -286,7 +286,6 @@ private:
   cif::BSplineEvaluateGeometry
   MakeEvaluateGeometry() const;
 
-  CudaExecutionMode                          m_ExecutionMode{ CudaExecutionMode::Automatic };
   CudaBSplinePrefilterMethod                 m_PrefilterMethod{ CudaBSplinePrefilterMethod::Recursive };
   double                                     m_PrefilterFIRTolerance{ 1e-7 };
   int                                        m_PrefilterFIRHalfWidth{ -1 }; // -1: from the tolerance

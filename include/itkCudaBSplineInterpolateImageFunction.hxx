@@ -60,7 +60,7 @@ CudaBSplineInterpolateImageFunction<TImageType, TCoordRep, TCoefficientType>::Se
   auto prefilter = PrefilterType::New();
   prefilter->SetInput(inputData);
   prefilter->SetSplineOrder(static_cast<unsigned int>(this->GetSplineOrder()));
-  prefilter->SetExecutionMode(m_ExecutionMode);
+  prefilter->SetExecutionMode(this->GetExecutionMode());
   prefilter->SetMethod(m_PrefilterMethod);
   if (m_PrefilterFIRHalfWidth >= 0)
   {
@@ -163,7 +163,7 @@ CudaBSplineInterpolateImageFunction<TImageType, TCoordRep, TCoefficientType>::Ge
   {
     why << "the GPU batch evaluation handles spline order 3 only, not " << this->GetSplineOrder();
   }
-  else if (!CudaBSplinePrefilterDetail::IsOneOf<TCoefficientType, float, double>)
+  else if (!CudaIsOneOf<TCoefficientType, float, double>)
   {
     why << "the GPU batch evaluation handles float or double coefficients, not "
         << CudaPixelTypeName<TCoefficientType>();
@@ -308,7 +308,7 @@ CudaBSplineInterpolateImageFunction<TImageType, TCoordRep, TCoefficientType>::Ev
   }
 
   const CudaExecutionReport report = CudaRunWithFallback(
-    m_ExecutionMode,
+    this->GetExecutionMode(),
     this->GetGPUUnsupportedReason(),
     this->GetNameOfClass(),
     [&] { this->GPUEvaluateBatch(count, points, pointsAreIndices, values, gradients, inside); },
@@ -425,8 +425,7 @@ CudaBSplineInterpolateImageFunction<TImageType, TCoordRep, TCoefficientType>::GP
   OutputType *   gradients,
   std::uint8_t * inside) const
 {
-  if constexpr ((ImageDimension == 2 || ImageDimension == 3) &&
-                CudaBSplinePrefilterDetail::IsOneOf<TCoefficientType, float, double> &&
+  if constexpr ((ImageDimension == 2 || ImageDimension == 3) && CudaIsOneOf<TCoefficientType, float, double> &&
                 std::is_same<OutputType, double>::value)
   {
     using CudaBSplineInterpolateDetail::EnsureCapacity;
@@ -492,7 +491,7 @@ CudaBSplineInterpolateImageFunction<TImageType, TCoordRep, TCoefficientType>::Ev
   std::uint8_t * deviceInside) const
 {
   this->CheckReadyForBatch();
-  if (m_ExecutionMode == CudaExecutionMode::CPU)
+  if (this->GetExecutionMode() == CudaExecutionMode::CPU)
   {
     itkExceptionMacro(<< "EvaluateBatchOnDevice needs the GPU, and the execution mode is CPU");
   }
@@ -503,8 +502,7 @@ CudaBSplineInterpolateImageFunction<TImageType, TCoordRep, TCoefficientType>::Ev
   {
     return;
   }
-  if constexpr ((ImageDimension == 2 || ImageDimension == 3) &&
-                CudaBSplinePrefilterDetail::IsOneOf<TCoefficientType, float, double>)
+  if constexpr ((ImageDimension == 2 || ImageDimension == 3) && CudaIsOneOf<TCoefficientType, float, double>)
   {
     try
     {
@@ -581,7 +579,7 @@ CudaBSplineInterpolateImageFunction<TImageType, TCoordRep, TCoefficientType>::Pr
                                                                                         Indent         indent) const
 {
   Superclass::PrintSelf(os, indent);
-  os << indent << "ExecutionMode: " << m_ExecutionMode << '\n';
+  this->PrintExecutionMode(os, indent);
   os << indent << "PrefilterMethod: " << m_PrefilterMethod << '\n';
   os << indent << "PrefilterFIRTolerance: " << m_PrefilterFIRTolerance << '\n';
   os << indent << "PrefilterFIRHalfWidth: ";

@@ -99,7 +99,9 @@ namespace itk
  * \ingroup CudaImageFilters
  */
 template <typename TInputImage, typename TOutputImage>
-class ITK_TEMPLATE_EXPORT CudaBilateralImageFilter : public BilateralImageFilter<TInputImage, TOutputImage>
+class ITK_TEMPLATE_EXPORT CudaBilateralImageFilter
+  : public BilateralImageFilter<TInputImage, TOutputImage>
+  , public CudaExecutionControl
 {
 public:
   ITK_DISALLOW_COPY_AND_MOVE(CudaBilateralImageFilter);
@@ -127,26 +129,11 @@ public:
   itkSetMacro(NumberOfIterations, unsigned int);
   itkGetConstMacro(NumberOfIterations, unsigned int);
 
-  itkSetEnumMacro(ExecutionMode, CudaExecutionMode);
-  itkGetEnumMacro(ExecutionMode, CudaExecutionMode);
-
   /** The kernel radius the next update uses: ceil(DomainMu DomainSigma_i /
    * spacing_i) with AutomaticKernelSize, else GetRadius(). Needs the input
    * (for its spacing) in automatic mode; throws for invalid parameters. */
   SizeType
   GetKernelRadius() const;
-
-  /** Where the last update ran, and why there. */
-  const CudaExecutionReport &
-  GetLastExecutionReport() const
-  {
-    return m_LastExecutionReport;
-  }
-  CudaExecutedOn
-  GetLastExecutedOn() const
-  {
-    return m_LastExecutionReport.Device;
-  }
 
   /** Why the GPU path cannot serve the current request (empty if it can). */
   std::string
@@ -184,10 +171,8 @@ private:
   std::string
   ParameterProblems() const;
 
-  unsigned int        m_NumberOfIterations{ 1 };
-  CudaExecutionMode   m_ExecutionMode{ CudaExecutionMode::Automatic };
-  CudaExecutionReport m_LastExecutionReport;
-  std::string         m_LastNote;
+  unsigned int m_NumberOfIterations{ 1 };
+  std::string  m_LastNote;
 };
 
 } // namespace itk

@@ -17,20 +17,17 @@ namespace itk
 
 namespace CudaBilateralDetail
 {
-template <typename T, typename... U>
-constexpr bool IsOneOf = (std::is_same<T, U>::value || ...);
-
 /** Pixel pairs the CPU core is instantiated for (src/BilateralCPU.cxx). */
 template <typename TIn, typename TOut>
 constexpr bool CPUCoreSupports =
-  IsOneOf<TIn, signed char, unsigned char, short, unsigned short, int, unsigned int, float, double> &&
-  (std::is_same<TIn, TOut>::value || IsOneOf<TOut, float, double>);
+  CudaIsOneOf<TIn, signed char, unsigned char, short, unsigned short, int, unsigned int, float, double> &&
+  (std::is_same<TIn, TOut>::value || CudaIsOneOf<TOut, float, double>);
 
 /** Pixel pairs the GPU core is instantiated for (src/Bilateral.cu). */
 template <typename TIn, typename TOut>
-constexpr bool GPUCoreSupports = (IsOneOf<TIn, unsigned char, short, unsigned short, float> &&
+constexpr bool GPUCoreSupports = (CudaIsOneOf<TIn, unsigned char, short, unsigned short, float> &&
                                   std::is_same<TIn, TOut>::value) ||
-                                 (IsOneOf<TIn, unsigned char, short, unsigned short> &&
+                                 (CudaIsOneOf<TIn, unsigned char, short, unsigned short> &&
                                   std::is_same<TOut, float>::value);
 
 /** Largest radius per axis accepted before the tap count is checked. */
@@ -215,10 +212,7 @@ void
 CudaBilateralImageFilter<TInputImage, TOutputImage>::GenerateData()
 {
   const TInputImage * input = this->GetInput();
-  if (input->GetBufferedRegion().GetNumberOfPixels() == 0)
-  {
-    itkExceptionMacro(<< "The input image is empty (buffered region " << input->GetBufferedRegion().GetSize() << ")");
-  }
+  this->CheckInputNotEmpty(input);
   const std::string problems = this->ParameterProblems();
   if (!problems.empty())
   {
@@ -229,10 +223,8 @@ CudaBilateralImageFilter<TInputImage, TOutputImage>::GenerateData()
   output->Allocate();
 
   m_LastNote.clear();
-  m_LastExecutionReport = CudaRunWithFallback(
-    m_ExecutionMode,
+  this->RunOnGPUOrCPU(
     this->GetGPUUnsupportedReason(),
-    this->GetNameOfClass(),
     [this] { this->GPUGenerateData(); },
     [this]
     {
@@ -244,15 +236,8 @@ CudaBilateralImageFilter<TInputImage, TOutputImage>::GenerateData()
       {
         this->ITKGenerateData();
       }
-    });
-  if (!m_LastNote.empty())
-  {
-    m_LastExecutionReport.Message += "; " + m_LastNote;
-  }
-  if (m_LastExecutionReport.FellBackAfterOutOfMemory)
-  {
-    itkWarningMacro(<< m_LastExecutionReport.Message);
-  }
+    },
+    [this](CudaExecutionReport & report) { report.AddNote(m_LastNote); });
 }
 
 namespace CudaBilateralDetail
@@ -308,13 +293,9 @@ CudaBilateralImageFilter<TInputImage, TOutputImage>::GPUGenerateData()
   using namespace CudaBilateralDetail;
   if constexpr (GPUCoreSupports<InputPixelType, OutputPixelType> && ImageDimension <= 3)
   {
-    const auto        geometry = MakeGeometry(this);
-    const auto        parameters = MakeParameters(this);
-    const std::string why = cif::ValidateBilateralJob(geometry, parameters);
-    if (!why.empty())
-    {
-      itkExceptionMacro(<< why);
-    }
+    const auto geometry = MakeGeometry(this);
+    const auto parameters = MakeParameters(this);
+    this->CheckCoreJob(cif::ValidateBilateralJob(geometry, parameters));
     CudaInputBuffer<TInputImage>   input(this->GetInput());
     CudaOutputBuffer<TOutputImage> output(this->GetOutput());
     m_LastNote = cif::BilateralCUDA(input.Get(), output.Get(), geometry, parameters);
@@ -334,13 +315,9 @@ CudaBilateralImageFilter<TInputImage, TOutputImage>::CPUGenerateData()
   using namespace CudaBilateralDetail;
   if constexpr (CPUCoreSupports<InputPixelType, OutputPixelType> && ImageDimension <= 3)
   {
-    const auto        geometry = MakeGeometry(this);
-    const auto        parameters = MakeParameters(this);
-    const std::string why = cif::ValidateBilateralJob(geometry, parameters);
-    if (!why.empty())
-    {
-      itkExceptionMacro(<< why);
-    }
+    const auto geometry = MakeGeometry(this);
+    const auto parameters = MakeParameters(this);
+    this->CheckCoreJob(cif::ValidateBilateralJob(geometry, parameters));
     const int threads = static_cast<int>(this->GetMultiThreader()->GetMaximumNumberOfThreads());
     cif::BilateralCPU(this->GetInput()->GetBufferPointer(),
                       this->GetOutput()->GetBufferPointer(),
@@ -394,9 +371,7 @@ CudaBilateralImageFilter<TInputImage, TOutputImage>::PrintSelf(std::ostream & os
 {
   Superclass::PrintSelf(os, indent);
   os << indent << "NumberOfIterations: " << m_NumberOfIterations << '\n';
-  os << indent << "ExecutionMode: " << m_ExecutionMode << '\n';
-  os << indent << "LastExecutedOn: " << m_LastExecutionReport.Device << '\n';
-  os << indent << "LastExecutionReport: " << m_LastExecutionReport.Message << '\n';
+  this->PrintExecution(os, indent);
 }
 
 } // namespace itk

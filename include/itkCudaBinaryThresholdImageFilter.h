@@ -40,7 +40,9 @@ namespace itk
  * \ingroup CudaImageFilters
  */
 template <typename TInputImage, typename TOutputImage>
-class ITK_TEMPLATE_EXPORT CudaBinaryThresholdImageFilter : public BinaryThresholdImageFilter<TInputImage, TOutputImage>
+class ITK_TEMPLATE_EXPORT CudaBinaryThresholdImageFilter
+  : public BinaryThresholdImageFilter<TInputImage, TOutputImage>
+  , public CudaExecutionControl
 {
 public:
   ITK_DISALLOW_COPY_AND_MOVE(CudaBinaryThresholdImageFilter);
@@ -56,20 +58,6 @@ public:
   static constexpr unsigned int ImageDimension = TInputImage::ImageDimension;
   using InputPixelType = typename TInputImage::PixelType;
   using OutputPixelType = typename TOutputImage::PixelType;
-
-  itkSetEnumMacro(ExecutionMode, CudaExecutionMode);
-  itkGetEnumMacro(ExecutionMode, CudaExecutionMode);
-
-  const CudaExecutionReport &
-  GetLastExecutionReport() const
-  {
-    return m_LastExecutionReport;
-  }
-  CudaExecutedOn
-  GetLastExecutedOn() const
-  {
-    return m_LastExecutionReport.Device;
-  }
 
   /** Why the GPU cannot run the current request (empty if it can). */
   std::string
@@ -89,8 +77,6 @@ protected:
   CPUGenerateData();
 
 private:
-  CudaExecutionMode   m_ExecutionMode{ CudaExecutionMode::Automatic };
-  CudaExecutionReport m_LastExecutionReport;
 };
 
 } // namespace itk

@@ -65,23 +65,11 @@ template <typename TInputImage, typename TOutputImage>
 void
 CudaBinaryThresholdImageFilter<TInputImage, TOutputImage>::GenerateData()
 {
-  if (this->GetInput()->GetBufferedRegion().GetNumberOfPixels() == 0)
-  {
-    itkExceptionMacro(<< "The input image is empty (buffered region size "
-                      << this->GetInput()->GetBufferedRegion().GetSize() << ")");
-  }
+  this->CheckInputNotEmpty(this->GetInput());
   // ITK's own checks (lower > upper throws) and functor set-up
   this->BeforeThreadedGenerateData();
-  m_LastExecutionReport = CudaRunWithFallback(
-    m_ExecutionMode,
-    this->GetGPUUnsupportedReason(),
-    this->GetNameOfClass(),
-    [this] { this->GPUGenerateData(); },
-    [this] { this->CPUGenerateData(); });
-  if (m_LastExecutionReport.FellBackAfterOutOfMemory)
-  {
-    itkWarningMacro(<< m_LastExecutionReport.Message);
-  }
+  this->RunOnGPUOrCPU(
+    this->GetGPUUnsupportedReason(), [this] { this->GPUGenerateData(); }, [this] { this->CPUGenerateData(); });
 }
 
 template <typename TInputImage, typename TOutputImage>
@@ -144,9 +132,7 @@ void
 CudaBinaryThresholdImageFilter<TInputImage, TOutputImage>::PrintSelf(std::ostream & os, Indent indent) const
 {
   Superclass::PrintSelf(os, indent);
-  os << indent << "ExecutionMode: " << m_ExecutionMode << '\n';
-  os << indent << "LastExecutedOn: " << m_LastExecutionReport.Device << '\n';
-  os << indent << "LastExecutionReport: " << m_LastExecutionReport.Message << '\n';
+  this->PrintExecution(os, indent);
 }
 
 } // namespace itk

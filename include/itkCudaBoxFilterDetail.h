@@ -6,6 +6,7 @@
 #define itkCudaBoxFilterDetail_h
 
 #include "cifBoxFilters.h"
+#include "itkCudaExecution.h"
 #include "itkImageRegion.h"
 #include "itkSize.h"
 #include <sstream>
@@ -17,12 +18,9 @@ namespace itk
 namespace CudaBoxFilterDetail
 {
 
-template <typename T, typename... U>
-constexpr bool IsOneOf = (std::is_same<T, U>::value || ...);
-
 /** Pixel types the cores are instantiated for (src/BoxFilters*.c*). */
 template <typename T>
-constexpr bool IsCorePixel = IsOneOf<T, unsigned char, short, unsigned short, float>;
+constexpr bool IsCorePixel = CudaIsOneOf<T, unsigned char, short, unsigned short, float>;
 
 /** Largest radius the CPU core takes (beyond it, ITK's implementation runs). */
 constexpr SizeValueType MaxCoreRadius = SizeValueType{ 1 } << 20;
@@ -41,10 +39,12 @@ RadiusFitsCore(const Size<D> & radius)
   return true;
 }
 
-/** Why the GPU tiles cannot take `radius` (empty if they can). */
+/** Why the GPU cannot take a box of `radius` once the pixel types and the
+ * kernel are fine: a radius beyond the tiles, or a build without CUDA
+ * (empty if it can). */
 template <unsigned int D>
 std::string
-GPURadiusProblem(const Size<D> & radius)
+GPUProblem(const Size<D> & radius)
 {
   for (unsigned int a = 0; a < D; ++a)
   {
@@ -55,19 +55,26 @@ GPURadiusProblem(const Size<D> & radius)
       return why.str();
     }
   }
+  if (!cif::BoxFiltersCUDAIsCompiled())
+  {
+    return "this build has no CUDA code";
+  }
   return {};
 }
 
-/** The core's job for an output region inside the input's buffered region. */
-template <unsigned int D>
+/** The core's job for the filter's output buffered region inside its
+ * input's buffered region. */
+template <typename TFilter, unsigned int D>
 cif::BoxGeometry
-MakeBoxGeometry(const ImageRegion<D> & inputBuffered, const ImageRegion<D> & output, const Size<D> & radius)
+MakeBoxGeometry(const TFilter * filter, const Size<D> & radius)
 {
-  cif::BoxGeometry g;
+  const ImageRegion<D> input = filter->GetInput()->GetBufferedRegion();
+  const ImageRegion<D> output = filter->GetOutput()->GetBufferedRegion();
+  cif::BoxGeometry     g;
   for (unsigned int a = 0; a < D && a < 3; ++a)
   {
-    g.inputSize[a] = static_cast<std::int64_t>(inputBuffered.GetSize(a));
-    g.outputStart[a] = output.GetIndex(a) - inputBuffered.GetIndex(a);
+    g.inputSize[a] = static_cast<std::int64_t>(input.GetSize(a));
+    g.outputStart[a] = output.GetIndex(a) - input.GetIndex(a);
     g.outputSize[a] = static_cast<std::int64_t>(output.GetSize(a));
     g.radius[a] = static_cast<int>(radius[a]);
   }

@@ -6,6 +6,9 @@
 
 #include "cifCudaError.h"
 #include "itkCudaRuntime.h"
+#include "itkIndent.h"
+#include <ostream>
+#include <sstream>
 #include <string>
 #include <type_traits>
 
@@ -24,6 +27,16 @@ struct CudaExecutionReport
   std::string Message;
   /** True when the GPU was tried and ran out of memory, so the CPU took over. */
   bool FellBackAfterOutOfMemory{ false };
+
+  /** Appends "; note" to the message (nothing for an empty note). */
+  void
+  AddNote(const std::string & note)
+  {
+    if (!note.empty())
+    {
+      Message += "; " + note;
+    }
+  }
 };
 
 /** Runs a filter's GPU or CPU implementation according to `mode`.
@@ -42,6 +55,10 @@ CudaRunWithFallback(CudaExecutionMode   mode,
                     const char *        filterName,
                     TGpu &&             runOnGpu,
                     TCpu &&             runOnCpu);
+
+/** True when T is one of U... (the pixel types a core is instantiated for). */
+template <typename T, typename... U>
+constexpr bool CudaIsOneOf = (std::is_same<T, U>::value || ...);
 
 /** A readable name of a pixel type, for messages. */
 template <typename T>
@@ -118,6 +135,133 @@ CudaRunWithFallback(CudaExecutionMode   mode,
   report.Message = why.empty() ? std::string("CPU") : "CPU, because " + why;
   return report;
 }
+
+class Object;
+
+/** \class CudaExecutionSettings
+ * \brief The execution mode (Automatic, GPU or CPU) of a module class that
+ * can run on either device.
+ *
+ * Mixed into the module's filters and functions next to their ITK
+ * superclass, which must be an itk::Object:
+ * `class CudaMeanImageFilter : public MeanImageFilter<I, O>, public CudaExecutionControl`.
+ * SetExecutionMode and GetExecutionMode are those itkSetEnumMacro and
+ * itkGetEnumMacro would declare (virtual; setting a different mode calls the
+ * object's Modified()).
+ *
+ * \ingroup CudaImageFilters
+ */
+class CudaExecutionSettings
+{
+public:
+  virtual void
+  SetExecutionMode(const CudaExecutionMode mode);
+  virtual CudaExecutionMode
+  GetExecutionMode() const
+  {
+    return m_ExecutionMode;
+  }
+
+protected:
+  CudaExecutionSettings() = default;
+  virtual ~CudaExecutionSettings() = default;
+
+  /** The itk::Object this is mixed into (nullptr if none). */
+  const Object *
+  GetExecutionOwner() const;
+  /** The owner's class name, for messages. */
+  const char *
+  GetExecutionOwnerName() const;
+  /** Writes a warning as itkWarningMacro does in the owner. */
+  void
+  WarnAsExecutionOwner(const std::string & message) const;
+
+  /** The PrintSelf line of the mode. */
+  void
+  PrintExecutionMode(std::ostream & os, Indent indent) const;
+
+private:
+  CudaExecutionMode m_ExecutionMode{ CudaExecutionMode::Automatic };
+};
+
+/** \class CudaExecutionControl
+ * \brief CudaExecutionSettings plus the report of where the last update
+ * ran: GetLastExecutionReport(), GetLastExecutedOn(), and the one way the
+ * module's filters run their GPU or CPU implementation (RunOnGPUOrCPU).
+ *
+ * \ingroup CudaImageFilters
+ */
+class CudaExecutionControl : public CudaExecutionSettings
+{
+public:
+  /** Where the last update ran, and why there. */
+  const CudaExecutionReport &
+  GetLastExecutionReport() const
+  {
+    return m_LastExecutionReport;
+  }
+  CudaExecutedOn
+  GetLastExecutedOn() const
+  {
+    return m_LastExecutionReport.Device;
+  }
+
+protected:
+  CudaExecutionControl() = default;
+  ~CudaExecutionControl() override = default;
+
+  /** Runs `runOnGpu` or `runOnCpu` as the execution mode and
+   * `gpuUnsupported` decide (CudaRunWithFallback), records the report, lets
+   * `annotate(CudaExecutionReport &)` add what the filter knows (the kernel
+   * it chose, why its CPU path is ITK's), then warns when a GPU
+   * out-of-memory sent the work to the CPU. Throws as CudaRunWithFallback
+   * does, leaving the previous report in place. */
+  template <typename TGpu, typename TCpu, typename TAnnotate>
+  void
+  RunOnGPUOrCPU(const std::string & gpuUnsupported, TGpu && runOnGpu, TCpu && runOnCpu, TAnnotate && annotate)
+  {
+    m_LastExecutionReport =
+      CudaRunWithFallback(this->GetExecutionMode(), gpuUnsupported, this->GetExecutionOwnerName(), runOnGpu, runOnCpu);
+    annotate(m_LastExecutionReport);
+    if (m_LastExecutionReport.FellBackAfterOutOfMemory)
+    {
+      this->WarnAsExecutionOwner(m_LastExecutionReport.Message);
+    }
+  }
+  template <typename TGpu, typename TCpu>
+  void
+  RunOnGPUOrCPU(const std::string & gpuUnsupported, TGpu && runOnGpu, TCpu && runOnCpu)
+  {
+    this->RunOnGPUOrCPU(gpuUnsupported, runOnGpu, runOnCpu, [](CudaExecutionReport &) {});
+  }
+
+  /** Throws an itk::ExceptionObject, as itkExceptionMacro would in the
+   * owner, when `problem` is not empty (a core's Validate...Job answer, or
+   * any other check of the request). */
+  void
+  CheckCoreJob(const std::string & problem) const;
+
+  /** Throws, as itkExceptionMacro would in the owner, when the buffered
+   * region of the input `image` holds no pixel. */
+  template <typename TImage>
+  void
+  CheckInputNotEmpty(const TImage * image) const
+  {
+    if (image->GetBufferedRegion().GetNumberOfPixels() == 0)
+    {
+      std::ostringstream why;
+      why << "The input image is empty (buffered region size " << image->GetBufferedRegion().GetSize() << ")";
+      this->CheckCoreJob(why.str());
+    }
+  }
+
+  /** The PrintSelf lines: ExecutionMode, LastExecutedOn, LastExecutionReport. */
+  void
+  PrintExecution(std::ostream & os, Indent indent) const;
+
+private:
+  CudaExecutionReport m_LastExecutionReport;
+};
 
 } // namespace itk
 

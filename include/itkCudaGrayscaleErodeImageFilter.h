@@ -62,6 +62,7 @@ template <typename TInputImage,
           typename TKernel = FlatStructuringElement<TInputImage::ImageDimension>>
 class ITK_TEMPLATE_EXPORT CudaGrayscaleErodeImageFilter
   : public GrayscaleErodeImageFilter<TInputImage, TOutputImage, TKernel>
+  , public CudaExecutionControl
 {
 public:
   ITK_DISALLOW_COPY_AND_MOVE(CudaGrayscaleErodeImageFilter);
@@ -79,20 +80,6 @@ public:
   using OutputPixelType = typename TOutputImage::PixelType;
   using KernelType = TKernel;
   using RadiusType = typename Superclass::RadiusType;
-
-  itkSetEnumMacro(ExecutionMode, CudaExecutionMode);
-  itkGetEnumMacro(ExecutionMode, CudaExecutionMode);
-
-  const CudaExecutionReport &
-  GetLastExecutionReport() const
-  {
-    return m_LastExecutionReport;
-  }
-  CudaExecutedOn
-  GetLastExecutedOn() const
-  {
-    return m_LastExecutionReport.Device;
-  }
 
   /** Why the module's box passes cannot serve the request (empty if they
    * can): kernel, algorithm, pixel types or dimension. */
@@ -122,8 +109,6 @@ protected:
   CPUGenerateData();
 
 private:
-  CudaExecutionMode   m_ExecutionMode{ CudaExecutionMode::Automatic };
-  CudaExecutionReport m_LastExecutionReport;
 };
 
 } // namespace itk

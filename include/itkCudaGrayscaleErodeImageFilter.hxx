@@ -107,49 +107,31 @@ template <typename TInputImage, typename TOutputImage, typename TKernel>
 std::string
 CudaGrayscaleErodeImageFilter<TInputImage, TOutputImage, TKernel>::GetGPUUnsupportedReason() const
 {
-  std::string why = this->GetBoxUnsupportedReason();
+  const std::string why = this->GetBoxUnsupportedReason();
   if (!why.empty())
   {
     return why;
   }
-  why = CudaBoxFilterDetail::GPURadiusProblem<ImageDimension>(this->GetKernel().GetRadius());
-  if (!why.empty())
-  {
-    return why;
-  }
-  if (!cif::BoxFiltersCUDAIsCompiled())
-  {
-    return "this build has no CUDA code";
-  }
-  return {};
+  return CudaBoxFilterDetail::GPUProblem<ImageDimension>(this->GetKernel().GetRadius());
 }
 
 template <typename TInputImage, typename TOutputImage, typename TKernel>
 void
 CudaGrayscaleErodeImageFilter<TInputImage, TOutputImage, TKernel>::GenerateData()
 {
-  const TInputImage * input = this->GetInput();
-  if (input->GetBufferedRegion().GetNumberOfPixels() == 0)
-  {
-    itkExceptionMacro(<< "The input image is empty (buffered region size " << input->GetBufferedRegion().GetSize()
-                      << ")");
-  }
-  m_LastExecutionReport = CudaRunWithFallback(
-    m_ExecutionMode,
+  this->CheckInputNotEmpty(this->GetInput());
+  this->RunOnGPUOrCPU(
     this->GetGPUUnsupportedReason(),
-    this->GetNameOfClass(),
     [this] { this->GPUGenerateData(); },
-    [this] { this->CPUGenerateData(); });
-  if (m_LastExecutionReport.Device == CudaExecutedOn::CPU)
-  {
-    const std::string box = this->GetBoxUnsupportedReason();
-    m_LastExecutionReport.Message +=
-      box.empty() ? std::string("; the module's box passes") : "; ITK's implementation, because " + box;
-  }
-  if (m_LastExecutionReport.FellBackAfterOutOfMemory)
-  {
-    itkWarningMacro(<< m_LastExecutionReport.Message);
-  }
+    [this] { this->CPUGenerateData(); },
+    [this](CudaExecutionReport & report)
+    {
+      if (report.Device == CudaExecutedOn::CPU)
+      {
+        const std::string box = this->GetBoxUnsupportedReason();
+        report.AddNote(box.empty() ? std::string("the module's box passes") : "ITK's implementation, because " + box);
+      }
+    });
 }
 
 template <typename TInputImage, typename TOutputImage, typename TKernel>
@@ -160,13 +142,8 @@ CudaGrayscaleErodeImageFilter<TInputImage, TOutputImage, TKernel>::GPUGenerateDa
                 CudaBoxFilterDetail::IsCorePixel<InputPixelType> && ImageDimension <= 3)
   {
     this->AllocateOutputs();
-    const cif::BoxGeometry g = CudaBoxFilterDetail::MakeBoxGeometry<ImageDimension>(
-      this->GetInput()->GetBufferedRegion(), this->GetOutput()->GetBufferedRegion(), this->GetKernel().GetRadius());
-    const std::string why = cif::ValidateBoxJob(g);
-    if (!why.empty())
-    {
-      itkExceptionMacro(<< why);
-    }
+    const cif::BoxGeometry g = CudaBoxFilterDetail::MakeBoxGeometry(this, this->GetKernel().GetRadius());
+    this->CheckCoreJob(cif::ValidateBoxJob(g));
     CudaInputBuffer<TInputImage>   input(this->GetInput());
     CudaOutputBuffer<TOutputImage> output(this->GetOutput());
     cif::BoxMinCUDA(input.Get(), output.Get(), g, static_cast<InputPixelType>(this->GetBoundary()));
@@ -188,13 +165,8 @@ CudaGrayscaleErodeImageFilter<TInputImage, TOutputImage, TKernel>::CPUGenerateDa
     if (this->GetBoxUnsupportedReason().empty())
     {
       this->AllocateOutputs();
-      const cif::BoxGeometry g = CudaBoxFilterDetail::MakeBoxGeometry<ImageDimension>(
-        this->GetInput()->GetBufferedRegion(), this->GetOutput()->GetBufferedRegion(), this->GetKernel().GetRadius());
-      const std::string why = cif::ValidateBoxJob(g);
-      if (!why.empty())
-      {
-        itkExceptionMacro(<< why);
-      }
+      const cif::BoxGeometry g = CudaBoxFilterDetail::MakeBoxGeometry(this, this->GetKernel().GetRadius());
+      this->CheckCoreJob(cif::ValidateBoxJob(g));
       const int threads = static_cast<int>(this->GetMultiThreader()->GetMaximumNumberOfThreads());
       cif::BoxMinCPU(this->GetInput()->GetBufferPointer(),
                      this->GetOutput()->GetBufferPointer(),
@@ -212,9 +184,7 @@ void
 CudaGrayscaleErodeImageFilter<TInputImage, TOutputImage, TKernel>::PrintSelf(std::ostream & os, Indent indent) const
 {
   Superclass::PrintSelf(os, indent);
-  os << indent << "ExecutionMode: " << m_ExecutionMode << '\n';
-  os << indent << "LastExecutedOn: " << m_LastExecutionReport.Device << '\n';
-  os << indent << "LastExecutionReport: " << m_LastExecutionReport.Message << '\n';
+  this->PrintExecution(os, indent);
 }
 
 } // namespace itk

@@ -6,20 +6,41 @@
 #define itkCudaMaskFilterDetail_h
 
 #include "cifPackedMask.h"
+#include "itkCudaExecution.h"
 #include "itkImageRegion.h"
-#include <type_traits>
+#include "itkProcessObject.h"
+#include <string>
 
 namespace itk
 {
 namespace CudaMaskFilterDetail
 {
 
-template <typename T, typename... U>
-constexpr bool IsOneOf = (std::is_same<T, U>::value || ...);
-
 /** Pixel types the cores are instantiated for (src/PackedMask*.c*). */
 template <typename T>
-constexpr bool IsCorePixel = IsOneOf<T, unsigned char, short, unsigned short, float>;
+constexpr bool IsCorePixel = CudaIsOneOf<T, unsigned char, short, unsigned short, float>;
+
+/** Why the packed-mask filters cannot run on the GPU (empty if they can). */
+inline std::string
+GPUUnsupportedReason()
+{
+  return cif::PackedMaskCUDAIsCompiled() ? std::string() : std::string("this build has no CUDA code");
+}
+
+/** The packed-mask filters process whole grids: every input, image or mask,
+ * is requested whole (not the superclass's copy of the output region: a
+ * mask's buffered region is a word grid). */
+inline void
+RequestWholeInputs(ProcessObject & filter)
+{
+  for (const auto & input : filter.GetIndexedInputs())
+  {
+    if (input)
+    {
+      input->SetRequestedRegionToLargestPossibleRegion();
+    }
+  }
+}
 
 /** The extent of a region (x fastest, unused axes 1). */
 template <unsigned int D>

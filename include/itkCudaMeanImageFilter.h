@@ -54,7 +54,9 @@ namespace itk
  * \ingroup CudaImageFilters
  */
 template <typename TInputImage, typename TOutputImage = TInputImage>
-class ITK_TEMPLATE_EXPORT CudaMeanImageFilter : public MeanImageFilter<TInputImage, TOutputImage>
+class ITK_TEMPLATE_EXPORT CudaMeanImageFilter
+  : public MeanImageFilter<TInputImage, TOutputImage>
+  , public CudaExecutionControl
 {
 public:
   ITK_DISALLOW_COPY_AND_MOVE(CudaMeanImageFilter);
@@ -70,20 +72,6 @@ public:
   static constexpr unsigned int ImageDimension = TInputImage::ImageDimension;
   using InputPixelType = typename TInputImage::PixelType;
   using OutputPixelType = typename TOutputImage::PixelType;
-
-  itkSetEnumMacro(ExecutionMode, CudaExecutionMode);
-  itkGetEnumMacro(ExecutionMode, CudaExecutionMode);
-
-  const CudaExecutionReport &
-  GetLastExecutionReport() const
-  {
-    return m_LastExecutionReport;
-  }
-  CudaExecutedOn
-  GetLastExecutedOn() const
-  {
-    return m_LastExecutionReport.Device;
-  }
 
   /** Why the GPU cannot run the current request (empty if it can). */
   std::string
@@ -103,9 +91,7 @@ protected:
   CPUGenerateData();
 
 private:
-  CudaExecutionMode   m_ExecutionMode{ CudaExecutionMode::Automatic };
-  CudaExecutionReport m_LastExecutionReport;
-  std::string         m_LastGPUMethod;
+  std::string m_LastGPUMethod;
 };
 
 } // namespace itk

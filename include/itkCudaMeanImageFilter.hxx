@@ -33,43 +33,26 @@ CudaMeanImageFilter<TInputImage, TOutputImage>::GetGPUUnsupportedReason() const
                        "float (here ") +
            CudaPixelTypeName<InputPixelType>() + " to " + CudaPixelTypeName<OutputPixelType>() + ")";
   }
-  const std::string radius = CudaBoxFilterDetail::GPURadiusProblem<ImageDimension>(this->GetRadius());
-  if (!radius.empty())
-  {
-    return radius;
-  }
-  if (!cif::BoxFiltersCUDAIsCompiled())
-  {
-    return "this build has no CUDA code";
-  }
-  return {};
+  return CudaBoxFilterDetail::GPUProblem<ImageDimension>(this->GetRadius());
 }
 
 template <typename TInputImage, typename TOutputImage>
 void
 CudaMeanImageFilter<TInputImage, TOutputImage>::GenerateData()
 {
-  const TInputImage * input = this->GetInput();
-  if (input->GetBufferedRegion().GetNumberOfPixels() == 0)
-  {
-    itkExceptionMacro(<< "The input image is empty (buffered region size " << input->GetBufferedRegion().GetSize()
-                      << ")");
-  }
+  this->CheckInputNotEmpty(this->GetInput());
   m_LastGPUMethod.clear();
-  m_LastExecutionReport = CudaRunWithFallback(
-    m_ExecutionMode,
+  this->RunOnGPUOrCPU(
     this->GetGPUUnsupportedReason(),
-    this->GetNameOfClass(),
     [this] { this->GPUGenerateData(); },
-    [this] { this->CPUGenerateData(); });
-  if (m_LastExecutionReport.Device == CudaExecutedOn::GPU && !m_LastGPUMethod.empty())
-  {
-    m_LastExecutionReport.Message += "; " + m_LastGPUMethod;
-  }
-  if (m_LastExecutionReport.FellBackAfterOutOfMemory)
-  {
-    itkWarningMacro(<< m_LastExecutionReport.Message);
-  }
+    [this] { this->CPUGenerateData(); },
+    [this](CudaExecutionReport & report)
+    {
+      if (report.Device == CudaExecutedOn::GPU)
+      {
+        report.AddNote(m_LastGPUMethod);
+      }
+    });
 }
 
 template <typename TInputImage, typename TOutputImage>
@@ -79,13 +62,8 @@ CudaMeanImageFilter<TInputImage, TOutputImage>::GPUGenerateData()
   if constexpr (CudaMeanDetail::CoreSupports<InputPixelType, OutputPixelType> && ImageDimension <= 3)
   {
     this->AllocateOutputs();
-    const cif::BoxGeometry g = CudaBoxFilterDetail::MakeBoxGeometry<ImageDimension>(
-      this->GetInput()->GetBufferedRegion(), this->GetOutput()->GetBufferedRegion(), this->GetRadius());
-    const std::string why = cif::ValidateBoxJob(g);
-    if (!why.empty())
-    {
-      itkExceptionMacro(<< why);
-    }
+    const cif::BoxGeometry g = CudaBoxFilterDetail::MakeBoxGeometry(this, this->GetRadius());
+    this->CheckCoreJob(cif::ValidateBoxJob(g));
     CudaInputBuffer<TInputImage>   input(this->GetInput());
     CudaOutputBuffer<TOutputImage> output(this->GetOutput());
     const cif::BoxMeanMethod       method = cif::BoxMeanCUDA(input.Get(), output.Get(), g);
@@ -119,13 +97,8 @@ CudaMeanImageFilter<TInputImage, TOutputImage>::CPUGenerateData()
     if (CudaBoxFilterDetail::RadiusFitsCore<ImageDimension>(this->GetRadius()))
     {
       this->AllocateOutputs();
-      const cif::BoxGeometry g = CudaBoxFilterDetail::MakeBoxGeometry<ImageDimension>(
-        this->GetInput()->GetBufferedRegion(), this->GetOutput()->GetBufferedRegion(), this->GetRadius());
-      const std::string why = cif::ValidateBoxJob(g);
-      if (!why.empty())
-      {
-        itkExceptionMacro(<< why);
-      }
+      const cif::BoxGeometry g = CudaBoxFilterDetail::MakeBoxGeometry(this, this->GetRadius());
+      this->CheckCoreJob(cif::ValidateBoxJob(g));
       const int threads = static_cast<int>(this->GetMultiThreader()->GetMaximumNumberOfThreads());
       cif::BoxMeanCPU(this->GetInput()->GetBufferPointer(), this->GetOutput()->GetBufferPointer(), g, threads);
       return;
@@ -139,9 +112,7 @@ void
 CudaMeanImageFilter<TInputImage, TOutputImage>::PrintSelf(std::ostream & os, Indent indent) const
 {
   Superclass::PrintSelf(os, indent);
-  os << indent << "ExecutionMode: " << m_ExecutionMode << '\n';
-  os << indent << "LastExecutedOn: " << m_LastExecutionReport.Device << '\n';
-  os << indent << "LastExecutionReport: " << m_LastExecutionReport.Message << '\n';
+  this->PrintExecution(os, indent);
 }
 
 } // namespace itk

@@ -89,7 +89,9 @@ operator<<(std::ostream & os, CudaMedianKernel kernel)
  * \ingroup CudaImageFilters
  */
 template <typename TInputImage, typename TOutputImage = TInputImage>
-class ITK_TEMPLATE_EXPORT CudaMedianImageFilter : public MedianImageFilter<TInputImage, TOutputImage>
+class ITK_TEMPLATE_EXPORT CudaMedianImageFilter
+  : public MedianImageFilter<TInputImage, TOutputImage>
+  , public CudaExecutionControl
 {
 public:
   ITK_DISALLOW_COPY_AND_MOVE(CudaMedianImageFilter);
@@ -108,26 +110,12 @@ public:
   using OutputPixelType = typename TOutputImage::PixelType;
   static constexpr unsigned int ImageDimension = TInputImage::ImageDimension;
 
-  itkSetEnumMacro(ExecutionMode, CudaExecutionMode);
-  itkGetEnumMacro(ExecutionMode, CudaExecutionMode);
-
   /** The GPU algorithm; a choice that cannot serve the request (a window
    * too large for selection, a tile too large for shared memory) falls back
    * to the next one, and the report says so. */
   itkSetEnumMacro(GPUKernel, CudaMedianKernel);
   itkGetEnumMacro(GPUKernel, CudaMedianKernel);
 
-  /** Where the last update ran, why there, and on the GPU which algorithm. */
-  const CudaExecutionReport &
-  GetLastExecutionReport() const
-  {
-    return m_LastExecutionReport;
-  }
-  CudaExecutedOn
-  GetLastExecutedOn() const
-  {
-    return m_LastExecutionReport.Device;
-  }
   /** The GPU algorithm of the last update (Automatic if it ran on the CPU). */
   CudaMedianKernel
   GetLastGPUKernel() const
@@ -154,11 +142,9 @@ protected:
   CPUGenerateData();
 
 private:
-  CudaExecutionMode   m_ExecutionMode{ CudaExecutionMode::Automatic };
-  CudaMedianKernel    m_GPUKernel{ CudaMedianKernel::Automatic };
-  CudaMedianKernel    m_LastGPUKernel{ CudaMedianKernel::Automatic };
-  std::string         m_LastGPUPlan;
-  CudaExecutionReport m_LastExecutionReport;
+  CudaMedianKernel m_GPUKernel{ CudaMedianKernel::Automatic };
+  CudaMedianKernel m_LastGPUKernel{ CudaMedianKernel::Automatic };
+  std::string      m_LastGPUPlan;
 };
 
 } // namespace itk

@@ -99,32 +99,24 @@ template <typename TInputImage, typename TOutputImage>
 void
 CudaMedianImageFilter<TInputImage, TOutputImage>::GenerateData()
 {
-  const TInputImage * input = this->GetInput();
-  if (input->GetBufferedRegion().GetNumberOfPixels() == 0)
-  {
-    itkExceptionMacro(<< "The input image is empty (buffered region size " << input->GetBufferedRegion().GetSize()
-                      << ")");
-  }
+  this->CheckInputNotEmpty(this->GetInput());
   m_LastGPUKernel = CudaMedianKernel::Automatic;
   m_LastGPUPlan.clear();
-  m_LastExecutionReport = CudaRunWithFallback(
-    m_ExecutionMode,
+  this->RunOnGPUOrCPU(
     this->GetGPUUnsupportedReason(),
-    this->GetNameOfClass(),
     [this] { this->GPUGenerateData(); },
-    [this] { this->CPUGenerateData(); });
-  if (m_LastExecutionReport.Device == CudaExecutedOn::GPU)
-  {
-    m_LastExecutionReport.Message += "; " + m_LastGPUPlan;
-  }
-  else
-  {
-    m_LastGPUKernel = CudaMedianKernel::Automatic;
-  }
-  if (m_LastExecutionReport.FellBackAfterOutOfMemory)
-  {
-    itkWarningMacro(<< m_LastExecutionReport.Message);
-  }
+    [this] { this->CPUGenerateData(); },
+    [this](CudaExecutionReport & report)
+    {
+      if (report.Device == CudaExecutedOn::GPU)
+      {
+        report.Message += "; " + m_LastGPUPlan;
+      }
+      else
+      {
+        m_LastGPUKernel = CudaMedianKernel::Automatic;
+      }
+    });
 }
 
 template <typename TInputImage, typename TOutputImage>
@@ -138,11 +130,7 @@ CudaMedianImageFilter<TInputImage, TOutputImage>::GPUGenerateData()
     output->SetBufferedRegion(output->GetRequestedRegion());
     output->Allocate();
     const cif::MedianGeometry g = MakeGeometry(this);
-    const std::string         why = cif::ValidateMedianJob(g);
-    if (!why.empty())
-    {
-      itkExceptionMacro(<< why);
-    }
+    this->CheckCoreJob(cif::ValidateMedianJob(g));
     CudaInputBuffer<TInputImage>   in(this->GetInput());
     CudaOutputBuffer<TOutputImage> out(output);
     const cif::MedianPlan          plan = cif::MedianCUDA(in.Get(), out.Get(), g, ToCore(m_GPUKernel));
@@ -168,11 +156,7 @@ CudaMedianImageFilter<TInputImage, TOutputImage>::CPUGenerateData()
     output->SetBufferedRegion(output->GetRequestedRegion());
     output->Allocate();
     const cif::MedianGeometry g = MakeGeometry(this);
-    const std::string         why = cif::ValidateMedianJob(g);
-    if (!why.empty())
-    {
-      itkExceptionMacro(<< why);
-    }
+    this->CheckCoreJob(cif::ValidateMedianJob(g));
     const int threads = static_cast<int>(this->GetMultiThreader()->GetMaximumNumberOfThreads());
     cif::MedianCPU(this->GetInput()->GetBufferPointer(),
                    output->GetBufferPointer(),
@@ -192,11 +176,9 @@ void
 CudaMedianImageFilter<TInputImage, TOutputImage>::PrintSelf(std::ostream & os, Indent indent) const
 {
   Superclass::PrintSelf(os, indent);
-  os << indent << "ExecutionMode: " << m_ExecutionMode << '\n';
   os << indent << "GPUKernel: " << m_GPUKernel << '\n';
-  os << indent << "LastExecutedOn: " << m_LastExecutionReport.Device << '\n';
   os << indent << "LastGPUKernel: " << m_LastGPUKernel << '\n';
-  os << indent << "LastExecutionReport: " << m_LastExecutionReport.Message << '\n';
+  this->PrintExecution(os, indent);
 }
 
 } // namespace itk

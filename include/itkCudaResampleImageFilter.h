@@ -93,6 +93,7 @@ template <typename TInputImage,
           typename TTransformPrecisionType = TInterpolatorPrecisionType>
 class ITK_TEMPLATE_EXPORT CudaResampleImageFilter
   : public ResampleImageFilter<TInputImage, TOutputImage, TInterpolatorPrecisionType, TTransformPrecisionType>
+  , public CudaExecutionControl
 {
 public:
   ITK_DISALLOW_COPY_AND_MOVE(CudaResampleImageFilter);
@@ -110,9 +111,6 @@ public:
   using InputPixelType = typename TInputImage::PixelType;
   using OutputPixelType = typename TOutputImage::PixelType;
 
-  itkSetEnumMacro(ExecutionMode, CudaExecutionMode);
-  itkGetEnumMacro(ExecutionMode, CudaExecutionMode);
-
   /** How the cubic coefficients are computed on the GPU (default: exact recursive). */
   itkSetEnumMacro(PrefilterMethod, CudaBSplinePrefilterMethod);
   itkGetEnumMacro(PrefilterMethod, CudaBSplinePrefilterMethod);
@@ -122,17 +120,6 @@ public:
   /** FIR half-width K for the FIR prefilter (default 13). */
   itkSetClampMacro(FIRHalfWidth, unsigned int, 0, 32);
   itkGetConstMacro(FIRHalfWidth, unsigned int);
-
-  const CudaExecutionReport &
-  GetLastExecutionReport() const
-  {
-    return m_LastExecutionReport;
-  }
-  CudaExecutedOn
-  GetLastExecutedOn() const
-  {
-    return m_LastExecutionReport.Device;
-  }
 
   /** 0 when the last GPU update ran in one piece; else the number of output
    * chunks it was cut into because the whole job did not fit the device. */
@@ -158,11 +145,9 @@ protected:
   GPUGenerateData();
 
 private:
-  CudaExecutionMode          m_ExecutionMode{ CudaExecutionMode::Automatic };
   CudaBSplinePrefilterMethod m_PrefilterMethod{ CudaBSplinePrefilterMethod::Recursive };
   CudaBSplineEvaluationMode  m_EvaluationMode{ CudaBSplineEvaluationMode::Accurate };
   unsigned int               m_FIRHalfWidth{ 13 };
-  CudaExecutionReport        m_LastExecutionReport;
   int                        m_LastNumberOfChunks{ 0 };
 };
 

@@ -28,8 +28,8 @@ namespace CudaResampleDetail
 {
 /** Pixel types the GPU core is instantiated for (src/Resample.cu). */
 template <typename TIn, typename TOut>
-constexpr bool GPUSupportsPixels = std::is_same<TIn, TOut>::value &&
-               CudaBSplinePrefilterDetail::IsOneOf<TIn, unsigned char, short, unsigned short, float, double>;
+constexpr bool                      GPUSupportsPixels =
+  std::is_same<TIn, TOut>::value && CudaIsOneOf<TIn, unsigned char, short, unsigned short, float, double>;
 
 /** The interpolation rule of an ITK interpolator, if the GPU has it. */
 template <typename TImage, typename TPrecision>
@@ -257,34 +257,28 @@ template <typename TInputImage,
 void
 CudaResampleImageFilter<TInputImage, TOutputImage, TInterpolatorPrecisionType, TTransformPrecisionType>::GenerateData()
 {
-  if (this->GetInput()->GetBufferedRegion().GetNumberOfPixels() == 0)
-  {
-    itkExceptionMacro(<< "The input image is empty");
-  }
+  this->CheckInputNotEmpty(this->GetInput());
   if (this->GetOutput()->GetRequestedRegion().GetNumberOfPixels() == 0)
   {
     itkExceptionMacro(<< "The output size is zero (" << this->GetOutput()->GetRequestedRegion().GetSize() << ")");
   }
   m_LastNumberOfChunks = 0;
-  m_LastExecutionReport = CudaRunWithFallback(
-    m_ExecutionMode,
+  this->RunOnGPUOrCPU(
     this->GetGPUUnsupportedReason(),
-    this->GetNameOfClass(),
     [this] { this->GPUGenerateData(); },
-    [this] { Superclass::GenerateData(); });
-  if (m_LastExecutionReport.Device == CudaExecutedOn::GPU && m_LastNumberOfChunks > 0)
-  {
-    m_LastExecutionReport.Message += " (in " + std::to_string(m_LastNumberOfChunks) +
-                                     " output chunks: the whole job did not fit the device memory" +
-                                     (m_EvaluationMode == CudaBSplineEvaluationMode::Fast
-                                        ? "; cubic evaluated in the accurate mode, which chunks need)"
-                                        : ")");
-    itkWarningMacro(<< m_LastExecutionReport.Message);
-  }
-  if (m_LastExecutionReport.FellBackAfterOutOfMemory)
-  {
-    itkWarningMacro(<< m_LastExecutionReport.Message);
-  }
+    [this] { Superclass::GenerateData(); },
+    [this](CudaExecutionReport & report)
+    {
+      if (report.Device == CudaExecutedOn::GPU && m_LastNumberOfChunks > 0)
+      {
+        report.Message += " (in " + std::to_string(m_LastNumberOfChunks) +
+                          " output chunks: the whole job did not fit the device memory" +
+                          (m_EvaluationMode == CudaBSplineEvaluationMode::Fast
+                             ? "; cubic evaluated in the accurate mode, which chunks need)"
+                             : ")");
+        itkWarningMacro(<< report.Message);
+      }
+    });
 }
 
 template <typename TInputImage,
@@ -487,13 +481,11 @@ CudaResampleImageFilter<TInputImage, TOutputImage, TInterpolatorPrecisionType, T
   Indent         indent) const
 {
   Superclass::PrintSelf(os, indent);
-  os << indent << "ExecutionMode: " << m_ExecutionMode << '\n';
   os << indent << "PrefilterMethod: " << m_PrefilterMethod << '\n';
   os << indent << "FIRHalfWidth: " << m_FIRHalfWidth << '\n';
   os << indent << "EvaluationMode: " << m_EvaluationMode << '\n';
   os << indent << "LastNumberOfChunks: " << m_LastNumberOfChunks << '\n';
-  os << indent << "LastExecutedOn: " << m_LastExecutionReport.Device << '\n';
-  os << indent << "LastExecutionReport: " << m_LastExecutionReport.Message << '\n';
+  this->PrintExecution(os, indent);
 }
 
 } // namespace itk

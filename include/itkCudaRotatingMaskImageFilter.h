@@ -92,7 +92,9 @@ namespace itk
  * \ingroup CudaImageFilters
  */
 template <typename TInputImage, typename TOutputImage = TInputImage>
-class ITK_TEMPLATE_EXPORT CudaRotatingMaskImageFilter : public ImageToImageFilter<TInputImage, TOutputImage>
+class ITK_TEMPLATE_EXPORT CudaRotatingMaskImageFilter
+  : public ImageToImageFilter<TInputImage, TOutputImage>
+  , public CudaExecutionControl
 {
 public:
   ITK_DISALLOW_COPY_AND_MOVE(CudaRotatingMaskImageFilter);
@@ -135,20 +137,6 @@ public:
   itkSetMacro(NumberOfIterations, unsigned int);
   itkGetConstMacro(NumberOfIterations, unsigned int);
 
-  itkSetEnumMacro(ExecutionMode, CudaExecutionMode);
-  itkGetEnumMacro(ExecutionMode, CudaExecutionMode);
-
-  const CudaExecutionReport &
-  GetLastExecutionReport() const
-  {
-    return m_LastExecutionReport;
-  }
-  CudaExecutedOn
-  GetLastExecutedOn() const
-  {
-    return m_LastExecutionReport.Device;
-  }
-
   /** Why the GPU path cannot serve the current request (empty if it can). */
   std::string
   GetGPUUnsupportedReason() const;
@@ -174,10 +162,8 @@ protected:
   CPUGenerateData();
 
 private:
-  unsigned int        m_NumberOfIterations{ 1 };
-  CudaExecutionMode   m_ExecutionMode{ CudaExecutionMode::Automatic };
-  CudaExecutionReport m_LastExecutionReport;
-  std::string         m_LastNote;
+  unsigned int m_NumberOfIterations{ 1 };
+  std::string  m_LastNote;
 };
 
 } // namespace itk

@@ -14,14 +14,11 @@ namespace itk
 
 namespace CudaRotatingMaskDetail
 {
-template <typename T, typename... U>
-constexpr bool IsOneOf = (std::is_same<T, U>::value || ...);
-
 /** Pixel pairs the GPU core is instantiated for (src/RotatingMask.cu). */
 template <typename TIn, typename TOut>
-constexpr bool GPUCoreSupports = (IsOneOf<TIn, unsigned char, short, unsigned short, float> &&
+constexpr bool GPUCoreSupports = (CudaIsOneOf<TIn, unsigned char, short, unsigned short, float> &&
                                   std::is_same<TIn, TOut>::value) ||
-                                 (IsOneOf<TIn, unsigned char, short, unsigned short> &&
+                                 (CudaIsOneOf<TIn, unsigned char, short, unsigned short> &&
                                   std::is_same<TOut, float>::value);
 
 /** Largest output rows (y) and slices (z) the GPU grid covers. */
@@ -127,10 +124,7 @@ void
 CudaRotatingMaskImageFilter<TInputImage, TOutputImage>::GenerateData()
 {
   const TInputImage * input = this->GetInput();
-  if (input->GetBufferedRegion().GetNumberOfPixels() == 0)
-  {
-    itkExceptionMacro(<< "The input image is empty (buffered region " << input->GetBufferedRegion().GetSize() << ")");
-  }
+  this->CheckInputNotEmpty(input);
   if (m_NumberOfIterations < 1)
   {
     itkExceptionMacro(<< "NumberOfIterations must be at least 1");
@@ -140,20 +134,11 @@ CudaRotatingMaskImageFilter<TInputImage, TOutputImage>::GenerateData()
   output->Allocate();
 
   m_LastNote.clear();
-  m_LastExecutionReport = CudaRunWithFallback(
-    m_ExecutionMode,
+  this->RunOnGPUOrCPU(
     this->GetGPUUnsupportedReason(),
-    this->GetNameOfClass(),
     [this] { this->GPUGenerateData(); },
-    [this] { this->CPUGenerateData(); });
-  if (!m_LastNote.empty())
-  {
-    m_LastExecutionReport.Message += "; " + m_LastNote;
-  }
-  if (m_LastExecutionReport.FellBackAfterOutOfMemory)
-  {
-    itkWarningMacro(<< m_LastExecutionReport.Message);
-  }
+    [this] { this->CPUGenerateData(); },
+    [this](CudaExecutionReport & report) { report.AddNote(m_LastNote); });
 }
 
 template <typename TInputImage, typename TOutputImage>
@@ -167,11 +152,7 @@ CudaRotatingMaskImageFilter<TInputImage, TOutputImage>::GPUGenerateData()
     cif::RotatingMaskParameters parameters;
     parameters.dimension = static_cast<int>(ImageDimension);
     parameters.iterations = static_cast<int>(m_NumberOfIterations);
-    const std::string why = cif::ValidateRotatingMaskJob(geometry, parameters);
-    if (!why.empty())
-    {
-      itkExceptionMacro(<< why);
-    }
+    this->CheckCoreJob(cif::ValidateRotatingMaskJob(geometry, parameters));
     CudaInputBuffer<TInputImage>   input(this->GetInput());
     CudaOutputBuffer<TOutputImage> output(this->GetOutput());
     m_LastNote = cif::RotatingMaskCUDA(input.Get(), output.Get(), geometry, parameters);
@@ -192,11 +173,7 @@ CudaRotatingMaskImageFilter<TInputImage, TOutputImage>::CPUGenerateData()
   cif::RotatingMaskParameters parameters;
   parameters.dimension = static_cast<int>(ImageDimension);
   parameters.iterations = static_cast<int>(m_NumberOfIterations);
-  const std::string why = cif::ValidateRotatingMaskJob(geometry, parameters);
-  if (!why.empty())
-  {
-    itkExceptionMacro(<< why);
-  }
+  this->CheckCoreJob(cif::ValidateRotatingMaskJob(geometry, parameters));
   const int threads = static_cast<int>(this->GetMultiThreader()->GetMaximumNumberOfThreads());
   cif::RotatingMaskCPU(this->GetInput()->GetBufferPointer(),
                        this->GetOutput()->GetBufferPointer(),
@@ -212,9 +189,7 @@ CudaRotatingMaskImageFilter<TInputImage, TOutputImage>::PrintSelf(std::ostream &
 {
   Superclass::PrintSelf(os, indent);
   os << indent << "NumberOfIterations: " << m_NumberOfIterations << '\n';
-  os << indent << "ExecutionMode: " << m_ExecutionMode << '\n';
-  os << indent << "LastExecutedOn: " << m_LastExecutionReport.Device << '\n';
-  os << indent << "LastExecutionReport: " << m_LastExecutionReport.Message << '\n';
+  this->PrintExecution(os, indent);
 }
 
 } // namespace itk

@@ -45,6 +45,7 @@ namespace itk
 template <typename TInputImage>
 class ITK_TEMPLATE_EXPORT CudaThresholdToPackedMaskImageFilter
   : public ImageToImageFilter<TInputImage, CudaPackedMask<TInputImage::ImageDimension>>
+  , public CudaExecutionControl
 {
 public:
   ITK_DISALLOW_COPY_AND_MOVE(CudaThresholdToPackedMaskImageFilter);
@@ -67,20 +68,6 @@ public:
   itkSetMacro(UpperThreshold, InputPixelType);
   itkGetConstMacro(UpperThreshold, InputPixelType);
 
-  itkSetEnumMacro(ExecutionMode, CudaExecutionMode);
-  itkGetEnumMacro(ExecutionMode, CudaExecutionMode);
-
-  const CudaExecutionReport &
-  GetLastExecutionReport() const
-  {
-    return m_LastExecutionReport;
-  }
-  CudaExecutedOn
-  GetLastExecutedOn() const
-  {
-    return m_LastExecutionReport.Device;
-  }
-
   /** Why the GPU cannot run the current request (empty if it can). */
   std::string
   GetGPUUnsupportedReason() const;
@@ -99,10 +86,8 @@ protected:
   GenerateData() override;
 
 private:
-  InputPixelType      m_LowerThreshold{ NumericTraits<InputPixelType>::NonpositiveMin() };
-  InputPixelType      m_UpperThreshold{ NumericTraits<InputPixelType>::max() };
-  CudaExecutionMode   m_ExecutionMode{ CudaExecutionMode::Automatic };
-  CudaExecutionReport m_LastExecutionReport;
+  InputPixelType m_LowerThreshold{ NumericTraits<InputPixelType>::NonpositiveMin() };
+  InputPixelType m_UpperThreshold{ NumericTraits<InputPixelType>::max() };
 };
 
 } // namespace itk

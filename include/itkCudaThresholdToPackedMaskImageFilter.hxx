@@ -15,22 +15,14 @@ template <typename TInputImage>
 std::string
 CudaThresholdToPackedMaskImageFilter<TInputImage>::GetGPUUnsupportedReason() const
 {
-  if (!cif::PackedMaskCUDAIsCompiled())
-  {
-    return "this build has no CUDA code";
-  }
-  return {};
+  return CudaMaskFilterDetail::GPUUnsupportedReason();
 }
 
 template <typename TInputImage>
 void
 CudaThresholdToPackedMaskImageFilter<TInputImage>::GenerateInputRequestedRegion()
 {
-  // not the superclass's copy of the output region: that is the word grid
-  if (auto * input = const_cast<TInputImage *>(this->GetInput()))
-  {
-    input->SetRequestedRegionToLargestPossibleRegion(); // the mask covers the whole grid
-  }
+  CudaMaskFilterDetail::RequestWholeInputs(*this); // the mask covers the whole grid
 }
 
 template <typename TInputImage>
@@ -50,11 +42,7 @@ CudaThresholdToPackedMaskImageFilter<TInputImage>::GenerateData()
   static_assert(ImageDimension >= 1 && ImageDimension <= 3,
                 "CudaThresholdToPackedMaskImageFilter handles 1 to 3 dimensions");
   const TInputImage * input = this->GetInput();
-  if (input->GetBufferedRegion().GetNumberOfPixels() == 0)
-  {
-    itkExceptionMacro(<< "The input image is empty (buffered region size " << input->GetBufferedRegion().GetSize()
-                      << ")");
-  }
+  this->CheckInputNotEmpty(input);
   if (input->GetBufferedRegion() != input->GetLargestPossibleRegion())
   {
     itkExceptionMacro(<< "The input's buffered region " << input->GetBufferedRegion()
@@ -74,10 +62,8 @@ CudaThresholdToPackedMaskImageFilter<TInputImage>::GenerateData()
   }
   const cif::MaskExtent extent = CudaMaskFilterDetail::ExtentOf<ImageDimension>(input->GetBufferedRegion());
   const InputPixelType  lower = m_LowerThreshold, upper = m_UpperThreshold;
-  m_LastExecutionReport = CudaRunWithFallback(
-    m_ExecutionMode,
+  this->RunOnGPUOrCPU(
     this->GetGPUUnsupportedReason(),
-    this->GetNameOfClass(),
     [&]
     {
       CudaInputBuffer<TInputImage> in(input);
@@ -94,10 +80,6 @@ CudaThresholdToPackedMaskImageFilter<TInputImage>::GenerateData()
                             upper,
                             static_cast<int>(this->GetMultiThreader()->GetMaximumNumberOfThreads()));
     });
-  if (m_LastExecutionReport.FellBackAfterOutOfMemory)
-  {
-    itkWarningMacro(<< m_LastExecutionReport.Message);
-  }
 }
 
 template <typename TInputImage>
@@ -109,9 +91,7 @@ CudaThresholdToPackedMaskImageFilter<TInputImage>::PrintSelf(std::ostream & os, 
      << '\n';
   os << indent << "UpperThreshold: " << static_cast<typename NumericTraits<InputPixelType>::PrintType>(m_UpperThreshold)
      << '\n';
-  os << indent << "ExecutionMode: " << m_ExecutionMode << '\n';
-  os << indent << "LastExecutedOn: " << m_LastExecutionReport.Device << '\n';
-  os << indent << "LastExecutionReport: " << m_LastExecutionReport.Message << '\n';
+  this->PrintExecution(os, indent);
 }
 
 } // namespace itk

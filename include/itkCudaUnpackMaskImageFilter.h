@@ -37,6 +37,7 @@ namespace itk
 template <typename TOutputImage>
 class ITK_TEMPLATE_EXPORT CudaUnpackMaskImageFilter
   : public ImageToImageFilter<CudaPackedMask<TOutputImage::ImageDimension>, TOutputImage>
+  , public CudaExecutionControl
 {
 public:
   ITK_DISALLOW_COPY_AND_MOVE(CudaUnpackMaskImageFilter);
@@ -59,20 +60,6 @@ public:
   itkSetMacro(OutsideValue, OutputPixelType);
   itkGetConstMacro(OutsideValue, OutputPixelType);
 
-  itkSetEnumMacro(ExecutionMode, CudaExecutionMode);
-  itkGetEnumMacro(ExecutionMode, CudaExecutionMode);
-
-  const CudaExecutionReport &
-  GetLastExecutionReport() const
-  {
-    return m_LastExecutionReport;
-  }
-  CudaExecutedOn
-  GetLastExecutedOn() const
-  {
-    return m_LastExecutionReport.Device;
-  }
-
   std::string
   GetGPUUnsupportedReason() const;
 
@@ -92,10 +79,8 @@ protected:
   GenerateData() override;
 
 private:
-  OutputPixelType     m_InsideValue{ NumericTraits<OutputPixelType>::max() };
-  OutputPixelType     m_OutsideValue{ NumericTraits<OutputPixelType>::ZeroValue() };
-  CudaExecutionMode   m_ExecutionMode{ CudaExecutionMode::Automatic };
-  CudaExecutionReport m_LastExecutionReport;
+  OutputPixelType m_InsideValue{ NumericTraits<OutputPixelType>::max() };
+  OutputPixelType m_OutsideValue{ NumericTraits<OutputPixelType>::ZeroValue() };
 };
 
 } // namespace itk

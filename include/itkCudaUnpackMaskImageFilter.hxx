@@ -15,11 +15,7 @@ template <typename TOutputImage>
 std::string
 CudaUnpackMaskImageFilter<TOutputImage>::GetGPUUnsupportedReason() const
 {
-  if (!cif::PackedMaskCUDAIsCompiled())
-  {
-    return "this build has no CUDA code";
-  }
-  return {};
+  return CudaMaskFilterDetail::GPUUnsupportedReason();
 }
 
 template <typename TOutputImage>
@@ -38,10 +34,7 @@ template <typename TOutputImage>
 void
 CudaUnpackMaskImageFilter<TOutputImage>::GenerateInputRequestedRegion()
 {
-  if (auto * mask = const_cast<MaskType *>(this->GetInput()))
-  {
-    mask->SetRequestedRegionToLargestPossibleRegion();
-  }
+  CudaMaskFilterDetail::RequestWholeInputs(*this);
 }
 
 template <typename TOutputImage>
@@ -77,10 +70,8 @@ CudaUnpackMaskImageFilter<TOutputImage>::GenerateData()
   }
   const cif::MaskExtent extent = CudaMaskFilterDetail::ExtentOf<ImageDimension>(mask->GetMaskRegion());
   const OutputPixelType inside = m_InsideValue, outside = m_OutsideValue;
-  m_LastExecutionReport = CudaRunWithFallback(
-    m_ExecutionMode,
+  this->RunOnGPUOrCPU(
     this->GetGPUUnsupportedReason(),
-    this->GetNameOfClass(),
     [&]
     {
       CudaInputBuffer<MaskType>      words(mask);
@@ -97,10 +88,6 @@ CudaUnpackMaskImageFilter<TOutputImage>::GenerateData()
                          outside,
                          static_cast<int>(this->GetMultiThreader()->GetMaximumNumberOfThreads()));
     });
-  if (m_LastExecutionReport.FellBackAfterOutOfMemory)
-  {
-    itkWarningMacro(<< m_LastExecutionReport.Message);
-  }
 }
 
 template <typename TOutputImage>
@@ -112,9 +99,7 @@ CudaUnpackMaskImageFilter<TOutputImage>::PrintSelf(std::ostream & os, Indent ind
      << '\n';
   os << indent << "OutsideValue: " << static_cast<typename NumericTraits<OutputPixelType>::PrintType>(m_OutsideValue)
      << '\n';
-  os << indent << "ExecutionMode: " << m_ExecutionMode << '\n';
-  os << indent << "LastExecutedOn: " << m_LastExecutionReport.Device << '\n';
-  os << indent << "LastExecutionReport: " << m_LastExecutionReport.Message << '\n';
+  this->PrintExecution(os, indent);
 }
 
 } // namespace itk

@@ -258,34 +258,13 @@ BilateralCPU(const TIn *                         input,
   {
     throw std::invalid_argument("BilateralCPU: " + why);
   }
-  if (p.iterations == 1)
-  {
-    Pass(input, output, g, p, threads);
-    if (progress)
-    {
-      progress(1.0);
-    }
-    return;
-  }
-  std::vector<TOut> temporary(static_cast<std::size_t>(g.OutputCount()));
-  const TOut *      previous = nullptr;
-  for (int i = 0; i < p.iterations; ++i)
-  {
-    TOut * target = ((p.iterations - 1 - i) % 2 == 0) ? output : temporary.data();
-    if (i == 0)
-    {
-      Pass(input, target, g, p, threads);
-    }
-    else
-    {
-      Pass(previous, target, g, p, threads);
-    }
-    previous = target;
-    if (progress)
-    {
-      progress((i + 1.0) / p.iterations);
-    }
-  }
+  clamped::IteratePasses(
+    input,
+    output,
+    g.OutputCount(),
+    p.iterations,
+    [&](const auto * source, TOut * target) { Pass(source, target, g, p, threads); },
+    progress);
 }
 
 #define CIF_INSTANTIATE_BILATERAL_CPU(TIn, TOut)                                                                       \

@@ -98,36 +98,13 @@ RotatingMaskCPU(const TIn *                         input,
   {
     throw std::invalid_argument("RotatingMaskCPU: " + why);
   }
-  if (p.iterations == 1)
-  {
-    Pass(input, output, g, p.dimension, threads);
-    if (progress)
-    {
-      progress(1.0);
-    }
-    return;
-  }
-  // Ping-pong between the output and one temporary so that the last
-  // iteration writes the output.
-  std::vector<TOut> temporary(static_cast<std::size_t>(g.OutputCount()));
-  const TOut *      previous = nullptr;
-  for (int i = 0; i < p.iterations; ++i)
-  {
-    TOut * target = ((p.iterations - 1 - i) % 2 == 0) ? output : temporary.data();
-    if (i == 0)
-    {
-      Pass(input, target, g, p.dimension, threads);
-    }
-    else
-    {
-      Pass(previous, target, g, p.dimension, threads);
-    }
-    previous = target;
-    if (progress)
-    {
-      progress((i + 1.0) / p.iterations);
-    }
-  }
+  clamped::IteratePasses(
+    input,
+    output,
+    g.OutputCount(),
+    p.iterations,
+    [&](const auto * source, TOut * target) { Pass(source, target, g, p.dimension, threads); },
+    progress);
 }
 
 #define CIF_INSTANTIATE_ROTATING_MASK_CPU(TIn, TOut)                                                                   \

@@ -34,6 +34,50 @@ ClampedIndices(std::int64_t start, std::int64_t size, int radius, std::int64_t n
   return index;
 }
 
+/** Applies a filter `iterations` times: pass(source, target) with `input`
+ * as the first source and the previous result after that, ping-ponging
+ * between `output` and one temporary of `count` values so that the last
+ * pass writes `output` (no temporary for one iteration). `progress`, when
+ * set, gets the fraction done after each pass. */
+template <typename TIn, typename TOut, typename TPass, typename TProgress>
+void
+IteratePasses(const TIn *       input,
+              TOut *            output,
+              std::int64_t      count,
+              int               iterations,
+              TPass &&          pass,
+              const TProgress & progress)
+{
+  if (iterations == 1)
+  {
+    pass(input, output);
+    if (progress)
+    {
+      progress(1.0);
+    }
+    return;
+  }
+  std::vector<TOut> temporary(static_cast<std::size_t>(count));
+  const TOut *      previous = nullptr;
+  for (int i = 0; i < iterations; ++i)
+  {
+    TOut * target = ((iterations - 1 - i) % 2 == 0) ? output : temporary.data();
+    if (i == 0)
+    {
+      pass(input, target);
+    }
+    else
+    {
+      pass(previous, target);
+    }
+    previous = target;
+    if (progress)
+    {
+      progress((i + 1.0) / iterations);
+    }
+  }
+}
+
 } // namespace clamped
 } // namespace cif
 

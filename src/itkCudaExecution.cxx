@@ -3,6 +3,9 @@
  *=========================================================================*/
 #include "itkCudaExecution.h"
 #include "itkMacro.h"
+#include "itkObject.h"
+#include "itkOutputWindow.h"
+#include <sstream>
 
 namespace itk
 {
@@ -43,6 +46,81 @@ CudaThrowAsItkException(const cif::CudaFailure & failure, const char * filterNam
 {
   ExceptionObject e(__FILE__, __LINE__, std::string(filterName) + ": CUDA failure: " + failure.what(), filterName);
   throw e;
+}
+
+void
+CudaExecutionSettings::SetExecutionMode(const CudaExecutionMode mode)
+{
+  const Object * owner = this->GetExecutionOwner();
+#ifndef NDEBUG // as itkSetEnumMacro's itkDebugMacro
+  if (owner != nullptr && owner->GetDebug() && Object::GetGlobalWarningDisplay())
+  {
+    std::ostringstream message;
+    message << "Debug: In " __FILE__ ", line " << __LINE__ << "\n"
+            << owner->GetNameOfClass() << " (" << owner << "): setting ExecutionMode to " << static_cast<long>(mode)
+            << "\n\n";
+    OutputWindowDisplayDebugText(message.str().c_str());
+  }
+#endif
+  if (m_ExecutionMode != mode)
+  {
+    m_ExecutionMode = mode;
+    if (owner != nullptr)
+    {
+      owner->Modified();
+    }
+  }
+}
+
+const Object *
+CudaExecutionSettings::GetExecutionOwner() const
+{
+  // A cross-cast from the mixin to its sibling base in the complete object.
+  return dynamic_cast<const Object *>(this);
+}
+
+const char *
+CudaExecutionSettings::GetExecutionOwnerName() const
+{
+  const Object * owner = this->GetExecutionOwner();
+  return owner != nullptr ? owner->GetNameOfClass() : "CudaExecutionSettings";
+}
+
+void
+CudaExecutionSettings::WarnAsExecutionOwner(const std::string & text) const
+{
+  if (Object::GetGlobalWarningDisplay())
+  {
+    std::ostringstream message;
+    message << "WARNING: In " __FILE__ ", line " << __LINE__ << "\n"
+            << this->GetExecutionOwnerName() << " (" << this->GetExecutionOwner() << "): " << text << "\n\n";
+    OutputWindowDisplayWarningText(message.str().c_str());
+  }
+}
+
+void
+CudaExecutionSettings::PrintExecutionMode(std::ostream & os, Indent indent) const
+{
+  os << indent << "ExecutionMode: " << m_ExecutionMode << '\n';
+}
+
+void
+CudaExecutionControl::CheckCoreJob(const std::string & problem) const
+{
+  if (!problem.empty())
+  {
+    std::ostringstream message;
+    message << "itk::ERROR: " << this->GetExecutionOwnerName() << "(" << this->GetExecutionOwner() << "): " << problem;
+    throw ExceptionObject(__FILE__, __LINE__, message.str(), ITK_LOCATION);
+  }
+}
+
+void
+CudaExecutionControl::PrintExecution(std::ostream & os, Indent indent) const
+{
+  this->PrintExecutionMode(os, indent);
+  os << indent << "LastExecutedOn: " << m_LastExecutionReport.Device << '\n';
+  os << indent << "LastExecutionReport: " << m_LastExecutionReport.Message << '\n';
 }
 
 } // namespace itk

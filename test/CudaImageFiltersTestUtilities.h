@@ -11,10 +11,15 @@
 #include "itkImageRegionIterator.h"
 
 #include <gtest/gtest.h>
+#include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdlib>
+#include <initializer_list>
 #include <random>
+#include <sstream>
 #include <string>
+#include <vector>
 
 namespace cif_test
 {
@@ -55,6 +60,97 @@ ReadImage(const std::string & path)
   reader->SetFileName(path);
   reader->Update();
   return reader->GetOutput();
+}
+
+/** A size from its components (x first). */
+template <typename TImage>
+typename TImage::SizeType
+MakeSize(std::initializer_list<itk::SizeValueType> values)
+{
+  typename TImage::SizeType size;
+  std::copy(values.begin(), values.end(), size.begin());
+  return size;
+}
+
+/** A radius from its components; missing ones repeat the last given ({ 2 } is 2 on every axis). */
+template <typename TImage>
+typename TImage::SizeType
+Radius(std::initializer_list<itk::SizeValueType> r)
+{
+  typename TImage::SizeType size;
+  auto                      it = r.begin();
+  for (unsigned a = 0; a < TImage::ImageDimension; ++a)
+  {
+    size[a] = it != r.end() ? *it++ : size[a - 1];
+  }
+  return size;
+}
+
+/** The pixels of the buffered region as doubles, x fastest. */
+template <typename TImage>
+std::vector<double>
+ToVector(const TImage * image)
+{
+  std::vector<double> v;
+  for (itk::ImageRegionConstIterator<TImage> it(image, image->GetBufferedRegion()); !it.IsAtEnd(); ++it)
+  {
+    v.push_back(static_cast<double>(it.Get()));
+  }
+  return v;
+}
+
+/** The buffered size on three axes (1 for the axes a 2D image lacks). */
+template <typename TImage>
+std::array<long, 3>
+Extent(const TImage * image)
+{
+  std::array<long, 3> n{ { 1, 1, 1 } };
+  for (unsigned a = 0; a < TImage::ImageDimension; ++a)
+  {
+    n[a] = static_cast<long>(image->GetBufferedRegion().GetSize(a));
+  }
+  return n;
+}
+
+/** Piecewise-constant regions with two straight edges (x at half the width,
+ * y at a third of the height) plus uniform noise of +-noiseFraction of the
+ * range, clamped to [lo, hi]: an edge-preserving filter's use case. With
+ * `roundScale` > 0 the values are rounded to multiples of 1 / roundScale. */
+template <typename TImage>
+typename TImage::Pointer
+EdgeImage(const typename TImage::SizeType & size,
+          double                            lo,
+          double                            hi,
+          double                            noiseFraction,
+          unsigned                          seed,
+          double                            roundScale = 0.0)
+{
+  auto image = TImage::New();
+  image->SetRegions(size);
+  image->Allocate();
+  std::mt19937                           rng(seed);
+  std::uniform_real_distribution<double> noise(-noiseFraction, noiseFraction);
+  const double                           span = hi - lo;
+  for (itk::ImageRegionIterator<TImage> it(image, image->GetBufferedRegion()); !it.IsAtEnd(); ++it)
+  {
+    const auto idx = it.GetIndex();
+    double     v = lo + 0.2 * span;
+    if (2 * idx[0] >= static_cast<long>(size[0]))
+    {
+      v += 0.5 * span;
+    }
+    if (3 * idx[1] >= static_cast<long>(size[1]))
+    {
+      v += 0.15 * span;
+    }
+    v += noise(rng) * span;
+    if (roundScale > 0.0)
+    {
+      v = std::round(v * roundScale) / roundScale;
+    }
+    it.Set(static_cast<typename TImage::PixelType>(std::min(hi, std::max(lo, v))));
+  }
+  return image;
 }
 
 /** An image of the given size filled with uniform random values in [lo, hi). */
@@ -136,6 +232,40 @@ MaxAbsDifference(const TA * a, const TB * b)
   return worst;
 }
 
+/** The output of an updated filter, detached from its pipeline. */
+template <typename TFilter>
+auto
+TakeOutput(TFilter * filter)
+{
+  typename TFilter::OutputImageType::Pointer out = filter->GetOutput();
+  out->DisconnectPipeline();
+  return out;
+}
+
+/** The out-of-memory contract of a GPU filter, for GPU tests: with the
+ * device allocation limit just above what is allocated now, an update in
+ * automatic mode falls back to the CPU, says so, and gives `expected`
+ * exactly; in GPU mode the update throws; without the limit the GPU runs.
+ * `filter` is set up (inputs, parameters) in automatic mode. */
+template <typename TFilter, typename TImage>
+void
+ExpectOutOfMemoryFallsBackToCpuOrThrows(TFilter * filter, const TImage * expected)
+{
+  itk::CudaRuntime::SetAllocationLimit(itk::CudaRuntime::GetBytesAllocated() + 4096);
+  filter->Update();
+  EXPECT_EQ(filter->GetLastExecutedOn(), itk::CudaExecutedOn::CPU);
+  EXPECT_TRUE(filter->GetLastExecutionReport().FellBackAfterOutOfMemory);
+  EXPECT_NE(filter->GetLastExecutionReport().Message.find("out of memory"), std::string::npos);
+  EXPECT_EQ(MaxAbsDifference(filter->GetOutput(), expected), 0.0);
+  filter->SetExecutionMode(itk::CudaExecutionMode::GPU);
+  filter->Modified();
+  EXPECT_THROW(filter->Update(), itk::ExceptionObject);
+  itk::CudaRuntime::SetAllocationLimit(0);
+  filter->Modified();
+  filter->Update();
+  EXPECT_EQ(filter->GetLastExecutedOn(), itk::CudaExecutedOn::GPU);
+}
+
 /** Number of non-finite pixels. */
 template <typename TImage>
 std::size_t
@@ -147,6 +277,26 @@ CountNonFinite(const TImage * image)
     count += std::isfinite(static_cast<double>(it.Get())) ? 0 : 1;
   }
   return count;
+}
+
+/** SetExecutionMode / GetExecutionMode behave as itkSetEnumMacro /
+ * itkGetEnumMacro would: default Automatic, setting another mode modifies
+ * the object, setting the same mode does not, and PrintSelf names the mode.
+ * Leaves the object in CPU mode. */
+template <typename TObject>
+void
+ExpectExecutionModeIsAnItkSetting(TObject * object)
+{
+  EXPECT_EQ(object->GetExecutionMode(), itk::CudaExecutionMode::Automatic);
+  const itk::ModifiedTimeType before = object->GetMTime();
+  object->SetExecutionMode(itk::CudaExecutionMode::Automatic);
+  EXPECT_EQ(object->GetMTime(), before);
+  object->SetExecutionMode(itk::CudaExecutionMode::CPU);
+  EXPECT_GT(object->GetMTime(), before);
+  EXPECT_EQ(object->GetExecutionMode(), itk::CudaExecutionMode::CPU);
+  std::ostringstream os;
+  object->Print(os);
+  EXPECT_NE(os.str().find("ExecutionMode: CPU"), std::string::npos) << os.str();
 }
 
 } // namespace cif_test

@@ -87,6 +87,51 @@ GiveGeometry(TImage * image)
   image->SetDirection(direction);
 }
 
+/** The box filters' standard cases for pixels T: a 37 x 29 and a
+ * 19 x 17 x 13 image of random pixels (RandomPixels, seeds `seed` and
+ * `seed + 1`) with a non-trivial grid (GiveGeometry), and four radii for
+ * each: isotropic, with a 0 axis, anisotropic. */
+template <typename T>
+struct BoxFilterCases
+{
+  using Image2 = itk::Image<T, 2>;
+  using Image3 = itk::Image<T, 3>;
+
+  explicit BoxFilterCases(unsigned seed)
+    : image2(RandomPixels<Image2>({ 37, 29 }, seed))
+    , image3(RandomPixels<Image3>({ 19, 17, 13 }, seed + 1))
+  {
+    GiveGeometry(image2.GetPointer());
+    GiveGeometry(image3.GetPointer());
+  }
+
+  /** check(image, radius) for every image and radius. */
+  template <typename TCheck>
+  void
+  ForEach(TCheck && check) const
+  {
+    for (const auto & radius : radii2)
+    {
+      check(image2.GetPointer(), radius);
+    }
+    for (const auto & radius : radii3)
+    {
+      check(image3.GetPointer(), radius);
+    }
+  }
+
+  typename Image2::Pointer               image2;
+  typename Image3::Pointer               image3;
+  std::vector<typename Image2::SizeType> radii2{ Radius<Image2>({ 1 }),
+                                                 Radius<Image2>({ 2, 0 }),
+                                                 Radius<Image2>({ 0, 3 }),
+                                                 Radius<Image2>({ 4, 1 }) };
+  std::vector<typename Image3::SizeType> radii3{ Radius<Image3>({ 1 }),
+                                                 Radius<Image3>({ 2, 0, 1 }),
+                                                 Radius<Image3>({ 0, 0, 3 }),
+                                                 Radius<Image3>({ 3 }) };
+};
+
 /** A CudaImage holding a copy of `plain` (grid and pixels), host copy current. */
 template <typename TCuda, typename TPlain>
 typename TCuda::Pointer
@@ -100,16 +145,6 @@ ToCudaImage(const TPlain * plain)
             plain->GetBufferPointer() + plain->GetBufferedRegion().GetNumberOfPixels(),
             image->GetBufferPointer());
   return image;
-}
-
-/** The output of an updated filter, detached from its pipeline. */
-template <typename TFilter>
-auto
-TakeOutput(TFilter * filter)
-{
-  typename TFilter::OutputImageType::Pointer out = filter->GetOutput();
-  out->DisconnectPipeline();
-  return out;
 }
 
 /** True when a and b have the same spacing, origin and direction, bit for bit. */

@@ -723,6 +723,11 @@ TEST(CudaBSplineInterpolatorCpu, WorksAsAnItkInterpolator)
   EXPECT_LE(MaxAbsDifference(a.GetPointer(), b.GetPointer()), 1e-6 * DynamicRange(image.GetPointer()));
 }
 
+TEST(CudaBSplineInterpolatorCpu, ExecutionModeIsAnItkSetting)
+{
+  ExpectExecutionModeIsAnItkSetting(Ours<F2>::New().GetPointer());
+}
+
 TEST(CudaBSplineInterpolatorCpu, NullInputAndPrintSelf)
 {
   auto image = TestImage<F2>({ { 8, 7 } });

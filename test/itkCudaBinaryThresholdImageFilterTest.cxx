@@ -187,6 +187,42 @@ ExpectNonFiniteRules(Mode mode)
   EXPECT_EQ(inside, 0u);
 }
 
+/** In place on a plain image (the output is `image`'s buffer, overwritten)
+ * and streamed in 5 pieces on a fresh float image (seed `streamSeed`): both
+ * as ITK's filter. */
+void
+ExpectInPlaceAndStreamingMatchItk(US3 * image, Mode mode, unsigned streamSeed)
+{
+  auto reference = RunITK<US3, US3>(image, { 1000, 40000, 9, 1 });
+  auto copy = US3::New();
+  copy->Graft(image); // shares the buffer, so running in place overwrites `image`'s pixels
+  auto filter = itk::CudaBinaryThresholdImageFilter<US3, US3>::New();
+  filter->SetInput(copy);
+  filter->InPlaceOn();
+  filter->SetExecutionMode(mode);
+  filter->SetLowerThreshold(1000);
+  filter->SetUpperThreshold(40000);
+  filter->SetInsideValue(9);
+  filter->SetOutsideValue(1);
+  filter->Update();
+  EXPECT_EQ(filter->GetOutput()->GetBufferPointer(), image->GetBufferPointer());
+  EXPECT_EQ(CountDiffering(filter->GetOutput(), reference.GetPointer()), 0u);
+
+  auto fresh = RandomPixels<F3>({ 30, 22, 19 }, streamSeed);
+  auto streamed = itk::CudaBinaryThresholdImageFilter<F3, UC3>::New();
+  streamed->SetInput(fresh);
+  streamed->SetLowerThreshold(-10.0f);
+  streamed->SetUpperThreshold(500.0f);
+  streamed->SetExecutionMode(mode);
+  auto streamer = itk::StreamingImageFilter<UC3, UC3>::New();
+  streamer->SetInput(streamed->GetOutput());
+  streamer->SetNumberOfStreamDivisions(5);
+  streamer->Update();
+  EXPECT_EQ(
+    CountDiffering(streamer->GetOutput(), RunITK<F3, UC3>(fresh.GetPointer(), { -10.0f, 500.0f, {}, {} }).GetPointer()),
+    0u);
+}
+
 // ===========================================================================
 // CPU
 // ===========================================================================
@@ -252,34 +288,7 @@ TEST(BinaryThresholdCpu, LowerAboveUpperThrowsAsItk)
 TEST(BinaryThresholdCpu, InPlaceAndStreaming)
 {
   auto image = RandomPixels<US3>({ 20, 18, 16 }, 61);
-  auto reference = RunITK<US3, US3>(image.GetPointer(), { 1000, 40000, 9, 1 });
-  auto copy = US3::New();
-  copy->Graft(image); // shares the buffer, so running in place overwrites `image`'s pixels
-  auto filter = itk::CudaBinaryThresholdImageFilter<US3, US3>::New();
-  filter->SetInput(copy);
-  filter->InPlaceOn();
-  filter->SetExecutionMode(Mode::CPU);
-  filter->SetLowerThreshold(1000);
-  filter->SetUpperThreshold(40000);
-  filter->SetInsideValue(9);
-  filter->SetOutsideValue(1);
-  filter->Update();
-  EXPECT_EQ(filter->GetOutput()->GetBufferPointer(), image->GetBufferPointer());
-  EXPECT_EQ(CountDiffering(filter->GetOutput(), reference.GetPointer()), 0u);
-
-  auto fresh = RandomPixels<F3>({ 30, 22, 19 }, 62);
-  auto streamed = itk::CudaBinaryThresholdImageFilter<F3, UC3>::New();
-  streamed->SetInput(fresh);
-  streamed->SetLowerThreshold(-10.0f);
-  streamed->SetUpperThreshold(500.0f);
-  streamed->SetExecutionMode(Mode::CPU);
-  auto streamer = itk::StreamingImageFilter<UC3, UC3>::New();
-  streamer->SetInput(streamed->GetOutput());
-  streamer->SetNumberOfStreamDivisions(5);
-  streamer->Update();
-  EXPECT_EQ(
-    CountDiffering(streamer->GetOutput(), RunITK<F3, UC3>(fresh.GetPointer(), { -10.0f, 500.0f, {}, {} }).GetPointer()),
-    0u);
+  ExpectInPlaceAndStreamingMatchItk(image.GetPointer(), Mode::CPU, 62);
 }
 
 TEST(BinaryThresholdCpu, StridedCoreInput)
@@ -390,34 +399,8 @@ TEST(BinaryThresholdGpu, InPlaceStreamingAndDeviceResidency)
   EXPECT_EQ(counters.HostToDeviceCount, 0u);
   EXPECT_EQ(counters.DeviceToHostCount, 0u);
   EXPECT_EQ(CountDiffering(static_cast<const CudaUS3 *>(filter->GetOutput()), reference.GetPointer()), 0u);
-  // in place on a plain image
-  auto copy = US3::New();
-  copy->Graft(plain);
-  auto inPlace = itk::CudaBinaryThresholdImageFilter<US3, US3>::New();
-  inPlace->SetInput(copy);
-  inPlace->InPlaceOn();
-  inPlace->SetExecutionMode(Mode::GPU);
-  inPlace->SetLowerThreshold(1000);
-  inPlace->SetUpperThreshold(40000);
-  inPlace->SetInsideValue(9);
-  inPlace->SetOutsideValue(1);
-  inPlace->Update();
-  EXPECT_EQ(inPlace->GetOutput()->GetBufferPointer(), plain->GetBufferPointer());
-  EXPECT_EQ(CountDiffering(inPlace->GetOutput(), reference.GetPointer()), 0u);
-  // streamed: the core reads sub-blocks of the input buffer
-  auto fresh = RandomPixels<F3>({ 30, 22, 19 }, 112);
-  auto streamed = itk::CudaBinaryThresholdImageFilter<F3, UC3>::New();
-  streamed->SetInput(fresh);
-  streamed->SetLowerThreshold(-10.0f);
-  streamed->SetUpperThreshold(500.0f);
-  streamed->SetExecutionMode(Mode::GPU);
-  auto streamer = itk::StreamingImageFilter<UC3, UC3>::New();
-  streamer->SetInput(streamed->GetOutput());
-  streamer->SetNumberOfStreamDivisions(5);
-  streamer->Update();
-  EXPECT_EQ(
-    CountDiffering(streamer->GetOutput(), RunITK<F3, UC3>(fresh.GetPointer(), { -10.0f, 500.0f, {}, {} }).GetPointer()),
-    0u);
+  // in place on a plain image; streamed (the core reads sub-blocks of the input buffer)
+  ExpectInPlaceAndStreamingMatchItk(plain.GetPointer(), Mode::GPU, 112);
 }
 
 TEST(BinaryThresholdGpu, RealImages)

@@ -48,19 +48,6 @@ using OurErode = itk::CudaGrayscaleErodeImageFilter<TImage, TImage>;
 using Algorithm = itk::MathematicalMorphologyEnums::Algorithm;
 
 template <typename TImage>
-typename TImage::SizeType
-Radius(std::initializer_list<itk::SizeValueType> r)
-{
-  typename TImage::SizeType size;
-  auto                      it = r.begin();
-  for (unsigned a = 0; a < TImage::ImageDimension; ++a)
-  {
-    size[a] = it != r.end() ? *it++ : size[a - 1];
-  }
-  return size;
-}
-
-template <typename TImage>
 typename TImage::Pointer
 RunITK(const TImage *                     input,
        const typename TImage::SizeType &  radius,
@@ -205,22 +192,12 @@ ExpectAllCasesMatchItk(Mode mode, unsigned seed)
 {
   using I2 = itk::Image<T, 2>;
   using I3 = itk::Image<T, 3>;
-  auto image2 = RandomPixels<I2>({ 37, 29 }, seed);
-  GiveGeometry(image2.GetPointer());
-  auto image3 = RandomPixels<I3>({ 19, 17, 13 }, seed + 1);
-  GiveGeometry(image3.GetPointer());
-  for (auto radius : { Radius<I2>({ 1 }), Radius<I2>({ 2, 0 }), Radius<I2>({ 0, 3 }), Radius<I2>({ 4, 1 }) })
-  {
-    ExpectMatchesItk<I2>(image2.GetPointer(), radius, mode);
-  }
-  for (auto radius : { Radius<I3>({ 1 }), Radius<I3>({ 2, 0, 1 }), Radius<I3>({ 0, 0, 3 }), Radius<I3>({ 3 }) })
-  {
-    ExpectMatchesItk<I3>(image3.GetPointer(), radius, mode);
-  }
+  const BoxFilterCases<T> cases(seed);
+  cases.ForEach([mode](const auto * image, const auto & radius) { ExpectMatchesItk(image, radius, mode); });
   // a boundary value that wins at the edges: the rule "boundary takes part when the box crosses the edge"
   const T low = std::is_floating_point<T>::value ? T(-500) : T(std::numeric_limits<T>::lowest() / 2 + 40);
-  ExpectMatchesItk<I2>(image2.GetPointer(), Radius<I2>({ 2, 1 }), mode, &low);
-  ExpectMatchesItk<I3>(image3.GetPointer(), Radius<I3>({ 1, 0, 2 }), mode, &low);
+  ExpectMatchesItk<I2>(cases.image2.GetPointer(), Radius<I2>({ 2, 1 }), mode, &low);
+  ExpectMatchesItk<I3>(cases.image3.GetPointer(), Radius<I3>({ 1, 0, 2 }), mode, &low);
 }
 
 using F2 = itk::Image<float, 2>;

@@ -60,19 +60,6 @@ RunOurs(const TIn * input, const typename TIn::SizeType & radius, Mode mode, itk
   return TakeOutput(filter.GetPointer());
 }
 
-template <typename TImage>
-typename TImage::SizeType
-Radius(std::initializer_list<itk::SizeValueType> r)
-{
-  typename TImage::SizeType size;
-  auto                      it = r.begin();
-  for (unsigned a = 0; a < TImage::ImageDimension; ++a)
-  {
-    size[a] = it != r.end() ? *it++ : size[a - 1];
-  }
-  return size;
-}
-
 /** Float data on which the order of the additions matters: values in [0, 1000) with 5 % of +1e20 and 5 % of
  * -1e20. Where a box holds as many of each, the exact sum is small, and what a double sum keeps of the small values
  * depends on when the large ones cancel. */
@@ -143,18 +130,6 @@ ReferenceMean(const TIn * input, const typename TIn::SizeType & radius)
   return result;
 }
 
-template <typename TImage>
-std::vector<double>
-Values(const TImage * image)
-{
-  std::vector<double> v;
-  for (itk::ImageRegionConstIterator<TImage> it(image, image->GetBufferedRegion()); !it.IsAtEnd(); ++it)
-  {
-    v.push_back(static_cast<double>(it.Get()));
-  }
-  return v;
-}
-
 template <typename TIn, typename TOut = TIn>
 void
 ExpectMatchesItk(const TIn * input, const typename TIn::SizeType & radius, Mode mode)
@@ -177,22 +152,12 @@ ExpectAllCasesMatchItk(Mode mode, unsigned seed)
 {
   using I2 = itk::Image<T, 2>;
   using I3 = itk::Image<T, 3>;
-  auto image2 = RandomPixels<I2>({ 37, 29 }, seed);
-  GiveGeometry(image2.GetPointer());
-  auto image3 = RandomPixels<I3>({ 19, 17, 13 }, seed + 1);
-  GiveGeometry(image3.GetPointer());
-  for (auto radius : { Radius<I2>({ 1 }), Radius<I2>({ 2, 0 }), Radius<I2>({ 0, 3 }), Radius<I2>({ 4, 1 }) })
-  {
-    ExpectMatchesItk<I2>(image2.GetPointer(), radius, mode);
-  }
-  for (auto radius : { Radius<I3>({ 1 }), Radius<I3>({ 2, 0, 1 }), Radius<I3>({ 0, 0, 3 }), Radius<I3>({ 3 }) })
-  {
-    ExpectMatchesItk<I3>(image3.GetPointer(), radius, mode);
-  }
+  const BoxFilterCases<T> cases(seed);
+  cases.ForEach([mode](const auto * image, const auto & radius) { ExpectMatchesItk(image, radius, mode); });
   if constexpr (!std::is_same<T, float>::value)
   {
-    ExpectMatchesItk<I2, itk::Image<float, 2>>(image2.GetPointer(), Radius<I2>({ 2, 1 }), mode);
-    ExpectMatchesItk<I3, itk::Image<float, 3>>(image3.GetPointer(), Radius<I3>({ 1, 2, 1 }), mode);
+    ExpectMatchesItk<I2, itk::Image<float, 2>>(cases.image2.GetPointer(), Radius<I2>({ 2, 1 }), mode);
+    ExpectMatchesItk<I3, itk::Image<float, 3>>(cases.image3.GetPointer(), Radius<I3>({ 1, 2, 1 }), mode);
   }
 }
 
@@ -258,12 +223,12 @@ TEST(MeanCpu, MatchesAnIndependentReference)
   auto                s = RandomPixels<S3>({ 13, 11, 9 }, 22);
   auto                f = RandomPixels<F3>({ 13, 11, 9 }, 23);
   const US3::SizeType radius = Radius<US3>({ 2, 1, 3 });
-  EXPECT_EQ(Values(RunOurs<US3>(us.GetPointer(), radius, Mode::CPU).GetPointer()),
+  EXPECT_EQ(ToVector(RunOurs<US3>(us.GetPointer(), radius, Mode::CPU).GetPointer()),
             (ReferenceMean<US3, unsigned short>(us.GetPointer(), radius)));
-  EXPECT_EQ(Values(RunOurs<S3>(s.GetPointer(), radius, Mode::CPU).GetPointer()),
+  EXPECT_EQ(ToVector(RunOurs<S3>(s.GetPointer(), radius, Mode::CPU).GetPointer()),
             (ReferenceMean<S3, short>(s.GetPointer(), radius)));
   // float: the long double reference may round differently from a double sum only in the last float bit
-  const auto ours = Values(RunOurs<F3>(f.GetPointer(), radius, Mode::CPU).GetPointer());
+  const auto ours = ToVector(RunOurs<F3>(f.GetPointer(), radius, Mode::CPU).GetPointer());
   const auto reference = ReferenceMean<F3, float>(f.GetPointer(), radius);
   ASSERT_EQ(ours.size(), reference.size());
   for (std::size_t i = 0; i < ours.size(); ++i)
@@ -353,6 +318,11 @@ TEST(MeanCpu, UnsupportedRequestsRunItksImplementationAndSayWhy)
   EXPECT_EQ(big->GetLastExecutedOn(), itk::CudaExecutedOn::CPU);
   EXPECT_NE(big->GetGPUUnsupportedReason().find("radi"), std::string::npos);
   EXPECT_EQ(CountDiffering(big->GetOutput(), RunITK<F2>(image.GetPointer(), Radius<F2>({ 65, 1 })).GetPointer()), 0u);
+}
+
+TEST(MeanCpu, ExecutionModeIsAnItkSetting)
+{
+  ExpectExecutionModeIsAnItkSetting(itk::CudaMeanImageFilter<F2, F2>::New().GetPointer());
 }
 
 TEST(MeanCpu, GpuModeWithoutGpuThrows)
