@@ -458,5 +458,19 @@ PrintExitStatusHelp(std::ostream & os)
      << "(1 instead when the environment sets CUDAIMAGEFILTERS_REQUIRE_GPU=1).\n";
 }
 
+void
+CheckThresholdsFitPixelType(const ThresholdSettings & settings, const FilterInput & input, const std::string & fileName)
+{
+  DispatchPixelAndDimension(input.Pixel,
+                            input.Dimension,
+                            [&](auto pixel, auto)
+                            {
+                              using T = typename decltype(pixel)::Type;
+                              T lower{}, upper{};
+                              ThresholdsInPixelType<T>(settings, fileName, lower, upper);
+                              return 0;
+                            });
+}
+
 } // namespace tool
 } // namespace cif

@@ -240,6 +240,13 @@ template <typename T>
 void
 ThresholdsInPixelType(const ThresholdSettings & settings, const std::string & input, T & lower, T & upper);
 
+/** Before any work: throws UsageError when no value of the input's pixel
+ * type lies in [Lower, Upper] (ThresholdsInPixelType for that type). */
+void
+CheckThresholdsFitPixelType(const ThresholdSettings & settings,
+                            const FilterInput &       input,
+                            const std::string &       fileName);
+
 /** "[100, 200]" */
 template <typename T>
 std::string

@@ -449,15 +449,7 @@ SegmentMain(const std::vector<std::string> & args)
   {
     CheckTypedImageOutput(options.Labels, PixelKind::UnsignedChar, input.Dimension, "--labels");
   }
-  DispatchPixelAndDimension(input.Pixel,
-                            input.Dimension,
-                            [&](auto pixel, auto)
-                            {
-                              using T = typename decltype(pixel)::Type;
-                              T lower{}, upper{};
-                              ThresholdsInPixelType<T>(options.Thresholds, options.Input, lower, upper);
-                              return 0;
-                            });
+  CheckThresholdsFitPixelType(options.Thresholds, input, options.Input);
   if (options.ExecutionMode == itk::CudaExecutionMode::GPU)
   {
     CheckGPUAvailable(); // exit 77 before any work

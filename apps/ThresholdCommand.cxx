@@ -258,15 +258,7 @@ ThresholdMain(const std::vector<std::string> & args)
     CheckTypedImageOutput(options.Output, PixelKind::UnsignedChar, input.Dimension, "OUT");
   }
   // thresholds that no value of the pixel type satisfies: a usage error before any work
-  DispatchPixelAndDimension(input.Pixel,
-                            input.Dimension,
-                            [&](auto pixel, auto)
-                            {
-                              using T = typename decltype(pixel)::Type;
-                              T lower{}, upper{};
-                              ThresholdsInPixelType<T>(options.Thresholds, options.Input, lower, upper);
-                              return 0;
-                            });
+  CheckThresholdsFitPixelType(options.Thresholds, input, options.Input);
   if (options.ExecutionMode == itk::CudaExecutionMode::GPU)
   {
     CheckGPUAvailable(); // exit 77 before any work
