@@ -57,20 +57,7 @@ ParsePrefilterOptions(const std::vector<std::string> & args)
                                                   { "--verify", false },
                                                   { "--quiet", false } });
   PrefilterOptions      options;
-  if (parsed.Positionals.empty())
-  {
-    throw UsageError(std::string(CommandName) + " needs an input and an output file name");
-  }
-  if (parsed.Positionals.size() == 1)
-  {
-    throw UsageError(std::string(CommandName) + " needs an output file name after '" + parsed.Positionals[0] + "'");
-  }
-  if (parsed.Positionals.size() > 2)
-  {
-    throw UsageError("unexpected argument '" + parsed.Positionals[2] + "'");
-  }
-  options.Input = parsed.Positionals[0];
-  options.Output = parsed.Positionals[1];
+  ParseInputAndOutput(parsed, CommandName, options.Input, options.Output);
 
   const std::string method = parsed.Get("--method", "recursive");
   if (method == "recursive" || method == "iir")
@@ -117,14 +104,7 @@ ParsePrefilterOptions(const std::vector<std::string> & args)
                      std::to_string(options.SplineOrder));
   }
 
-  if (parsed.Has("--device"))
-  {
-    const std::string device = parsed.Get("--device");
-    if (!itk::CudaExecutionModeFromString(device, options.ExecutionMode))
-    {
-      throw UsageError("--device: unknown device '" + device + "' (expected auto, gpu or cpu)");
-    }
-  }
+  options.ExecutionMode = ParseDeviceOption(parsed);
   options.Verify = parsed.Has("--verify");
   options.Quiet = parsed.Has("--quiet");
   return options;

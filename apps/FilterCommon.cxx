@@ -130,43 +130,6 @@ CheckPackedMaskOutput(const std::string & fileName)
   }
 }
 
-void
-ParseInputAndOutput(const ParsedArguments & parsed,
-                    const std::string &     command,
-                    std::string &           input,
-                    std::string &           output)
-{
-  if (parsed.Positionals.empty())
-  {
-    throw UsageError(command + " needs an input and an output file name");
-  }
-  if (parsed.Positionals.size() == 1)
-  {
-    throw UsageError(command + " needs an output file name after '" + parsed.Positionals[0] + "'");
-  }
-  if (parsed.Positionals.size() > 2)
-  {
-    throw UsageError("unexpected argument '" + parsed.Positionals[2] + "'");
-  }
-  input = parsed.Positionals[0];
-  output = parsed.Positionals[1];
-}
-
-itk::CudaExecutionMode
-ParseDeviceOption(const ParsedArguments & parsed)
-{
-  itk::CudaExecutionMode mode = itk::CudaExecutionMode::Automatic;
-  if (parsed.Has("--device"))
-  {
-    const std::string device = parsed.Get("--device");
-    if (!itk::CudaExecutionModeFromString(device, mode))
-    {
-      throw UsageError("--device: unknown device '" + device + "' (expected auto, gpu or cpu)");
-    }
-  }
-  return mode;
-}
-
 std::vector<long long>
 ParseIntegerList(const std::string & option, const std::string & text, long long minimum, long long maximum)
 {

@@ -109,17 +109,6 @@ extern const char * const PackedMaskFormats;
 void
 CheckPackedMaskOutput(const std::string & fileName);
 
-/** The input and output file names: exactly two positional arguments. */
-void
-ParseInputAndOutput(const ParsedArguments & parsed,
-                    const std::string &     command,
-                    std::string &           input,
-                    std::string &           output);
-
-/** --device auto|gpu|cpu (default auto). */
-itk::CudaExecutionMode
-ParseDeviceOption(const ParsedArguments & parsed);
-
 /** A comma-separated list of integers from `minimum` to `maximum`, "1,2,3"
  * (no blanks, no empty items); one value at least. */
 std::vector<long long>

@@ -144,20 +144,7 @@ ParseResampleOptions(const std::vector<std::string> & args)
                                                   { "--verify", false },
                                                   { "--quiet", false } });
   ResampleOptions       options;
-  if (parsed.Positionals.empty())
-  {
-    throw UsageError(std::string(CommandName) + " needs an input and an output file name");
-  }
-  if (parsed.Positionals.size() == 1)
-  {
-    throw UsageError(std::string(CommandName) + " needs an output file name after '" + parsed.Positionals[0] + "'");
-  }
-  if (parsed.Positionals.size() > 2)
-  {
-    throw UsageError("unexpected argument '" + parsed.Positionals[2] + "'");
-  }
-  options.Input = parsed.Positionals[0];
-  options.Output = parsed.Positionals[1];
+  ParseInputAndOutput(parsed, CommandName, options.Input, options.Output);
 
   // ----- Geometry.
   if (parsed.Has("--rotate"))
@@ -312,14 +299,7 @@ ParseResampleOptions(const std::vector<std::string> & args)
   {
     options.DefaultValue = ParseFiniteReal("--default", parsed.Get("--default"));
   }
-  if (parsed.Has("--device"))
-  {
-    const std::string device = parsed.Get("--device");
-    if (!itk::CudaExecutionModeFromString(device, options.ExecutionMode))
-    {
-      throw UsageError("--device: unknown device '" + device + "' (expected auto, gpu or cpu)");
-    }
-  }
+  options.ExecutionMode = ParseDeviceOption(parsed);
   options.Verify = parsed.Has("--verify");
   options.Quiet = parsed.Has("--quiet");
   return options;

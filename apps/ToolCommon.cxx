@@ -4,6 +4,8 @@
  *=========================================================================*/
 #include "ToolCommon.h"
 
+#include "itkCudaExecution.h"
+
 #include "itkCudaRuntime.h"
 #include "itkImageIOFactory.h"
 #include "itkObjectFactoryBase.h"
@@ -157,6 +159,43 @@ ParseArguments(const std::vector<std::string> & args, const std::vector<OptionSp
     parsed.Set(name, value);
   }
   return parsed;
+}
+
+void
+ParseInputAndOutput(const ParsedArguments & parsed,
+                    const std::string &     command,
+                    std::string &           input,
+                    std::string &           output)
+{
+  if (parsed.Positionals.empty())
+  {
+    throw UsageError(command + " needs an input and an output file name");
+  }
+  if (parsed.Positionals.size() == 1)
+  {
+    throw UsageError(command + " needs an output file name after '" + parsed.Positionals[0] + "'");
+  }
+  if (parsed.Positionals.size() > 2)
+  {
+    throw UsageError("unexpected argument '" + parsed.Positionals[2] + "'");
+  }
+  input = parsed.Positionals[0];
+  output = parsed.Positionals[1];
+}
+
+itk::CudaExecutionMode
+ParseDeviceOption(const ParsedArguments & parsed)
+{
+  itk::CudaExecutionMode mode = itk::CudaExecutionMode::Automatic;
+  if (parsed.Has("--device"))
+  {
+    const std::string device = parsed.Get("--device");
+    if (!itk::CudaExecutionModeFromString(device, mode))
+    {
+      throw UsageError("--device: unknown device '" + device + "' (expected auto, gpu or cpu)");
+    }
+  }
+  return mode;
 }
 
 long long

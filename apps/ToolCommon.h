@@ -7,6 +7,7 @@
 #define ToolCommon_h
 
 #include "itkCommand.h"
+#include "itkCudaRuntime.h"
 #include "itkImageFileReader.h"
 #include "itkImageFileWriter.h"
 #include "itkImageIOBase.h"
@@ -106,6 +107,17 @@ private:
  * repeated option and for a missing value. */
 ParsedArguments
 ParseArguments(const std::vector<std::string> & args, const std::vector<OptionSpec> & specs);
+
+/** The input and output file names: exactly two positional arguments. */
+void
+ParseInputAndOutput(const ParsedArguments & parsed,
+                    const std::string &     command,
+                    std::string &           input,
+                    std::string &           output);
+
+/** --device auto|gpu|cpu (default auto). */
+itk::CudaExecutionMode
+ParseDeviceOption(const ParsedArguments & parsed);
 
 /** Value parsers for option values; they throw UsageError naming the option. */
 long long
