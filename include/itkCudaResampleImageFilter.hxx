@@ -406,6 +406,11 @@ CudaResampleImageFilter<TInputImage, TOutputImage, TInterpolatorPrecisionType, T
       cubic && m_EvaluationMode == CudaBSplineEvaluationMode::Fast && std::is_same<Coefficient, float>::value;
 
     const std::size_t inputPixels = inRegion.GetNumberOfPixels();
+    // the coefficients on the device, kept past an out-of-memory in the
+    // resample so that the chunked path downloads them instead of
+    // prefiltering again
+    CudaDeviceBuffer coefficients;
+    bool             coefficientsReady = false;
     try
     {
       // the whole job on the device; the output buffer comes last, so that a
@@ -413,9 +418,10 @@ CudaResampleImageFilter<TInputImage, TOutputImage, TInterpolatorPrecisionType, T
       CudaInputBuffer<TInputImage> in(input);
       if (cubic)
       {
-        CudaDeviceBuffer coefficients(inputPixels * sizeof(Coefficient));
-        auto *           c = static_cast<Coefficient *>(coefficients.GetPointer());
+        coefficients.Allocate(inputPixels * sizeof(Coefficient));
+        auto * c = static_cast<Coefficient *>(coefficients.GetPointer());
         cif::PrefilterCUDA(in.Get(), c, pg, pp);
+        coefficientsReady = true;
         this->UpdateProgress(0.5f);
         CudaOutputBuffer<TOutputImage> out(output);
         cif::ResampleCUDA(static_cast<const Coefficient *>(c), out.Get(), g, p);
@@ -438,25 +444,25 @@ CudaResampleImageFilter<TInputImage, TOutputImage, TInterpolatorPrecisionType, T
       }
       if (cubic)
       {
-        std::vector<Coefficient> coefficients(inputPixels);
-        try
+        // the GPU prefilter's result if it fitted, else the CPU core's (the
+        // GPU prefilter needs the same memory as it did a moment ago)
+        std::vector<Coefficient> hostCoefficients(inputPixels);
+        if (coefficientsReady)
         {
-          CudaInputBuffer<TInputImage> in(input);
-          CudaDeviceBuffer             c(inputPixels * sizeof(Coefficient));
-          cif::PrefilterCUDA(in.Get(), static_cast<Coefficient *>(c.GetPointer()), pg, pp);
-          c.CopyToHost(coefficients.data(), c.GetSize());
+          coefficients.CopyToHost(hostCoefficients.data(), coefficients.GetSize());
         }
-        catch (const cif::CudaOutOfMemory &)
+        else
         {
           cif::PrefilterCPU(input->GetBufferPointer(),
-                            coefficients.data(),
+                            hostCoefficients.data(),
                             pg,
                             pp,
                             static_cast<int>(MultiThreaderBase::GetGlobalDefaultNumberOfThreads()));
         }
+        coefficients.Release();
         this->UpdateProgress(0.5f);
         m_LastNumberOfChunks = cif::ResampleCUDAInChunks(
-          static_cast<const Coefficient *>(coefficients.data()), output->GetBufferPointer(), g, p);
+          static_cast<const Coefficient *>(hostCoefficients.data()), output->GetBufferPointer(), g, p);
       }
       else
       {
