@@ -3,11 +3,13 @@
  *  test).
  *
  *  Cases: a 512x512x72 uint16 volume (random 12-bit values, CT-like) with
- *  radii 1, 2, 3, 5, 7, and a 512^3 float32 volume (random in [0, 1000))
- *  with radii 1, 2, 3. For each:
+ *  radii 1, 2, 3, 5, 7, with --smooth the same size with a smooth field
+ *  plus noise, and a 512^3 float32 volume (random in [0, 1000)) with radii
+ *  1, 2, 3. For each:
  *    - the GPU core on device-resident data (cif::MedianCUDA), with the
- *      automatic choice and with each kernel forced (selection, radix on a
- *      tile, radix from global memory); CUDA events, median of --reps;
+ *      automatic choice and with each kernel forced (selection, sliding
+ *      histogram, radix on a tile, radix from global memory); CUDA events,
+ *      median of --reps;
  *    - itk::CudaMedianImageFilter in GPU mode on a plain itk::Image, end to
  *      end (upload and download included);
  *    - our CPU core (cif::MedianCPU) and ITK's itk::MedianImageFilter on all
@@ -23,7 +25,7 @@
  *  copy bandwidth measured at start (read + write counted). A median is
  *  compute bound; the fraction says how far from the memory floor it is.
  *
- *    MedianBenchmark [--reps N] [--skip-itk] [--skip-cpu] [--skip-float]
+ *    MedianBenchmark [--reps N] [--skip-itk] [--skip-cpu] [--skip-float] [--smooth]
  *                    [--cpu-max-radius R] [--itk-max-radius R] [--slab K]
  *                    [--radii-u16 1,2,3,5,7] [--radii-f32 1,2,3]
  *=========================================================================*/
@@ -36,6 +38,7 @@
 #include "itkMultiThreaderBase.h"
 
 #include <algorithm>
+#include <cmath>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -57,6 +60,7 @@ struct Options
   bool             skipItk = false;
   bool             skipCpu = false;
   bool             skipFloat = false;
+  bool             smooth = false;
   int              cpuMaxRadius = 2;
   int              itkMaxRadius = 1;
   int              slab = 8;
@@ -83,6 +87,27 @@ RandomVolume(std::size_t count, double hi)
   {
     x = static_cast<T>(d(rng));
   }
+  return v;
+}
+
+/** A smooth field with noise, as in a CT or MR volume (intensities 0..4095):
+ * the windows' medians change slowly along the volume. Random uniform data
+ * puts every large window's median next to 2048, the boundary of two 8-bit
+ * prefixes, the worst case for the sliding histogram's second level. */
+std::vector<unsigned short>
+SmoothVolume(std::int64_t nx, std::int64_t ny, std::int64_t nz)
+{
+  std::vector<unsigned short>      v(static_cast<std::size_t>(nx * ny * nz));
+  std::mt19937                     rng(11);
+  std::normal_distribution<double> noise(0.0, 40.0);
+  std::size_t                      i = 0;
+  for (std::int64_t z = 0; z < nz; ++z)
+    for (std::int64_t y = 0; y < ny; ++y)
+      for (std::int64_t x = 0; x < nx; ++x)
+      {
+        const double value = 1500.0 + 1000.0 * std::sin(x / 37.0) * std::cos(y / 53.0) + 8.0 * z + noise(rng);
+        v[i++] = static_cast<unsigned short>(std::min(4095.0, std::max(0.0, value)));
+      }
   return v;
 }
 
@@ -113,6 +138,8 @@ KernelShortName(cif::MedianKernel kernel)
       return "radix/tile";
     case cif::MedianKernel::RadixGlobal:
       return "radix/global";
+    case cif::MedianKernel::SlidingHistogram:
+      return "sliding";
     default:
       return "automatic";
   }
@@ -125,7 +152,7 @@ RunCase(const std::string &      name,
         std::int64_t             nx,
         std::int64_t             ny,
         std::int64_t             nz,
-        double                   hi,
+        const std::vector<T> &   host,
         const std::vector<int> & radii,
         const Options &          options,
         std::vector<Row> &       rows)
@@ -133,7 +160,6 @@ RunCase(const std::string &      name,
   const std::size_t    count = static_cast<std::size_t>(nx * ny * nz);
   const double         voxels = static_cast<double>(count);
   const double         bytes = 2.0 * voxels * sizeof(T);
-  const std::vector<T> host = RandomVolume<T>(count, hi);
   std::printf("%s: %zu voxels, %.1f MB in + out\n", name.c_str(), count, bytes / 1e6);
   std::fflush(stdout);
   const int threads = static_cast<int>(itk::MultiThreaderBase::GetGlobalDefaultNumberOfThreads());
@@ -168,6 +194,7 @@ RunCase(const std::string &      name,
       auto *       pout = static_cast<T *>(out.GetPointer());
       for (auto kernel : { cif::MedianKernel::Automatic,
                            cif::MedianKernel::Selection,
+                           cif::MedianKernel::SlidingHistogram,
                            cif::MedianKernel::RadixTile,
                            cif::MedianKernel::RadixGlobal })
       {
@@ -315,6 +342,10 @@ main(int argc, char * argv[])
     {
       options.skipFloat = true;
     }
+    else if (arg == "--smooth")
+    {
+      options.smooth = true;
+    }
     else if (arg == "--cpu-max-radius" && hasValue)
     {
       options.cpuMaxRadius = std::atoi(argv[++i]);
@@ -337,7 +368,7 @@ main(int argc, char * argv[])
     }
     else
     {
-      std::printf("usage: %s [--reps N] [--skip-itk] [--skip-cpu] [--skip-float] [--cpu-max-radius R]\n"
+      std::printf("usage: %s [--reps N] [--skip-itk] [--skip-cpu] [--skip-float] [--smooth] [--cpu-max-radius R]\n"
                   "          [--itk-max-radius R] [--slab K] [--radii-u16 1,2,3,5,7] [--radii-f32 1,2,3]\n",
                   argv[0]);
       return 2;
@@ -346,10 +377,17 @@ main(int argc, char * argv[])
 
   const double     copy = CopyBandwidth();
   std::vector<Row> rows;
-  RunCase<unsigned short>("512x512x72 uint16", 512, 512, 72, 4096.0, options.radiiU16, options, rows);
+  RunCase<unsigned short>(
+    "512x512x72 uint16", 512, 512, 72, RandomVolume<unsigned short>(512 * 512 * 72, 4096.0), options.radiiU16, options, rows);
+  if (options.smooth)
+  {
+    RunCase<unsigned short>(
+      "512x512x72 uint16 smooth", 512, 512, 72, SmoothVolume(512, 512, 72), options.radiiU16, options, rows);
+  }
   if (!options.skipFloat)
   {
-    RunCase<float>("512^3 float32", 512, 512, 512, 1000.0, options.radiiF32, options, rows);
+    RunCase<float>(
+      "512^3 float32", 512, 512, 512, RandomVolume<float>(512 * 512 * 512, 1000.0), options.radiiF32, options, rows);
   }
 
   std::printf("\n");

@@ -53,7 +53,18 @@ enum class MedianKernel
    * window clamped to the image, each clamped pixel weighted by the number
    * of window positions it stands for: any radius, and a cost that stops
    * growing once the window covers the image. */
-  RadixGlobal
+  RadixGlobal,
+  /** Sliding histograms (Huang's running histogram, on the GPU): one warp
+   * walks a segment of a line along y or z, keeping counts of the window's
+   * keys by 8-bit digit in shared memory; each step removes the plane that
+   * leaves the window and adds the one that enters, so the work per output
+   * grows with a plane of the window, not with the window. Keys are
+   * resolved 8 bits per level, one launch each (1 level for 8-bit pixels,
+   * 2 for 16-bit, 4 for float); below the first level only the pixels
+   * sharing the prefix the earlier levels found are counted, and the
+   * counts are rebuilt from the whole window where that prefix changes
+   * along the line. Any window size. */
+  SlidingHistogram
 };
 
 const char *

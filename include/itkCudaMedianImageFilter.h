@@ -22,7 +22,9 @@ enum class CudaMedianKernel : std::uint8_t
   /** Radix select (bisection over the key bits) on a shared-memory tile. */
   RadixTile,
   /** Radix select from global memory over the window clamped to the image. */
-  RadixGlobal
+  RadixGlobal,
+  /** Histograms sliding along y or z, 8 key bits per level. */
+  SlidingHistogram
 };
 inline std::ostream &
 operator<<(std::ostream & os, CudaMedianKernel kernel)
@@ -35,6 +37,8 @@ operator<<(std::ostream & os, CudaMedianKernel kernel)
       return os << "RadixTile";
     case CudaMedianKernel::RadixGlobal:
       return os << "RadixGlobal";
+    case CudaMedianKernel::SlidingHistogram:
+      return os << "SlidingHistogram";
     default:
       return os << "Automatic";
   }

@@ -32,6 +32,8 @@ ToCore(CudaMedianKernel kernel)
       return cif::MedianKernel::RadixTile;
     case CudaMedianKernel::RadixGlobal:
       return cif::MedianKernel::RadixGlobal;
+    case CudaMedianKernel::SlidingHistogram:
+      return cif::MedianKernel::SlidingHistogram;
     default:
       return cif::MedianKernel::Automatic;
   }
@@ -48,6 +50,8 @@ FromCore(cif::MedianKernel kernel)
       return CudaMedianKernel::RadixTile;
     case cif::MedianKernel::RadixGlobal:
       return CudaMedianKernel::RadixGlobal;
+    case cif::MedianKernel::SlidingHistogram:
+      return CudaMedianKernel::SlidingHistogram;
     default:
       return CudaMedianKernel::Automatic;
   }

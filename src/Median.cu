@@ -6,7 +6,9 @@
  *  - SelectionKernel: 128 threads (16x2 keys) or 256 (32-bit keys), a
  *    shared-memory tile of key words, forgetful selection in registers;
  *  - RadixTileKernel: 256 threads, a shared-memory tile of keys;
- *  - RadixGlobalKernel: 256 threads, reads global memory.
+ *  - RadixGlobalKernel: 256 threads, reads global memory;
+ *  - SlidingKernel: 8 warps, one per output line segment, each with its
+ *    counters in shared memory; one launch per 8-bit level of the key.
  *  Blocks are numbered linearly (no grid y/z limits).
  *=========================================================================*/
 #include "cifCudaError.h"
@@ -80,6 +82,30 @@ RadixGlobalKernel(const RadixParams p, const T * __restrict__ input, T * __restr
   RadixGlobalThread<T>(p, input, output, first[0] + threadIdx.x, first[1] + threadIdx.y, first[2] + threadIdx.z);
 }
 
+template <typename T>
+__global__ void __launch_bounds__(256)
+  SlidingKernel(const SlidingParams p, const T * __restrict__ input, T * output)
+{
+  auto &    w = reinterpret_cast<SlidingWarp *>(cifMedianShared)[threadIdx.x / 32];
+  const int lane = threadIdx.x % 32;
+  int       o0, o1, zBegin, zEnd;
+  SlidingPlace(p, blockIdx.x, threadIdx.x / 32, o0, o1, zBegin, zEnd);
+  if (o0 >= p.outSize[0])
+  {
+    return; // the whole warp
+  }
+  for (int z = zBegin; z < zEnd; ++z)
+  {
+    const SlidingStep s = SlidingBegin<T>(p, output, w, o0, o1, z, zBegin);
+    SlidingClear(w, s, lane);
+    __syncwarp();
+    SlidingCount<T>(p, input, w, s, o0, o1, z, lane);
+    __syncwarp();
+    SlidingFind<T>(p, output, w, s, lane);
+    __syncwarp();
+  }
+}
+
 std::size_t
 SharedMemoryPerBlock()
 {
@@ -139,6 +165,15 @@ MedianCUDA(const T * input, T * output, const MedianGeometry & g, MedianKernel r
                         input,
                         output);
                });
+  }
+  else if (plan.kernel == MedianKernel::SlidingHistogram)
+  {
+    for (int shift = Keys<T>::Bits - 8; shift >= 0; shift -= 8)
+    {
+      const SlidingParams p = MakeSlidingParams<T>(g, plan, shift);
+      const int           threads[3] = { 32 * p.warps, 1, 1 };
+      Launch(SlidingKernel<T>, "SlidingKernel", SlidingBlockCount(p), threads, plan.sharedBytes, p, input, output);
+    }
   }
   else
   {

@@ -701,6 +701,293 @@ RadixGlobalThread(const RadixParams & p, const T * input, T * output, int o0, in
 }
 
 // ===========================================================================
+// Sliding histogram
+// ===========================================================================
+
+/** Host and device view of one level of a sliding-histogram launch. The
+ * axes are logical: 0 is x, 2 the axis the windows slide along, 1 the
+ * remaining one. One warp serves one segment of one line along axis 2;
+ * a block's warps serve neighbouring x, so they read the same planes. */
+struct SlidingParams
+{
+  int          inSize[3];
+  std::int64_t inStride[3]; ///< inStride[0] is 1: x stays the contiguous axis
+  int          outStart[3]; ///< output origin relative to the input buffer
+  int          outSize[3];
+  std::int64_t outStride[3];
+  int          radius[3];
+  int          segment;  ///< outputs per warp along axis 2
+  int          segments; ///< segments per line, ceil(outSize[2] / segment)
+  int          warps;    ///< warps per block, along x
+  int          blocksX;  ///< ceil(outSize[0] / warps)
+  Word         middle;   ///< N / 2: the rank of the median
+  int          shift;    ///< this level's digit: (key >> shift) & 255
+  int          keyBits;  ///< Keys<T>::Bits
+};
+
+/** One warp's counters in shared memory: `counts[d]` counts the window's
+ * pixels whose key has the current prefix and digit d, `below` those whose
+ * prefix is smaller. */
+struct SlidingWarp
+{
+  Word counts[256];
+  Word below;
+  Word prefix;
+  Word digit; ///< the median's digit at the last step
+  Word pad;
+};
+
+/** A key of the output buffer's width at p; memcpy keeps the host
+ * emulation free of type punning on the output buffer. */
+template <typename S>
+CIF_HD Word
+LoadKey(const void * p)
+{
+#ifdef __CUDA_ARCH__
+  return *static_cast<const S *>(p);
+#else
+  S s;
+  std::memcpy(&s, p, sizeof s);
+  return s;
+#endif
+}
+template <typename S>
+CIF_HD void
+StoreKey(void * p, Word key)
+{
+#ifdef __CUDA_ARCH__
+  *static_cast<S *>(p) = static_cast<S>(key);
+#else
+  const S s = static_cast<S>(key);
+  std::memcpy(p, &s, sizeof s);
+#endif
+}
+
+/** The warp's line and segment: block b serves x block b % blocksX, line
+ * (b / blocksX) % outSize[1], segment b / (blocksX outSize[1]). */
+CIF_HD void
+SlidingPlace(const SlidingParams & p, unsigned block, int warp, int & o0, int & o1, int & zBegin, int & zEnd)
+{
+  const int bx = static_cast<int>(block % static_cast<unsigned>(p.blocksX));
+  const int rest = static_cast<int>(block / static_cast<unsigned>(p.blocksX));
+  o0 = bx * p.warps + warp;
+  o1 = rest % p.outSize[1];
+  zBegin = rest / p.outSize[1] * p.segment;
+  zEnd = zBegin + p.segment < p.outSize[2] ? zBegin + p.segment : p.outSize[2];
+}
+
+/** Where the warp stands at output z of its segment: the output's offset,
+ * the key bits the earlier levels found, and whether the counts must be
+ * rebuilt (first output of the segment, or a new prefix). */
+struct SlidingStep
+{
+  std::int64_t out;
+  Word         partial;
+  Word         wanted;
+  bool         rebuild;
+};
+
+template <typename T>
+CIF_HD SlidingStep
+SlidingBegin(const SlidingParams & p, const T * output, const SlidingWarp & w, int o0, int o1, int z, int zBegin)
+{
+  using Storage = typename Keys<T>::Storage;
+  static_assert(sizeof(Storage) == sizeof(T), "levels keep their keys in the output buffer");
+  const bool  firstLevel = p.shift + 8 >= p.keyBits; // every key shares the empty prefix
+  SlidingStep s;
+  s.out = o0 * p.outStride[0] + o1 * p.outStride[1] + z * p.outStride[2];
+  s.partial = firstLevel ? 0u : LoadKey<Storage>(output + s.out);
+  s.wanted = firstLevel ? 0u : s.partial >> (p.shift + 8);
+  s.rebuild = z == zBegin || s.wanted != w.prefix;
+  return s;
+}
+
+/** Phase 1, every lane: on a rebuild, zero the counters (lane 0 the scalars). */
+CIF_HD void
+SlidingClear(SlidingWarp & w, const SlidingStep & s, int lane)
+{
+  if (!s.rebuild)
+  {
+    return;
+  }
+  for (int d = lane; d < 256; d += 32)
+  {
+    w.counts[d] = 0;
+  }
+  if (lane == 0)
+  {
+    w.below = 0;
+  }
+}
+
+CIF_HD void
+AtomicAddWord(Word * target, Word value)
+{
+#ifdef __CUDA_ARCH__
+  atomicAdd(target, value);
+#else
+  *target += value;
+#endif
+}
+
+/** Phase 2, every lane: counts its share (every 32nd pixel) of the planes
+ * that enter and leave the window, or of the whole window on a rebuild;
+ * kSlidingBatch loads are issued before their counts, to overlap them. */
+constexpr int kSlidingBatch = 4;
+
+template <typename T>
+CIF_HD void
+SlidingCount(const SlidingParams & p, const T * input, SlidingWarp & w, const SlidingStep & s, int o0, int o1, int z, int lane)
+{
+  const int  x = p.outStart[0] + o0, y = p.outStart[1] + o1, zc = p.outStart[2] + z;
+  const int  rx = p.radius[0], ry = p.radius[1], rz = p.radius[2];
+  const int  width = 2 * rx + 1, height = 2 * ry + 1;
+  const bool firstLevel = p.shift + 8 >= p.keyBits;
+  const int  leaving = Clamp(zc - rz - 1, p.inSize[2]), entering = Clamp(zc + rz, p.inSize[2]);
+  const int  planes = s.rebuild ? 2 * rz + 1 : (leaving != entering ? 2 : 0);
+  const int  rows = planes * height;
+  // Pixels with the median's last digit are the most common (in smooth
+  // regions nearly all of them share it at the first level): each lane sums
+  // them in a register instead of contending for one counter.
+  const Word hint = s.rebuild ? 256u : w.digit;
+  Word       below = 0, atHint = 0;
+  // Lane layout: `across` lanes cover a row (columns c, c + 32, ...), and
+  // the warp takes `together` rows at a time, so a lane's x offset is fixed.
+  const int across = width < 32 ? width : 32, together = 32 / across;
+  const int group = lane / across;
+  for (int c = lane % across; group < together && c < width; c += 32)
+  {
+    const std::int64_t column = Clamp(x - rx + c, p.inSize[0]);
+    // (j, q) of row k = group, group + together, ...: y offset, plane.
+    int       j = group % height, q = group / height;
+    const int dj = together % height, dq = together / height;
+    for (int k = group; k < rows; k += together * kSlidingBatch)
+    {
+      Word key[kSlidingBatch], delta[kSlidingBatch];
+      CIF_UNROLL
+      for (int b = 0; b < kSlidingBatch; ++b)
+      {
+        delta[b] = 0;
+        if (k + together * b < rows)
+        {
+          const int plane = s.rebuild ? Clamp(zc - rz + q, p.inSize[2]) : (q == 0 ? leaving : entering);
+          key[b] = Keys<T>::ToKey(
+            input[plane * p.inStride[2] + Clamp(y - ry + j, p.inSize[1]) * p.inStride[1] + column]);
+          delta[b] = s.rebuild || q == 1 ? 1u : ~0u; // +1 or -1
+        }
+        j += dj;
+        if (j >= height)
+        {
+          j -= height;
+          ++q;
+        }
+        q += dq;
+      }
+      CIF_UNROLL
+      for (int b = 0; b < kSlidingBatch; ++b)
+      {
+        const Word high = firstLevel ? 0u : key[b] >> (p.shift + 8);
+        const Word digit = (key[b] >> p.shift) & 0xFFu;
+        if (delta[b] != 0 && high == s.wanted && digit == hint)
+        {
+          atHint += delta[b];
+        }
+        else if (delta[b] != 0 && high == s.wanted)
+        {
+          AtomicAddWord(&w.counts[digit], delta[b]);
+        }
+        else if (delta[b] != 0 && high < s.wanted)
+        {
+          below += delta[b];
+        }
+      }
+    }
+  }
+  if (below != 0)
+  {
+    AtomicAddWord(&w.below, below);
+  }
+  if (atHint != 0)
+  {
+    AtomicAddWord(&w.counts[hint], atHint);
+  }
+}
+
+/** The digit d with counts[0] + ... + counts[d - 1] <= rank < counts[0] +
+ * ... + counts[d]. On the GPU the warp searches together: lane l sums
+ * digits 8 l ... 8 l + 7, a scan over the lanes finds the lane that holds
+ * the rank, and that lane walks its 8 digits. */
+CIF_HD Word
+SlidingDigit(const Word * counts, Word rank, int lane)
+{
+#ifdef __CUDA_ARCH__
+  const uint4 lo = reinterpret_cast<const uint4 *>(counts)[2 * lane];
+  const uint4 hi = reinterpret_cast<const uint4 *>(counts)[2 * lane + 1];
+  const Word  own[8] = { lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w };
+  Word        sum = 0;
+  CIF_UNROLL
+  for (int k = 0; k < 8; ++k)
+  {
+    sum += own[k];
+  }
+  Word inclusive = sum;
+  CIF_UNROLL
+  for (int d = 1; d < 32; d *= 2)
+  {
+    const Word other = __shfl_up_sync(0xFFFFFFFFu, inclusive, d);
+    inclusive += lane >= d ? other : 0u;
+  }
+  const unsigned holder = __ffs(__ballot_sync(0xFFFFFFFFu, inclusive > rank)) - 1;
+  Word           digit = 8 * lane, seen = inclusive - sum;
+  bool           searching = true;
+  CIF_UNROLL
+  for (int k = 0; k < 7; ++k)
+  {
+    searching = searching && seen + own[k] <= rank;
+    seen += searching ? own[k] : 0u;
+    digit += searching ? 1u : 0u;
+  }
+  return __shfl_sync(0xFFFFFFFFu, digit, holder);
+#else
+  (void)lane;
+  Word digit = 0, seen = 0;
+  while (digit < 255 && seen + counts[digit] <= rank)
+  {
+    seen += counts[digit];
+    ++digit;
+  }
+  return digit;
+#endif
+}
+
+/** Phase 3, every lane: finds the median's digit among the pixels with
+ * this prefix (which hold it: the earlier levels chose the prefix so);
+ * lane 0 stores the result: a pixel at the last level, else the key found
+ * so far. */
+template <typename T>
+CIF_HD void
+SlidingFind(const SlidingParams & p, T * output, SlidingWarp & w, const SlidingStep & s, int lane)
+{
+  using Storage = typename Keys<T>::Storage;
+  const Word digit = SlidingDigit(w.counts, p.middle - w.below, lane);
+  if (lane != 0)
+  {
+    return;
+  }
+  w.prefix = s.wanted;
+  w.digit = digit;
+  const Word key = s.partial | (digit << p.shift);
+  if (p.shift == 0)
+  {
+    output[s.out] = Keys<T>::FromKey(key);
+  }
+  else
+  {
+    StoreKey<Storage>(output + s.out, key);
+  }
+}
+
+// ===========================================================================
 // Host side: launch parameters (src/MedianPlan.cxx)
 // ===========================================================================
 
@@ -712,6 +999,20 @@ MakeSelectionParams(const MedianGeometry & geometry, const MedianPlan & plan);
 /** Radix parameters (RadixTile or RadixGlobal) for a plan. */
 RadixParams
 MakeRadixParams(const MedianGeometry & geometry, const MedianPlan & plan, int keyBytes);
+
+/** Sliding-histogram parameters for a plan with pixels of type T, for the
+ * level whose digit starts at bit `shift` (levels run from shift
+ * Keys<T>::Bits - 8 down to 0). */
+template <typename T>
+SlidingParams
+MakeSlidingParams(const MedianGeometry & geometry, const MedianPlan & plan, int shift);
+
+/** Blocks of a sliding-histogram launch (see SlidingPlace). */
+inline std::int64_t
+SlidingBlockCount(const SlidingParams & p)
+{
+  return static_cast<std::int64_t>(p.blocksX) * p.outSize[1] * p.segments;
+}
 
 inline std::int64_t
 BlockCount(const int blocks[3])

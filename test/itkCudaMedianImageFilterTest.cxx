@@ -239,6 +239,7 @@ ExpectAllPathsMatchItk(const TImage * input, const TCases & cases, bool emulate)
     }
     for (auto kernel : { cif::MedianKernel::Automatic,
                          cif::MedianKernel::Selection,
+                         cif::MedianKernel::SlidingHistogram,
                          cif::MedianKernel::RadixTile,
                          cif::MedianKernel::RadixGlobal })
     {
@@ -255,6 +256,11 @@ ExpectAllPathsMatchItk(const TImage * input, const TCases & cases, bool emulate)
       {
         EXPECT_EQ(plan.kernel,
                   MedianWindow(radius) > 1 ? cif::MedianKernel::RadixTile : cif::MedianKernel::RadixGlobal);
+      }
+      if (kernel == cif::MedianKernel::SlidingHistogram)
+      {
+        EXPECT_EQ(plan.kernel,
+                  MedianWindow(radius) > 1 ? cif::MedianKernel::SlidingHistogram : cif::MedianKernel::RadixGlobal);
       }
     }
   }
@@ -329,6 +335,27 @@ TEST(MedianCpu, MatchesItkOnRealImages)
   ExpectAllPathsMatchItk(extract->GetOutput(),
                          std::vector<Case3>{ { { 1, 1, 1 }, true }, { { 2, 2, 2 }, true }, { { 2, 1, 0 }, true } },
                          true);
+  // The same anatomy as 16-bit and float intensities spread over many key
+  // prefixes, with windows beyond the selection kernel: the sliding
+  // histogram's levels below the first rebuild where the prefix changes.
+  auto wide = itk::Image<unsigned short, 3>::New();
+  auto real = itk::Image<float, 3>::New();
+  for (auto * image : { static_cast<itk::ImageBase<3> *>(wide.GetPointer()), static_cast<itk::ImageBase<3> *>(real) })
+  {
+    image->CopyInformation(extract->GetOutput());
+    image->SetRegions(extract->GetOutput()->GetBufferedRegion());
+  }
+  wide->Allocate();
+  real->Allocate();
+  const auto * source = extract->GetOutput()->GetBufferPointer();
+  for (std::size_t i = 0; i < extract->GetOutput()->GetBufferedRegion().GetNumberOfPixels(); ++i)
+  {
+    wide->GetBufferPointer()[i] = static_cast<unsigned short>(source[i] * 251 + (i * 7919) % 97);
+    real->GetBufferPointer()[i] = static_cast<float>(source[i]) * 37.3f - 1000.0f + static_cast<float>(i % 13) * 0.01f;
+  }
+  const std::vector<Case3> large = { { { 3, 3, 3 }, false }, { { 2, 4, 3 }, false } };
+  ExpectAllPathsMatchItk(wide.GetPointer(), large, true);
+  ExpectAllPathsMatchItk(real.GetPointer(), large, true);
 }
 
 TEST(MedianCpu, StreamsLikeItk)
@@ -353,7 +380,10 @@ TEST(MedianCpu, EmulatedKernelsHandleOutputSubRegions)
   auto       input = TestImage<S3>(MakeSize<S3>({ 23, 17, 13 }), -500, 500, 11);
   const auto radius = MakeRadius<S3>({ 2, 2, 1 });
   const auto itk = RunItk(input.GetPointer(), radius);
-  for (auto kernel : { cif::MedianKernel::Selection, cif::MedianKernel::RadixTile, cif::MedianKernel::RadixGlobal })
+  for (auto kernel : { cif::MedianKernel::Selection,
+                         cif::MedianKernel::SlidingHistogram,
+                         cif::MedianKernel::RadixTile,
+                         cif::MedianKernel::RadixGlobal })
   {
     cif::MedianGeometry g = WholeImageJob(input.GetPointer(), radius);
     const std::int64_t  start[3] = { 5, 3, 4 }, size[3] = { 15, 11, 7 };
@@ -473,7 +503,10 @@ TEST(MedianCpu, NaNRuleOnCpuAndEmulatedKernels)
     EXPECT_GT(nanCount, 0) << "the test volume must produce NaN medians";
     EXPECT_LT(nanCount, static_cast<long>(expected.size())) << "and numbers";
     EXPECT_EQ(Bits(RunOurs(input.GetPointer(), radius, Mode::CPU).GetPointer()), expected) << RadiusText(radius);
-    for (auto kernel : { cif::MedianKernel::Selection, cif::MedianKernel::RadixTile, cif::MedianKernel::RadixGlobal })
+    for (auto kernel : { cif::MedianKernel::Selection,
+                         cif::MedianKernel::SlidingHistogram,
+                         cif::MedianKernel::RadixTile,
+                         cif::MedianKernel::RadixGlobal })
     {
       EXPECT_EQ(Bits(Emulate(input.GetPointer(), radius, kernel).GetPointer()), expected)
         << cif::MedianKernelName(kernel) << ", radius " << RadiusText(radius);
@@ -501,6 +534,7 @@ TEST(MedianCpu, SizeOneAxesAndRadiusLargerThanTheImage)
         << "CPU, size " << size << ", radius " << RadiusText(radius);
       for (auto kernel : { cif::MedianKernel::Automatic,
                            cif::MedianKernel::Selection,
+                           cif::MedianKernel::SlidingHistogram,
                            cif::MedianKernel::RadixTile,
                            cif::MedianKernel::RadixGlobal })
       {
@@ -530,19 +564,25 @@ TEST(MedianCpu, PlanFallsBackAndSaysWhy)
   EXPECT_EQ(plan.kernel, cif::MedianKernel::Selection) << plan.description;
   g.radius[0] = g.radius[1] = g.radius[2] = 5;
   plan = cif::PlanMedian<unsigned short>(g, cif::MedianKernel::Automatic, kH200SharedBytes);
+  EXPECT_EQ(plan.kernel, cif::MedianKernel::SlidingHistogram) << plan.description;
+  plan = cif::PlanMedian<unsigned short>(g, cif::MedianKernel::RadixTile, kH200SharedBytes);
   EXPECT_EQ(plan.kernel, cif::MedianKernel::RadixTile) << plan.description;
 
   // selection asked for a window it cannot hold
   plan = cif::PlanMedian<unsigned short>(g, cif::MedianKernel::Selection, kH200SharedBytes);
-  EXPECT_EQ(plan.kernel, cif::MedianKernel::RadixTile);
+  EXPECT_EQ(plan.kernel, cif::MedianKernel::SlidingHistogram);
   EXPECT_NE(plan.description.find("selection was asked for"), std::string::npos) << plan.description;
 
-  // a tile larger than the shared memory
+  // a radix tile larger than the shared memory
   g.radius[0] = g.radius[1] = g.radius[2] = 30;
   g.inputSize[0] = g.outputSize[0] = 200;
   plan = cif::PlanMedian<unsigned short>(g, cif::MedianKernel::Automatic, kH200SharedBytes);
-  EXPECT_EQ(plan.kernel, cif::MedianKernel::RadixGlobal);
-  EXPECT_NE(plan.description.find("shared-memory tile"), std::string::npos) << plan.description;
+  EXPECT_EQ(plan.kernel, cif::MedianKernel::SlidingHistogram) << plan.description;
+  // a window more than twice the image it covers: radix from global memory
+  g.inputSize[0] = g.outputSize[0] = 20;
+  plan = cif::PlanMedian<unsigned short>(g, cif::MedianKernel::Automatic, kH200SharedBytes);
+  EXPECT_EQ(plan.kernel, cif::MedianKernel::RadixGlobal) << plan.description;
+  g.inputSize[0] = g.outputSize[0] = 200;
   plan = cif::PlanMedian<unsigned short>(g, cif::MedianKernel::RadixTile, kH200SharedBytes);
   EXPECT_EQ(plan.kernel, cif::MedianKernel::RadixGlobal);
   EXPECT_NE(plan.description.find("shared-memory tile"), std::string::npos) << plan.description;
@@ -649,7 +689,7 @@ ExpectGpuMatchesItk(const TImage * input, const TCases & cases)
     typename TImage::SizeType radius;
     std::copy(c.radius.begin(), c.radius.end(), radius.begin());
     const auto itk = RunItk(input, radius);
-    for (Kernel kernel : { Kernel::Automatic, Kernel::Selection, Kernel::RadixTile, Kernel::RadixGlobal })
+    for (Kernel kernel : { Kernel::Automatic, Kernel::Selection, Kernel::SlidingHistogram, Kernel::RadixTile, Kernel::RadixGlobal })
     {
       RunInfo    info;
       const auto gpu = RunOurs(input, radius, Mode::GPU, kernel, &info);
@@ -710,7 +750,10 @@ TEST(MedianGpu, CoreWritesEveryOutputPixel)
   {
     const auto itk = RunItk(input.GetPointer(), radius);
     const auto g = WholeImageJob(input.GetPointer(), radius);
-    for (auto kernel : { cif::MedianKernel::Selection, cif::MedianKernel::RadixTile, cif::MedianKernel::RadixGlobal })
+    for (auto kernel : { cif::MedianKernel::Selection,
+                         cif::MedianKernel::SlidingHistogram,
+                         cif::MedianKernel::RadixTile,
+                         cif::MedianKernel::RadixGlobal })
     {
       for (int poison : { 0x00, 0xFF })
       {
@@ -814,7 +857,7 @@ TEST(MedianGpu, SizeOneAxesAndRadiusLargerThanTheImage)
          { MakeRadius<US3>({ 1, 1, 1 }), MakeRadius<US3>({ 2, 2, 2 }), MakeRadius<US3>({ 20, 20, 20 }) })
     {
       const auto itk = RunItk(input.GetPointer(), radius);
-      for (Kernel kernel : { Kernel::Automatic, Kernel::Selection, Kernel::RadixTile, Kernel::RadixGlobal })
+      for (Kernel kernel : { Kernel::Automatic, Kernel::Selection, Kernel::SlidingHistogram, Kernel::RadixTile, Kernel::RadixGlobal })
       {
         RunInfo info;
         EXPECT_EQ(
@@ -863,6 +906,10 @@ TEST(MedianGpu, ReportsTheDeviceAndTheAlgorithm)
   EXPECT_NE(message.find(itk::CudaRuntime::GetDeviceDescription()), std::string::npos) << message;
   EXPECT_NE(message.find("forgetful selection"), std::string::npos) << message;
   filter->SetRadius(4);
+  filter->Update();
+  EXPECT_EQ(filter->GetLastGPUKernel(), Kernel::SlidingHistogram);
+  EXPECT_NE(filter->GetLastExecutionReport().Message.find("sliding histogram"), std::string::npos);
+  filter->SetGPUKernel(Kernel::RadixTile);
   filter->Update();
   EXPECT_EQ(filter->GetLastGPUKernel(), Kernel::RadixTile);
   EXPECT_NE(filter->GetLastExecutionReport().Message.find("radix select"), std::string::npos);
