@@ -4,7 +4,8 @@
  *
  *  Cases: a 512x512x72 uint16 volume (random 12-bit values, CT-like) with
  *  radii 1, 2, 3, 5, 7, with --smooth the same size with a smooth field
- *  plus noise, and a 512^3 float32 volume (random in [0, 1000)) with radii
+ *  plus noise, with --full-range random 16-bit values, and a 512^3 float32
+ *  volume (random in [0, 1000)) with radii
  *  1, 2, 3. For each:
  *    - the GPU core on device-resident data (cif::MedianCUDA), with the
  *      automatic choice and with each kernel forced (selection, sliding
@@ -25,7 +26,7 @@
  *  copy bandwidth measured at start (read + write counted). A median is
  *  compute bound; the fraction says how far from the memory floor it is.
  *
- *    MedianBenchmark [--reps N] [--skip-itk] [--skip-cpu] [--skip-float] [--smooth]
+ *    MedianBenchmark [--reps N] [--skip-itk] [--skip-cpu] [--skip-float] [--smooth] [--full-range]
  *                    [--cpu-max-radius R] [--itk-max-radius R] [--slab K]
  *                    [--radii-u16 1,2,3,5,7] [--radii-f32 1,2,3]
  *=========================================================================*/
@@ -61,6 +62,7 @@ struct Options
   bool             skipCpu = false;
   bool             skipFloat = false;
   bool             smooth = false;
+  bool             fullRange = false;
   int              cpuMaxRadius = 2;
   int              itkMaxRadius = 1;
   int              slab = 8;
@@ -346,6 +348,10 @@ main(int argc, char * argv[])
     {
       options.smooth = true;
     }
+    else if (arg == "--full-range")
+    {
+      options.fullRange = true;
+    }
     else if (arg == "--cpu-max-radius" && hasValue)
     {
       options.cpuMaxRadius = std::atoi(argv[++i]);
@@ -368,7 +374,7 @@ main(int argc, char * argv[])
     }
     else
     {
-      std::printf("usage: %s [--reps N] [--skip-itk] [--skip-cpu] [--skip-float] [--smooth] [--cpu-max-radius R]\n"
+      std::printf("usage: %s [--reps N] [--skip-itk] [--skip-cpu] [--skip-float] [--smooth] [--full-range] [--cpu-max-radius R]\n"
                   "          [--itk-max-radius R] [--slab K] [--radii-u16 1,2,3,5,7] [--radii-f32 1,2,3]\n",
                   argv[0]);
       return 2;
@@ -379,6 +385,17 @@ main(int argc, char * argv[])
   std::vector<Row> rows;
   RunCase<unsigned short>(
     "512x512x72 uint16", 512, 512, 72, RandomVolume<unsigned short>(512 * 512 * 72, 4096.0), options.radiiU16, options, rows);
+  if (options.fullRange)
+  {
+    RunCase<unsigned short>("512x512x72 uint16 0..65535",
+                            512,
+                            512,
+                            72,
+                            RandomVolume<unsigned short>(512 * 512 * 72, 65536.0),
+                            options.radiiU16,
+                            options,
+                            rows);
+  }
   if (options.smooth)
   {
     RunCase<unsigned short>(

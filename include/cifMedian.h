@@ -107,12 +107,18 @@ struct MedianPlan
 
 /** Chooses the GPU kernel for a job with pixels of type T (the request, or
  * the cheapest that fits with `request` Automatic), given the device's
- * shared memory per block. A Selection request whose window fits no bucket,
+ * shared memory per block and, when known, the span of the input's keys
+ * (largest minus smallest): the sliding histogram counts keys that span
+ * fewer than 4096 values in one level, which makes it the cheapest kernel
+ * for smaller windows (MedianCUDA measures the span on the device). A Selection request whose window fits no bucket,
  * or a RadixTile request whose tile exceeds the shared memory, falls back to
  * the next kernel and the description says so. */
 template <typename T>
 MedianPlan
-PlanMedian(const MedianGeometry & geometry, MedianKernel request, std::size_t sharedMemoryPerBlock);
+PlanMedian(const MedianGeometry & geometry,
+           MedianKernel           request,
+           std::size_t            sharedMemoryPerBlock,
+           std::uint32_t          keySpan = 0xFFFFFFFFu);
 
 /** Progress callback, called with a fraction in [0, 1]. May be empty. */
 using ProgressCallback = std::function<void(double)>;

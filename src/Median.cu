@@ -8,7 +8,8 @@
  *  - RadixTileKernel: 256 threads, a shared-memory tile of keys;
  *  - RadixGlobalKernel: 256 threads, reads global memory;
  *  - SlidingKernel: 8 warps, one per output line segment, each with its
- *    counters in shared memory; one launch per 8-bit level of the key.
+ *    counters in shared memory; one launch, or one per 8-bit level of the
+ *    key, after KeyRangeKernel found the keys' range.
  *  Blocks are numbered linearly (no grid y/z limits).
  *=========================================================================*/
 #include "cifCudaError.h"
@@ -83,10 +84,13 @@ RadixGlobalKernel(const RadixParams p, const T * __restrict__ input, T * __restr
 }
 
 template <typename T>
-__global__ void __launch_bounds__(256)
+__global__ void __launch_bounds__(256, 4)
   SlidingKernel(const SlidingParams p, const T * __restrict__ input, T * output)
 {
-  auto &    w = reinterpret_cast<SlidingWarp *>(cifMedianShared)[threadIdx.x / 32];
+  const int words = SlidingWarpWords(p);
+  auto *    mine = reinterpret_cast<Word *>(cifMedianShared) + (threadIdx.x / 32) * words;
+  auto &    header = *reinterpret_cast<SlidingHeader *>(mine);
+  Word *    counts = mine + kSlidingHeaderWords;
   const int lane = threadIdx.x % 32;
   int       o0, o1, zBegin, zEnd;
   SlidingPlace(p, blockIdx.x, threadIdx.x / 32, o0, o1, zBegin, zEnd);
@@ -96,14 +100,66 @@ __global__ void __launch_bounds__(256)
   }
   for (int z = zBegin; z < zEnd; ++z)
   {
-    const SlidingStep s = SlidingBegin<T>(p, output, w, o0, o1, z, zBegin);
-    SlidingClear(w, s, lane);
+    const SlidingStep s = SlidingBegin<T>(p, output, header, o0, o1, z, zBegin);
+    SlidingClear(p, header, counts, s, lane);
     __syncwarp();
-    SlidingCount<T>(p, input, w, s, o0, o1, z, lane);
+    SlidingCount<T>(p, input, header, counts, s, o0, o1, z, lane);
     __syncwarp();
-    SlidingFind<T>(p, output, w, s, lane);
+    SlidingFind<T>(p, output, header, counts, s, lane);
     __syncwarp();
   }
+}
+
+/** range[0] = min, range[1] = max of the keys of input[0, count). */
+template <typename T>
+__global__ void
+KeyRangeKernel(const T * __restrict__ input, std::int64_t count, Word * range)
+{
+  Word lowest = 0xFFFFFFFFu, highest = 0;
+  for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < count;
+       i += static_cast<std::int64_t>(gridDim.x) * blockDim.x)
+  {
+    const Word key = Keys<T>::ToKey(input[i]);
+    lowest = min(lowest, key);
+    highest = max(highest, key);
+  }
+  for (int k = 16; k > 0; k /= 2)
+  {
+    lowest = min(lowest, __shfl_xor_sync(0xFFFFFFFFu, lowest, k));
+    highest = max(highest, __shfl_xor_sync(0xFFFFFFFFu, highest, k));
+  }
+  if (threadIdx.x % 32 == 0)
+  {
+    atomicMin(&range[0], lowest);
+    atomicMax(&range[1], highest);
+  }
+}
+
+/** Smallest and largest key of the whole input buffer. */
+template <typename T>
+void
+KeyRangeOnDevice(const T * input, const MedianGeometry & g, Word & lowest, Word & highest)
+{
+  Word *             range = nullptr;
+  const std::int64_t count = g.inputSize[0] * g.inputSize[1] * g.inputSize[2];
+  Word               bounds[2] = { 0xFFFFFFFFu, 0u };
+  CIF_CUDA_CHECK(cudaMalloc(&range, sizeof bounds));
+  try
+  {
+    CIF_CUDA_CHECK(cudaMemcpy(range, bounds, sizeof bounds, cudaMemcpyHostToDevice));
+    const std::int64_t blocks = std::min<std::int64_t>((count + 255) / 256, 4096);
+    KeyRangeKernel<T><<<static_cast<unsigned>(blocks), 256>>>(input, count, range);
+    CIF_CUDA_CHECK_LAUNCH("KeyRangeKernel");
+    CIF_CUDA_CHECK(cudaMemcpy(bounds, range, sizeof bounds, cudaMemcpyDeviceToHost));
+  }
+  catch (...)
+  {
+    cudaFree(range);
+    throw;
+  }
+  CIF_CUDA_CHECK(cudaFree(range));
+  lowest = bounds[0];
+  highest = bounds[1];
 }
 
 std::size_t
@@ -149,7 +205,14 @@ MedianCUDA(const T * input, T * output, const MedianGeometry & g, MedianKernel r
   {
     throw std::invalid_argument("MedianCUDA: " + why);
   }
-  const MedianPlan plan = PlanMedian<T>(g, request, SharedMemoryPerBlock());
+  MedianPlan plan = PlanMedian<T>(g, request, SharedMemoryPerBlock());
+  Word       lowest = 0, highest = 0xFFFFFFFFu;
+  if (plan.kernel != MedianKernel::Selection && MedianWindowSize(g) > 1)
+  {
+    // The keys' span can make the sliding histogram cheaper (one level).
+    KeyRangeOnDevice(input, g, lowest, highest);
+    plan = PlanMedian<T>(g, request, SharedMemoryPerBlock(), highest - lowest);
+  }
   if (plan.kernel == MedianKernel::Selection)
   {
     const SelectionParams p = MakeSelectionParams<T>(g, plan);
@@ -168,12 +231,20 @@ MedianCUDA(const T * input, T * output, const MedianGeometry & g, MedianKernel r
   }
   else if (plan.kernel == MedianKernel::SlidingHistogram)
   {
-    for (int shift = Keys<T>::Bits - 8; shift >= 0; shift -= 8)
+    std::string what;
+    for (const SlidingParams & p : SlidingLaunches<T>(g, lowest, highest, SharedMemoryPerBlock(), what))
     {
-      const SlidingParams p = MakeSlidingParams<T>(g, plan, shift);
-      const int           threads[3] = { 32 * p.warps, 1, 1 };
-      Launch(SlidingKernel<T>, "SlidingKernel", SlidingBlockCount(p), threads, plan.sharedBytes, p, input, output);
+      const int threads[3] = { 32 * p.warps, 1, 1 };
+      Launch(SlidingKernel<T>,
+             "SlidingKernel",
+             SlidingBlockCount(p),
+             threads,
+             static_cast<std::size_t>(p.warps) * SlidingWarpWords(p) * sizeof(Word),
+             p,
+             input,
+             output);
     }
+    plan.description += what;
   }
   else
   {

@@ -163,11 +163,29 @@ constexpr int          kSlidingWarps = 8;
 constexpr std::int64_t kSlidingTargetWarps = std::int64_t{ 1 } << 14;
 constexpr std::int64_t kSlidingMinPixelsPerLevel = 256;
 
-std::size_t
-SlidingBytes()
+/** Bits of a key span (0 for a span of 0). */
+int
+SpanBits(Word span)
 {
-  return kSlidingWarps * sizeof(SlidingWarp);
+  int bits = 0;
+  while (bits < 32 && (span >> bits) != 0)
+  {
+    ++bits;
+  }
+  return bits;
 }
+
+/** Levels of the sliding histogram for keys spanning `span` + 1 values:
+ * digits of at most 12 bits (SlidingParams). */
+int
+SlidingLevelCount(Word span)
+{
+  const int bits = SpanBits(span);
+  return bits <= 12 ? 1 : (bits + 11) / 12;
+}
+
+/** The largest shared memory a sliding launch needs: 4096 counters. */
+constexpr std::size_t kSlidingMaxBytes = kSlidingWarps * (kSlidingHeaderWords + 4096 / 2) * sizeof(Word);
 
 /** The axis the sliding histogram slides along: of y and z, the one with
  * the larger radius (fewer pixels per step), else the longer output. */
@@ -194,7 +212,7 @@ RadiusText(const MedianGeometry & g)
 
 template <typename T>
 MedianPlan
-PlanMedian(const MedianGeometry & g, MedianKernel request, std::size_t sharedMemoryPerBlock)
+PlanMedian(const MedianGeometry & g, MedianKernel request, std::size_t sharedMemoryPerBlock, std::uint32_t keySpan)
 {
   using namespace median;
   const std::int64_t n = MedianWindowSize(g);
@@ -252,29 +270,35 @@ PlanMedian(const MedianGeometry & g, MedianKernel request, std::size_t sharedMem
   const bool windowOverImage = 2.0 * clampedBox <= static_cast<double>(n);
 
   // Sliding histogram: larger windows, unless the radix kernels were asked
-  // for or the window is much larger than the image.
-  const bool slidingFits = n > 1 && SlidingBytes() <= sharedMemoryPerBlock;
+  // for or the window is much larger than the image. Its counters are 16
+  // bits wide: windows of fewer than 2^16 pixels.
+  const bool slidingFits = n > 1 && n < 65536 && kSlidingMaxBytes <= sharedMemoryPerBlock;
   if (request == MedianKernel::SlidingHistogram && !slidingFits && n > 1)
   {
-    note << "the sliding histogram was asked for, but its counters (" << SlidingBytes()
-         << " bytes a block) do not fit the shared memory; ";
+    note << "the sliding histogram was asked for, but "
+         << (n >= 65536 ? "the " + std::to_string(n) + "-pixel window overflows its 16-bit counters"
+                        : std::string("its counters do not fit the shared memory"))
+         << "; ";
   }
-  // Automatic: from 256 pixels per 8-bit level on (512 for 16-bit keys),
-  // where it overtook the radix tile on an H100 (512x512x72 uint16: radius
-  // 3, 343 pixels: 26.1 ms against 22.7; radius 4, 729 pixels: 35.7
-  // against 44.5; float: radius 3, 866 ms against 459).
-  const bool slidingPays = n >= kSlidingMinPixelsPerLevel * (Keys<T>::Bits / 8);
+  // Automatic: from 256 pixels per level of counting on, where it overtook
+  // the radix tile on an H100 (512x512x72 uint16, 12-bit keys, one level:
+  // radius 3, 343 pixels, 15.1 ms against 22.8). Not for 3 or more levels
+  // (wide float spans): the lower levels rebuild their counters wherever
+  // the prefix above them changes, which random floats do at every step
+  // (512^3 float, radius 5: 1962 ms against 1394 for the radix tile).
+  const Word keyLimit = Keys<T>::Bits == 32 ? 0xFFFFFFFFu : (1u << Keys<T>::Bits) - 1u;
+  const int  levels = SlidingLevelCount(std::min(keySpan, keyLimit));
+  const bool slidingPays = levels <= 2 && n >= kSlidingMinPixelsPerLevel * levels;
   if (slidingFits &&
       (request == MedianKernel::SlidingHistogram ||
        ((request == MedianKernel::Automatic || request == MedianKernel::Selection) && slidingPays && !windowOverImage)))
   {
     plan.kernel = MedianKernel::SlidingHistogram;
-    plan.sharedBytes = SlidingBytes();
+    plan.sharedBytes = kSlidingMaxBytes;
     const int          slide = SlideAxis(g);
     std::ostringstream os;
-    os << "sliding histogram along " << (slide == 1 ? "y" : "z") << ": " << n << "-pixel window, "
-       << Keys<T>::Bits / 8 << (Keys<T>::Bits == 8 ? " level" : " levels")
-       << " of 8 key bits, each step counts the plane entering and the plane leaving the window ("
+    os << "sliding histogram along " << (slide == 1 ? "y" : "z") << ": " << n
+       << "-pixel window, each step counts the plane entering and the plane leaving the window ("
        << 2 * n / (2 * g.radius[slide] + 1) << " pixels)";
     plan.description = note.str() + os.str();
     return plan;
@@ -412,7 +436,7 @@ MakeRadixParams(const MedianGeometry & g, const MedianPlan & plan, int)
 
 template <typename T>
 SlidingParams
-MakeSlidingParams(const MedianGeometry & g, const MedianPlan &, int shift)
+MakeSlidingParams(const MedianGeometry & g)
 {
   const int          slide = SlideAxis(g);
   const int          phys[3] = { 0, 3 - slide, slide };
@@ -440,9 +464,48 @@ MakeSlidingParams(const MedianGeometry & g, const MedianPlan &, int shift)
   p.warps = kSlidingWarps;
   p.blocksX = (p.outSize[0] + p.warps - 1) / p.warps;
   p.middle = static_cast<Word>(MedianWindowSize(g) / 2);
-  p.shift = shift;
-  p.keyBits = Keys<T>::Bits;
   return p;
+}
+
+template <typename T>
+std::vector<SlidingParams>
+SlidingLaunches(const MedianGeometry & g, Word lowest, Word highest, std::size_t, std::string & what)
+{
+  SlidingParams p = MakeSlidingParams<T>(g);
+  const Word    span = highest - lowest;
+  const int     levels = SlidingLevelCount(span);
+  p.base = lowest;
+  p.spanBits = SpanBits(span);
+  std::vector<SlidingParams> launches;
+  std::ostringstream         os;
+  os << "; the input's keys span " << static_cast<std::uint64_t>(span) + 1 << " values, counted in ";
+  for (int level = 0; level < levels; ++level)
+  {
+    p.shift = 12 * (levels - 1 - level);
+    p.bits = level == 0 ? p.spanBits - p.shift : 12;
+    const Word largestDigit = level == 0 ? span >> p.shift : 4095u;
+    p.counters = static_cast<int>(largestDigit / 64 + 1) * 64;
+    launches.push_back(p);
+    os << (level == 0 ? "" : " + ") << p.bits;
+  }
+  os << (levels == 1 ? " bits (one level" : " bits (levels") << " of 16-bit counters)";
+  what = os.str();
+  return launches;
+}
+
+template <typename T>
+void
+KeyRangeOnHost(const T * input, const MedianGeometry & g, Word & lowest, Word & highest)
+{
+  const std::int64_t count = g.inputSize[0] * g.inputSize[1] * g.inputSize[2];
+  lowest = 0xFFFFFFFFu;
+  highest = 0;
+  for (std::int64_t i = 0; i < count; ++i)
+  {
+    const Word key = Keys<T>::ToKey(input[i]);
+    lowest = std::min(lowest, key);
+    highest = std::max(highest, key);
+  }
 }
 
 } // namespace median
@@ -464,7 +527,14 @@ MedianEmulateCUDA(const T *              input,
   {
     throw std::invalid_argument("MedianEmulateCUDA: " + why);
   }
-  const MedianPlan plan = PlanMedian<T>(g, request, sharedMemoryPerBlock);
+  MedianPlan plan = PlanMedian<T>(g, request, sharedMemoryPerBlock);
+  Word       lowest = 0, highest = 0xFFFFFFFFu;
+  if (plan.kernel != MedianKernel::Selection && MedianWindowSize(g) > 1)
+  {
+    // as MedianCUDA: the keys' span can make the sliding histogram cheaper
+    KeyRangeOnHost(input, g, lowest, highest);
+    plan = PlanMedian<T>(g, request, sharedMemoryPerBlock, highest - lowest);
+  }
   if (plan.kernel == MedianKernel::Selection)
   {
     const SelectionParams p = MakeSelectionParams<T>(g, plan);
@@ -496,33 +566,37 @@ MedianEmulateCUDA(const T *              input,
   }
   if (plan.kernel == MedianKernel::SlidingHistogram)
   {
-    for (int shift = Keys<T>::Bits - 8; shift >= 0; shift -= 8)
+    std::string what;
+    for (const SlidingParams & p : SlidingLaunches<T>(g, lowest, highest, sharedMemoryPerBlock, what))
     {
-      const SlidingParams p = MakeSlidingParams<T>(g, plan, shift);
+      std::vector<Word> shared(static_cast<std::size_t>(SlidingWarpWords(p)));
+      auto &            header = *reinterpret_cast<SlidingHeader *>(shared.data());
+      Word *            counts = shared.data() + kSlidingHeaderWords;
       for (std::int64_t block = 0; block < SlidingBlockCount(p); ++block)
       {
         for (int warp = 0; warp < p.warps; ++warp)
         {
           int o0, o1, zBegin, zEnd;
           SlidingPlace(p, static_cast<unsigned>(block), warp, o0, o1, zBegin, zEnd);
-          SlidingWarp w{};
           for (int z = zBegin; o0 < p.outSize[0] && z < zEnd; ++z)
           {
-            const SlidingStep s = SlidingBegin<T>(p, output, w, o0, o1, z, zBegin);
+            const SlidingStep s = SlidingBegin<T>(p, output, header, o0, o1, z, zBegin);
             for (int lane = 0; lane < 32; ++lane)
             {
-              SlidingClear(w, s, lane);
+              SlidingClear(p, header, counts, s, lane);
             }
             for (int lane = 0; lane < 32; ++lane)
             {
-              SlidingCount<T>(p, input, w, s, o0, o1, z, lane);
+              SlidingCount<T>(p, input, header, counts, s, o0, o1, z, lane);
             }
-            SlidingFind<T>(p, output, w, s, 0);
+            SlidingFind<T>(p, output, header, counts, s, 0);
           }
         }
       }
     }
-    return plan;
+    MedianPlan ran = plan;
+    ran.description += what;
+    return ran;
   }
   const RadixParams p = MakeRadixParams(g, plan, static_cast<int>(sizeof(typename Keys<T>::Storage)));
   const int         threads = p.threads[0] * p.threads[1] * p.threads[2];
@@ -557,9 +631,10 @@ MedianEmulateCUDA(const T *              input,
 }
 
 #define CIF_INSTANTIATE_MEDIAN_PLAN(T)                                                                                 \
-  template MedianPlan              PlanMedian<T>(const MedianGeometry &, MedianKernel, std::size_t);                   \
+  template MedianPlan PlanMedian<T>(const MedianGeometry &, MedianKernel, std::size_t, std::uint32_t);                 \
   template median::SelectionParams median::MakeSelectionParams<T>(const MedianGeometry &, const MedianPlan &);         \
-  template median::SlidingParams   median::MakeSlidingParams<T>(const MedianGeometry &, const MedianPlan &, int);      \
+  template std::vector<median::SlidingParams> median::SlidingLaunches<T>(                                              \
+    const MedianGeometry &, median::Word, median::Word, std::size_t, std::string &);                                  \
   template MedianPlan MedianEmulateCUDA<T>(const T *, T *, const MedianGeometry &, MedianKernel, std::size_t);
 CIF_INSTANTIATE_MEDIAN_PLAN(unsigned char)
 CIF_INSTANTIATE_MEDIAN_PLAN(short)

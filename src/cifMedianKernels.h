@@ -19,7 +19,9 @@
 
 #include <cstdint>
 #include <cstring>
+#include <string>
 #include <type_traits>
+#include <vector>
 
 #ifdef __CUDACC__
 #  define CIF_HD __host__ __device__ __forceinline__
@@ -704,10 +706,16 @@ RadixGlobalThread(const RadixParams & p, const T * input, T * output, int o0, in
 // Sliding histogram
 // ===========================================================================
 
-/** Host and device view of one level of a sliding-histogram launch. The
- * axes are logical: 0 is x, 2 the axis the windows slide along, 1 the
- * remaining one. One warp serves one segment of one line along axis 2;
- * a block's warps serve neighbouring x, so they read the same planes. */
+/** Host and device view of a sliding-histogram launch. The axes are
+ * logical: 0 is x, 2 the axis the windows slide along, 1 the remaining one.
+ * One warp serves one segment of one line along axis 2; a block's warps
+ * serve neighbouring x, so they read the same planes.
+ *
+ * Keys are counted relative to `base`, the input's smallest key, by
+ * digits of at most 12 bits: one level when the keys span fewer than 4096
+ * values, else one launch per level from the top digit down (a 16-bit span:
+ * 4 + 12 bits; a 32-bit one: 8 + 12 + 12). Counters are 16 bits, two to a
+ * word, so windows have fewer than 2^16 pixels. */
 struct SlidingParams
 {
   int          inSize[3];
@@ -721,21 +729,65 @@ struct SlidingParams
   int          warps;    ///< warps per block, along x
   int          blocksX;  ///< ceil(outSize[0] / warps)
   Word         middle;   ///< N / 2: the rank of the median
-  int          shift;    ///< this level's digit: (key >> shift) & 255
-  int          keyBits;  ///< Keys<T>::Bits
+  Word         base;     ///< the smallest key of the input
+  int          shift;    ///< this level's digit: ((key - base) >> shift) & (2^bits - 1)
+  int          bits;     ///< this level's digit width, 1 to 12
+  int          spanBits; ///< bits of the largest key - base: no prefix above them
+  int          counters; ///< counters per warp (a multiple of 64, at least the digits)
 };
 
-/** One warp's counters in shared memory: `counts[d]` counts the window's
- * pixels whose key has the current prefix and digit d, `below` those whose
- * prefix is smaller. */
-struct SlidingWarp
+/** The warp's scalars in shared memory, followed by its counters. `median`
+ * is the median's digit at the last step, `under` the counted pixels with a
+ * smaller digit (Huang's running count); below the first level, `matched`
+ * counts all counted pixels and `below` counts the pixels whose prefix is below
+ * the current `prefix` (not counted by digit). */
+struct SlidingHeader
 {
-  Word counts[256];
+  Word median;
+  Word under;
+  Word matched;
   Word below;
   Word prefix;
-  Word digit; ///< the median's digit at the last step
-  Word pad;
+  Word pad[3];
 };
+constexpr int kSlidingHeaderWords = sizeof(SlidingHeader) / sizeof(Word);
+
+/** Shared memory of one warp, in 32-bit words. */
+CIF_HD int
+SlidingWarpWords(const SlidingParams & p)
+{
+  return kSlidingHeaderWords + p.counters / 2;
+}
+
+/** Counter of digit d (16-bit halves). */
+CIF_HD Word
+SlidingCountOf(const Word * counts, int d)
+{
+  return (counts[d >> 1] >> (16 * (d & 1))) & 0xFFFFu;
+}
+
+/** Whether this level counts only the keys under a prefix (the digits the
+ * earlier levels found), and that prefix of a key. */
+CIF_HD bool
+SlidingPrefixed(const SlidingParams & p)
+{
+  return p.shift + p.bits < p.spanBits;
+}
+CIF_HD Word
+SlidingPrefix(const SlidingParams & p, Word key)
+{
+  return SlidingPrefixed(p) ? (key - p.base) >> (p.shift + p.bits) : 0u;
+}
+
+CIF_HD void
+AtomicAddWord(Word * target, Word value)
+{
+#ifdef __CUDA_ARCH__
+  atomicAdd(target, value);
+#else
+  *target += value;
+#endif
+}
 
 /** A key of the output buffer's width at p; memcpy keeps the host
  * emulation free of type punning on the output buffer. */
@@ -777,8 +829,9 @@ SlidingPlace(const SlidingParams & p, unsigned block, int warp, int & o0, int & 
 }
 
 /** Where the warp stands at output z of its segment: the output's offset,
- * the key bits the earlier levels found, and whether the counts must be
- * rebuilt (first output of the segment, or a new prefix). */
+ * (8-bit levels) the key bits the earlier levels found, and whether the
+ * counters must be rebuilt: at the segment's first output, or where the
+ * prefix changes. */
 struct SlidingStep
 {
   std::int64_t out;
@@ -789,70 +842,56 @@ struct SlidingStep
 
 template <typename T>
 CIF_HD SlidingStep
-SlidingBegin(const SlidingParams & p, const T * output, const SlidingWarp & w, int o0, int o1, int z, int zBegin)
+SlidingBegin(const SlidingParams & p, const T * output, const SlidingHeader & h, int o0, int o1, int z, int zBegin)
 {
   using Storage = typename Keys<T>::Storage;
   static_assert(sizeof(Storage) == sizeof(T), "levels keep their keys in the output buffer");
-  const bool  firstLevel = p.shift + 8 >= p.keyBits; // every key shares the empty prefix
+  const bool  prefixed = SlidingPrefixed(p);
   SlidingStep s;
   s.out = o0 * p.outStride[0] + o1 * p.outStride[1] + z * p.outStride[2];
-  s.partial = firstLevel ? 0u : LoadKey<Storage>(output + s.out);
-  s.wanted = firstLevel ? 0u : s.partial >> (p.shift + 8);
-  s.rebuild = z == zBegin || s.wanted != w.prefix;
+  s.partial = prefixed ? LoadKey<Storage>(output + s.out) : 0u; // key - base, digits found so far
+  s.wanted = prefixed ? s.partial >> (p.shift + p.bits) : 0u;
+  s.rebuild = z == zBegin || s.wanted != h.prefix;
   return s;
 }
 
 /** Phase 1, every lane: on a rebuild, zero the counters (lane 0 the scalars). */
 CIF_HD void
-SlidingClear(SlidingWarp & w, const SlidingStep & s, int lane)
+SlidingClear(const SlidingParams & p, SlidingHeader & h, Word * counts, const SlidingStep & s, int lane)
 {
   if (!s.rebuild)
   {
     return;
   }
-  for (int d = lane; d < 256; d += 32)
+  const int words = p.counters / 2;
+  for (int d = lane; d < words; d += 32)
   {
-    w.counts[d] = 0;
+    counts[d] = 0;
   }
   if (lane == 0)
   {
-    w.below = 0;
+    h.median = h.under = h.matched = h.below = 0;
   }
 }
 
-CIF_HD void
-AtomicAddWord(Word * target, Word value)
-{
-#ifdef __CUDA_ARCH__
-  atomicAdd(target, value);
-#else
-  *target += value;
-#endif
-}
-
-/** Phase 2, every lane: counts its share (every 32nd pixel) of the planes
- * that enter and leave the window, or of the whole window on a rebuild;
- * kSlidingBatch loads are issued before their counts, to overlap them. */
+/** Calls visit(key, delta) for this lane's share (every 32nd pixel) of the
+ * planes that enter (+1) and leave (-1) the window at output z, or of the
+ * whole window (+1) on a rebuild. `across` lanes cover a row (columns c,
+ * c + 32, ...) and the warp takes `together` rows at a time, so a lane's x
+ * offset stays fixed; kSlidingBatch loads are issued before their visits,
+ * to overlap them. */
 constexpr int kSlidingBatch = 4;
 
-template <typename T>
+template <typename T, class Visit>
 CIF_HD void
-SlidingCount(const SlidingParams & p, const T * input, SlidingWarp & w, const SlidingStep & s, int o0, int o1, int z, int lane)
+SlidingVisit(const SlidingParams & p, const T * input, bool rebuild, int o0, int o1, int z, int lane, Visit && visit)
 {
-  const int  x = p.outStart[0] + o0, y = p.outStart[1] + o1, zc = p.outStart[2] + z;
-  const int  rx = p.radius[0], ry = p.radius[1], rz = p.radius[2];
-  const int  width = 2 * rx + 1, height = 2 * ry + 1;
-  const bool firstLevel = p.shift + 8 >= p.keyBits;
-  const int  leaving = Clamp(zc - rz - 1, p.inSize[2]), entering = Clamp(zc + rz, p.inSize[2]);
-  const int  planes = s.rebuild ? 2 * rz + 1 : (leaving != entering ? 2 : 0);
-  const int  rows = planes * height;
-  // Pixels with the median's last digit are the most common (in smooth
-  // regions nearly all of them share it at the first level): each lane sums
-  // them in a register instead of contending for one counter.
-  const Word hint = s.rebuild ? 256u : w.digit;
-  Word       below = 0, atHint = 0;
-  // Lane layout: `across` lanes cover a row (columns c, c + 32, ...), and
-  // the warp takes `together` rows at a time, so a lane's x offset is fixed.
+  const int x = p.outStart[0] + o0, y = p.outStart[1] + o1, zc = p.outStart[2] + z;
+  const int rx = p.radius[0], ry = p.radius[1], rz = p.radius[2];
+  const int width = 2 * rx + 1, height = 2 * ry + 1;
+  const int leaving = Clamp(zc - rz - 1, p.inSize[2]), entering = Clamp(zc + rz, p.inSize[2]);
+  const int planes = rebuild ? 2 * rz + 1 : (leaving != entering ? 2 : 0);
+  const int rows = planes * height;
   const int across = width < 32 ? width : 32, together = 32 / across;
   const int group = lane / across;
   for (int c = lane % across; group < together && c < width; c += 32)
@@ -870,10 +909,10 @@ SlidingCount(const SlidingParams & p, const T * input, SlidingWarp & w, const Sl
         delta[b] = 0;
         if (k + together * b < rows)
         {
-          const int plane = s.rebuild ? Clamp(zc - rz + q, p.inSize[2]) : (q == 0 ? leaving : entering);
+          const int plane = rebuild ? Clamp(zc - rz + q, p.inSize[2]) : (q == 0 ? leaving : entering);
           key[b] = Keys<T>::ToKey(
             input[plane * p.inStride[2] + Clamp(y - ry + j, p.inSize[1]) * p.inStride[1] + column]);
-          delta[b] = s.rebuild || q == 1 ? 1u : ~0u; // +1 or -1
+          delta[b] = rebuild || q == 1 ? 1u : ~0u; // +1 or -1
         }
         j += dj;
         if (j >= height)
@@ -886,104 +925,197 @@ SlidingCount(const SlidingParams & p, const T * input, SlidingWarp & w, const Sl
       CIF_UNROLL
       for (int b = 0; b < kSlidingBatch; ++b)
       {
-        const Word high = firstLevel ? 0u : key[b] >> (p.shift + 8);
-        const Word digit = (key[b] >> p.shift) & 0xFFu;
-        if (delta[b] != 0 && high == s.wanted && digit == hint)
+        if (delta[b] != 0)
         {
-          atHint += delta[b];
-        }
-        else if (delta[b] != 0 && high == s.wanted)
-        {
-          AtomicAddWord(&w.counts[digit], delta[b]);
-        }
-        else if (delta[b] != 0 && high < s.wanted)
-        {
-          below += delta[b];
+          visit(key[b], delta[b]);
         }
       }
     }
   }
+}
+
+/** Phase 2, every lane: counts its share of the pixels. */
+template <typename T>
+CIF_HD void
+SlidingCount(const SlidingParams & p,
+             const T *             input,
+             SlidingHeader &       h,
+             Word *                counts,
+             const SlidingStep &   s,
+             int                   o0,
+             int                   o1,
+             int                   z,
+             int                   lane)
+{
+  const Word median = h.median; // zero after a rebuild
+  const Word mask = (1u << p.bits) - 1u;
+  // With few digits (a first level of up to 8 bits) most pixels share the
+  // median's: each lane sums those in a register instead of contending for
+  // one counter.
+  const bool hinted = !s.rebuild && p.bits <= 8;
+  Word       under = 0, matched = 0, below = 0, atMedian = 0;
+  if (!SlidingPrefixed(p) && !hinted)
+  {
+    // one level (the common case): every pixel is counted by its digit
+    SlidingVisit(p,
+                 input,
+                 s.rebuild,
+                 o0,
+                 o1,
+                 z,
+                 lane,
+                 [&](Word key, Word delta)
+                 {
+                   const Word d = (key - p.base) >> p.shift;
+                   AtomicAddWord(&counts[d >> 1], delta << (16 * (d & 1u)));
+                   under += d < median ? delta : 0u;
+                 });
+  }
+  else
+  {
+    SlidingVisit(p,
+               input,
+               s.rebuild,
+               o0,
+               o1,
+               z,
+               lane,
+               [&](Word key, Word delta)
+               {
+                 const Word high = SlidingPrefix(p, key);
+                 const Word d = ((key - p.base) >> p.shift) & mask;
+                 if (high == s.wanted)
+                 {
+                   under += d < median ? delta : 0u;
+                   matched += delta;
+                   if (hinted && d == median)
+                   {
+                     atMedian += delta;
+                   }
+                   else
+                   {
+                     AtomicAddWord(&counts[d >> 1], delta << (16 * (d & 1u)));
+                   }
+                 }
+                 else if (high < s.wanted)
+                 {
+                   below += delta;
+                 }
+               });
+  }
+  if (atMedian != 0)
+  {
+    AtomicAddWord(&counts[median >> 1], atMedian << (16 * (median & 1u)));
+  }
   if (below != 0)
   {
-    AtomicAddWord(&w.below, below);
+    AtomicAddWord(&h.below, below);
   }
-  if (atHint != 0)
+  if (under != 0)
   {
-    AtomicAddWord(&w.counts[hint], atHint);
+    AtomicAddWord(&h.under, under);
+  }
+  if (matched != 0)
+  {
+    AtomicAddWord(&h.matched, matched);
   }
 }
 
-/** The digit d with counts[0] + ... + counts[d - 1] <= rank < counts[0] +
- * ... + counts[d]. On the GPU the warp searches together: lane l sums
- * digits 8 l ... 8 l + 7, a scan over the lanes finds the lane that holds
- * the rank, and that lane walks its 8 digits. */
-CIF_HD Word
-SlidingDigit(const Word * counts, Word rank, int lane)
+/** Moves `digit` to the median's: the digit with under <= rank < under +
+ * counts[digit], where `under` counts the pixels with smaller digits (a
+ * pixel with a larger key always exists: the rank is below the count).
+ * On the GPU the warp checks 32 digits per step. */
+CIF_HD void
+SlidingWalk(const SlidingParams & p, const Word * counts, Word rank, Word & digit, Word & under, int lane)
 {
+  const int last = p.counters - 1;
 #ifdef __CUDA_ARCH__
-  const uint4 lo = reinterpret_cast<const uint4 *>(counts)[2 * lane];
-  const uint4 hi = reinterpret_cast<const uint4 *>(counts)[2 * lane + 1];
-  const Word  own[8] = { lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w };
-  Word        sum = 0;
-  CIF_UNROLL
-  for (int k = 0; k < 8; ++k)
+  while (under > rank) // down: digits digit - 1 - lane
   {
-    sum += own[k];
+    const int  d = static_cast<int>(digit) - 1 - lane;
+    const Word n = d >= 0 ? SlidingCountOf(counts, d) : 0u;
+    Word       sum = n;
+    CIF_UNROLL
+    for (int k = 1; k < 32; k *= 2)
+    {
+      const Word other = __shfl_up_sync(0xFFFFFFFFu, sum, k);
+      sum += lane >= k ? other : 0u;
+    }
+    const unsigned found = __ballot_sync(0xFFFFFFFFu, under - sum <= rank);
+    const int      l = found ? __ffs(found) - 1 : 31;
+    under -= __shfl_sync(0xFFFFFFFFu, sum, l);
+    digit -= l + 1;
   }
-  Word inclusive = sum;
-  CIF_UNROLL
-  for (int d = 1; d < 32; d *= 2)
+  for (;;) // up: digits digit + lane
   {
-    const Word other = __shfl_up_sync(0xFFFFFFFFu, inclusive, d);
-    inclusive += lane >= d ? other : 0u;
+    const int  d = static_cast<int>(digit) + lane;
+    const Word n = d <= last ? SlidingCountOf(counts, d) : 0u;
+    Word       sum = n;
+    CIF_UNROLL
+    for (int k = 1; k < 32; k *= 2)
+    {
+      const Word other = __shfl_up_sync(0xFFFFFFFFu, sum, k);
+      sum += lane >= k ? other : 0u;
+    }
+    const unsigned found = __ballot_sync(0xFFFFFFFFu, under + sum > rank);
+    if (found || static_cast<int>(digit) + 31 >= last)
+    {
+      const int l = found ? __ffs(found) - 1 : last - static_cast<int>(digit);
+      under += __shfl_sync(0xFFFFFFFFu, sum - n, l);
+      digit += l;
+      return;
+    }
+    under += __shfl_sync(0xFFFFFFFFu, sum, 31);
+    digit += 32;
   }
-  const unsigned holder = __ffs(__ballot_sync(0xFFFFFFFFu, inclusive > rank)) - 1;
-  Word           digit = 8 * lane, seen = inclusive - sum;
-  bool           searching = true;
-  CIF_UNROLL
-  for (int k = 0; k < 7; ++k)
-  {
-    searching = searching && seen + own[k] <= rank;
-    seen += searching ? own[k] : 0u;
-    digit += searching ? 1u : 0u;
-  }
-  return __shfl_sync(0xFFFFFFFFu, digit, holder);
 #else
   (void)lane;
-  Word digit = 0, seen = 0;
-  while (digit < 255 && seen + counts[digit] <= rank)
+  while (digit > 0 && under > rank)
   {
-    seen += counts[digit];
+    --digit;
+    under -= SlidingCountOf(counts, static_cast<int>(digit));
+  }
+  while (static_cast<int>(digit) < last && under + SlidingCountOf(counts, static_cast<int>(digit)) <= rank)
+  {
+    under += SlidingCountOf(counts, static_cast<int>(digit));
     ++digit;
   }
-  return digit;
 #endif
 }
 
-/** Phase 3, every lane: finds the median's digit among the pixels with
- * this prefix (which hold it: the earlier levels chose the prefix so);
+/** Phase 3, every lane: finds the median's digit among the counted pixels
+ * (which hold it: at 8-bit levels the earlier levels chose the prefix so);
  * lane 0 stores the result: a pixel at the last level, else the key found
  * so far. */
 template <typename T>
 CIF_HD void
-SlidingFind(const SlidingParams & p, T * output, SlidingWarp & w, const SlidingStep & s, int lane)
+SlidingFind(const SlidingParams & p, T * output, SlidingHeader & h, const Word * counts, const SlidingStep & s, int lane)
 {
   using Storage = typename Keys<T>::Storage;
-  const Word digit = SlidingDigit(w.counts, p.middle - w.below, lane);
+  Word digit = h.median, under = h.under;
+  if (SlidingPrefixed(p) && s.rebuild && s.wanted < h.prefix)
+  {
+    // a smaller prefix than at the last step: the median is likely among
+    // the top digits, so the walk starts from the top
+    digit = static_cast<Word>(p.counters);
+    under = h.matched;
+  }
+  SlidingWalk(p, counts, p.middle - h.below, digit, under, lane);
   if (lane != 0)
   {
     return;
   }
-  w.prefix = s.wanted;
-  w.digit = digit;
-  const Word key = s.partial | (digit << p.shift);
+  h.median = digit;
+  h.under = under;
+  h.prefix = s.wanted;
+  const Word found = s.partial | (digit << p.shift);
   if (p.shift == 0)
   {
-    output[s.out] = Keys<T>::FromKey(key);
+    output[s.out] = Keys<T>::FromKey(p.base + found);
   }
   else
   {
-    StoreKey<Storage>(output + s.out, key);
+    StoreKey<Storage>(output + s.out, found);
   }
 }
 
@@ -1000,12 +1132,16 @@ MakeSelectionParams(const MedianGeometry & geometry, const MedianPlan & plan);
 RadixParams
 MakeRadixParams(const MedianGeometry & geometry, const MedianPlan & plan, int keyBytes);
 
-/** Sliding-histogram parameters for a plan with pixels of type T, for the
- * level whose digit starts at bit `shift` (levels run from shift
- * Keys<T>::Bits - 8 down to 0). */
+/** Sliding-histogram launches for pixels of type T whose keys span
+ * [lowest, highest], one per level of digits (see SlidingParams). `what`
+ * says how the keys are counted, for the plan's description. */
 template <typename T>
-SlidingParams
-MakeSlidingParams(const MedianGeometry & geometry, const MedianPlan & plan, int shift);
+std::vector<SlidingParams>
+SlidingLaunches(const MedianGeometry & geometry,
+                Word                   lowest,
+                Word                   highest,
+                std::size_t            sharedMemoryPerBlock,
+                std::string &          what);
 
 /** Blocks of a sliding-histogram launch (see SlidingPlace). */
 inline std::int64_t

@@ -562,6 +562,13 @@ TEST(MedianCpu, PlanFallsBackAndSaysWhy)
   g.radius[0] = g.radius[1] = g.radius[2] = 2;
   plan = cif::PlanMedian<unsigned short>(g, cif::MedianKernel::Automatic, kH200SharedBytes);
   EXPECT_EQ(plan.kernel, cif::MedianKernel::Selection) << plan.description;
+  // 343 pixels: the sliding histogram pays in one level of counters (keys
+  // spanning fewer than 4096 values), not in two 8-bit levels
+  g.radius[0] = g.radius[1] = g.radius[2] = 3;
+  plan = cif::PlanMedian<unsigned short>(g, cif::MedianKernel::Automatic, kH200SharedBytes, 4095);
+  EXPECT_EQ(plan.kernel, cif::MedianKernel::SlidingHistogram) << plan.description;
+  plan = cif::PlanMedian<unsigned short>(g, cif::MedianKernel::Automatic, kH200SharedBytes, 4096);
+  EXPECT_EQ(plan.kernel, cif::MedianKernel::RadixTile) << plan.description;
   g.radius[0] = g.radius[1] = g.radius[2] = 5;
   plan = cif::PlanMedian<unsigned short>(g, cif::MedianKernel::Automatic, kH200SharedBytes);
   EXPECT_EQ(plan.kernel, cif::MedianKernel::SlidingHistogram) << plan.description;
@@ -577,7 +584,8 @@ TEST(MedianCpu, PlanFallsBackAndSaysWhy)
   g.radius[0] = g.radius[1] = g.radius[2] = 30;
   g.inputSize[0] = g.outputSize[0] = 200;
   plan = cif::PlanMedian<unsigned short>(g, cif::MedianKernel::Automatic, kH200SharedBytes);
-  EXPECT_EQ(plan.kernel, cif::MedianKernel::SlidingHistogram) << plan.description;
+  EXPECT_EQ(plan.kernel, cif::MedianKernel::RadixGlobal) << plan.description;
+  EXPECT_NE(plan.description.find("shared-memory tile"), std::string::npos) << plan.description;
   // a window more than twice the image it covers: radix from global memory
   g.inputSize[0] = g.outputSize[0] = 20;
   plan = cif::PlanMedian<unsigned short>(g, cif::MedianKernel::Automatic, kH200SharedBytes);
@@ -594,6 +602,41 @@ TEST(MedianCpu, PlanFallsBackAndSaysWhy)
   const auto      out = Emulate(input.GetPointer(), radius, cif::MedianKernel::RadixTile, &ran, 4096);
   EXPECT_EQ(ran.kernel, cif::MedianKernel::RadixGlobal);
   EXPECT_EQ(CountDiffering(out.GetPointer(), RunItk(input.GetPointer(), radius).GetPointer()), 0u);
+}
+
+TEST(MedianCpu, SlidingHistogramCountsKeysInLevelsOfAtMost12Bits)
+{
+  // Keys are counted from the input's smallest one: in one level when they
+  // span fewer than 4096 values, else in levels of at most 12 bits, the
+  // lower ones rebuilt where the digits above them change.
+  const auto radius = MakeRadius<S3>({ 3, 2, 3 });
+  for (const auto & c : std::vector<std::pair<double, const char *>>{
+         { 1500, "span 2999 values, counted in 12 bits (one level" }, { 3000, "counted in 1 + 12 bits (levels" } })
+  {
+    const auto      input = TestImage<S3>(MakeSize<S3>({ 23, 9, 14 }), -c.first, c.first, 77);
+    cif::MedianPlan plan;
+    const auto      out = Emulate(input.GetPointer(), radius, cif::MedianKernel::SlidingHistogram, &plan);
+    EXPECT_EQ(plan.kernel, cif::MedianKernel::SlidingHistogram);
+    EXPECT_NE(plan.description.find(c.second), std::string::npos) << plan.description;
+    EXPECT_EQ(CountDiffering(out.GetPointer(), RunItk(input.GetPointer(), radius).GetPointer()), 0u)
+      << plan.description;
+  }
+  const auto      wide = TestImage<US3>(MakeSize<US3>({ 23, 9, 14 }), 0, 65536, 78);
+  const auto      real = TestImage<F3>(MakeSize<F3>({ 23, 9, 14 }), -100, 100, 79);
+  cif::MedianPlan plan;
+  auto            out = Emulate(wide.GetPointer(), MakeRadius<US3>({ 3, 2, 3 }), cif::MedianKernel::SlidingHistogram, &plan);
+  EXPECT_NE(plan.description.find("counted in 4 + 12 bits"), std::string::npos) << plan.description;
+  EXPECT_EQ(CountDiffering(out.GetPointer(), RunItk(wide.GetPointer(), MakeRadius<US3>({ 3, 2, 3 })).GetPointer()), 0u);
+  const auto floats = Emulate(real.GetPointer(), MakeRadius<F3>({ 3, 2, 3 }), cif::MedianKernel::SlidingHistogram, &plan);
+  EXPECT_NE(plan.description.find(" + 12 + 12 bits"), std::string::npos) << plan.description;
+  EXPECT_EQ(CountDiffering(floats.GetPointer(), RunItk(real.GetPointer(), MakeRadius<F3>({ 3, 2, 3 })).GetPointer()),
+            0u);
+  // a window of 2^16 pixels or more would overflow the 16-bit counters
+  const auto big = MakeRadius<US3>({ 20, 20, 20 });
+  out = Emulate(wide.GetPointer(), big, cif::MedianKernel::SlidingHistogram, &plan);
+  EXPECT_EQ(plan.kernel, cif::MedianKernel::RadixGlobal);
+  EXPECT_NE(plan.description.find("overflows its 16-bit counters"), std::string::npos) << plan.description;
+  EXPECT_EQ(CountDiffering(out.GetPointer(), RunItk(wide.GetPointer(), big).GetPointer()), 0u);
 }
 
 TEST(MedianCpu, UnsupportedPixelTypesRunItkOnTheCpu)
