@@ -271,13 +271,16 @@ PlanMedian(const MedianGeometry & g, MedianKernel request, std::size_t sharedMem
 
   // Sliding histogram: larger windows, unless the radix kernels were asked
   // for or the window is much larger than the image. Its counters are 16
-  // bits wide: windows of fewer than 2^16 pixels.
-  const bool slidingFits = n > 1 && n < 65536 && kSlidingMaxBytes <= sharedMemoryPerBlock;
+  // bits wide (windows of fewer than 2^16 pixels), its offsets 32 bits
+  // (inputs of fewer than 2^31 pixels).
+  const bool slidingFits = n > 1 && n < 65536 && kSlidingMaxBytes <= sharedMemoryPerBlock &&
+                           g.inputSize[0] * g.inputSize[1] * g.inputSize[2] < (std::int64_t{ 1 } << 31);
   if (request == MedianKernel::SlidingHistogram && !slidingFits && n > 1)
   {
     note << "the sliding histogram was asked for, but "
          << (n >= 65536 ? "the " + std::to_string(n) + "-pixel window overflows its 16-bit counters"
-                        : std::string("its counters do not fit the shared memory"))
+                        : (kSlidingMaxBytes > sharedMemoryPerBlock ? std::string("its counters do not fit the shared memory")
+                                                                    : std::string("the input has 2^31 pixels or more")))
          << "; ";
   }
   // Automatic: from 256 pixels per level of counting on, where it overtook

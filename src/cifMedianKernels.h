@@ -896,7 +896,10 @@ SlidingVisit(const SlidingParams & p, const T * input, bool rebuild, int o0, int
   const int group = lane / across;
   for (int c = lane % across; group < together && c < width; c += 32)
   {
-    const std::int64_t column = Clamp(x - rx + c, p.inSize[0]);
+    // 32-bit offsets: the plan keeps inputs of 2^31 pixels or more off
+    // this kernel
+    const int column = Clamp(x - rx + c, p.inSize[0]);
+    const int planeStride = static_cast<int>(p.inStride[2]), rowStride = static_cast<int>(p.inStride[1]);
     // (j, q) of row k = group, group + together, ...: y offset, plane.
     int       j = group % height, q = group / height;
     const int dj = together % height, dq = together / height;
@@ -910,8 +913,7 @@ SlidingVisit(const SlidingParams & p, const T * input, bool rebuild, int o0, int
         if (k + together * b < rows)
         {
           const int plane = rebuild ? Clamp(zc - rz + q, p.inSize[2]) : (q == 0 ? leaving : entering);
-          key[b] = Keys<T>::ToKey(
-            input[plane * p.inStride[2] + Clamp(y - ry + j, p.inSize[1]) * p.inStride[1] + column]);
+          key[b] = Keys<T>::ToKey(input[plane * planeStride + Clamp(y - ry + j, p.inSize[1]) * rowStride + column]);
           delta[b] = rebuild || q == 1 ? 1u : ~0u; // +1 or -1
         }
         j += dj;
