@@ -55,15 +55,16 @@ enum class MedianKernel
    * growing once the window covers the image. */
   RadixGlobal,
   /** Sliding histograms (Huang's running histogram, on the GPU): one warp
-   * walks a segment of a line along y or z, keeping counts of the window's
-   * keys by 8-bit digit in shared memory; each step removes the plane that
-   * leaves the window and adds the one that enters, so the work per output
-   * grows with a plane of the window, not with the window. Keys are
-   * resolved 8 bits per level, one launch each (1 level for 8-bit pixels,
-   * 2 for 16-bit, 4 for float); below the first level only the pixels
-   * sharing the prefix the earlier levels found are counted, and the
-   * counts are rebuilt from the whole window where that prefix changes
-   * along the line. Any window size. */
+   * walks a segment of a line along y or z with the window's key counts in
+   * shared memory; each step removes the plane that leaves the window and
+   * adds the one that enters, so the work per output grows with a plane of
+   * the window, not with the window. Keys are counted relative to the
+   * input's smallest key, in digits of at most 12 bits: one level (one
+   * launch) when the keys span fewer than 4096 values, else one launch per
+   * level from the top digit down, each lower level counting only the
+   * pixels that share the digits found above and rebuilding its counts
+   * where those change along the line. 16-bit counters and 32-bit offsets:
+   * windows of fewer than 2^16 pixels, inputs of fewer than 2^31. */
   SlidingHistogram
 };
 

@@ -79,6 +79,16 @@ operator<<(std::ostream & os, CudaMedianKernel kernel)
  *   smaller, any orientation): each thread computes two outputs that share
  *   the work on the common part of their windows, and for 8- and 16-bit
  *   pixels two more in the other half of 16x2 words;
+ * - sliding histograms (Huang's running histogram), for larger windows of
+ *   fewer than 2^16 pixels: one warp walks a segment of a line along y or
+ *   z, counts the window's keys in shared memory and, per step, only the
+ *   plane that leaves the window and the one that enters it, so its work
+ *   grows with a plane of the window, not with the window. Keys are counted
+ *   from the input's smallest key (measured on the device first): in one
+ *   level when they span fewer than 4096 values (8-bit pixels, 12-bit CT
+ *   and MR), else in levels of up to 12 bits whose counters are rebuilt
+ *   where the digits above them change. Automatic mode takes it from 256
+ *   pixels per level, for one or two levels (not for wide float spans);
  * - radix select (seed 002's histogram bisection over the key bits, for 8-,
  *   16- and 32-bit keys) on a shared-memory tile, one pass per bit where the
  *   window's extremes differ: any radius whose tile fits the device's
