@@ -159,9 +159,9 @@ RunCase(const std::string &      name,
         const Options &          options,
         std::vector<Row> &       rows)
 {
-  const std::size_t    count = static_cast<std::size_t>(nx * ny * nz);
-  const double         voxels = static_cast<double>(count);
-  const double         bytes = 2.0 * voxels * sizeof(T);
+  const std::size_t count = static_cast<std::size_t>(nx * ny * nz);
+  const double      voxels = static_cast<double>(count);
+  const double      bytes = 2.0 * voxels * sizeof(T);
   std::printf("%s: %zu voxels, %.1f MB in + out\n", name.c_str(), count, bytes / 1e6);
   std::fflush(stdout);
   const int threads = static_cast<int>(itk::MultiThreaderBase::GetGlobalDefaultNumberOfThreads());
@@ -374,17 +374,24 @@ main(int argc, char * argv[])
     }
     else
     {
-      std::printf("usage: %s [--reps N] [--skip-itk] [--skip-cpu] [--skip-float] [--smooth] [--full-range] [--cpu-max-radius R]\n"
-                  "          [--itk-max-radius R] [--slab K] [--radii-u16 1,2,3,5,7] [--radii-f32 1,2,3]\n",
-                  argv[0]);
+      std::printf(
+        "usage: %s [--reps N] [--skip-itk] [--skip-cpu] [--skip-float] [--smooth] [--full-range] [--cpu-max-radius R]\n"
+        "          [--itk-max-radius R] [--slab K] [--radii-u16 1,2,3,5,7] [--radii-f32 1,2,3]\n",
+        argv[0]);
       return 2;
     }
   }
 
   const double     copy = CopyBandwidth();
   std::vector<Row> rows;
-  RunCase<unsigned short>(
-    "512x512x72 uint16", 512, 512, 72, RandomVolume<unsigned short>(512 * 512 * 72, 4096.0), options.radiiU16, options, rows);
+  RunCase<unsigned short>("512x512x72 uint16",
+                          512,
+                          512,
+                          72,
+                          RandomVolume<unsigned short>(512 * 512 * 72, 4096.0),
+                          options.radiiU16,
+                          options,
+                          rows);
   if (options.fullRange)
   {
     RunCase<unsigned short>("512x512x72 uint16 0..65535",

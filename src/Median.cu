@@ -84,8 +84,7 @@ RadixGlobalKernel(const RadixParams p, const T * __restrict__ input, T * __restr
 }
 
 template <typename T>
-__global__ void __launch_bounds__(256, 4)
-  SlidingKernel(const SlidingParams p, const T * __restrict__ input, T * output)
+__global__ void __launch_bounds__(256, 4) SlidingKernel(const SlidingParams p, const T * __restrict__ input, T * output)
 {
   const int words = SlidingWarpWords(p);
   auto *    mine = reinterpret_cast<Word *>(cifMedianShared) + (threadIdx.x / 32) * words;

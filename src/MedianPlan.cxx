@@ -278,9 +278,10 @@ PlanMedian(const MedianGeometry & g, MedianKernel request, std::size_t sharedMem
   if (request == MedianKernel::SlidingHistogram && !slidingFits && n > 1)
   {
     note << "the sliding histogram was asked for, but "
-         << (n >= 65536 ? "the " + std::to_string(n) + "-pixel window overflows its 16-bit counters"
-                        : (kSlidingMaxBytes > sharedMemoryPerBlock ? std::string("its counters do not fit the shared memory")
-                                                                    : std::string("the input has 2^31 pixels or more")))
+         << (n >= 65536
+               ? "the " + std::to_string(n) + "-pixel window overflows its 16-bit counters"
+               : (kSlidingMaxBytes > sharedMemoryPerBlock ? std::string("its counters do not fit the shared memory")
+                                                          : std::string("the input has 2^31 pixels or more")))
          << "; ";
   }
   // Automatic: from 256 pixels per level of counting on, where it overtook
@@ -634,10 +635,10 @@ MedianEmulateCUDA(const T *              input,
 }
 
 #define CIF_INSTANTIATE_MEDIAN_PLAN(T)                                                                                 \
-  template MedianPlan PlanMedian<T>(const MedianGeometry &, MedianKernel, std::size_t, std::uint32_t);                 \
+  template MedianPlan              PlanMedian<T>(const MedianGeometry &, MedianKernel, std::size_t, std::uint32_t);    \
   template median::SelectionParams median::MakeSelectionParams<T>(const MedianGeometry &, const MedianPlan &);         \
   template std::vector<median::SlidingParams> median::SlidingLaunches<T>(                                              \
-    const MedianGeometry &, median::Word, median::Word, std::size_t, std::string &);                                  \
+    const MedianGeometry &, median::Word, median::Word, std::size_t, std::string &);                                   \
   template MedianPlan MedianEmulateCUDA<T>(const T *, T *, const MedianGeometry &, MedianKernel, std::size_t);
 CIF_INSTANTIATE_MEDIAN_PLAN(unsigned char)
 CIF_INSTANTIATE_MEDIAN_PLAN(short)

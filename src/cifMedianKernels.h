@@ -976,34 +976,34 @@ SlidingCount(const SlidingParams & p,
   else
   {
     SlidingVisit(p,
-               input,
-               s.rebuild,
-               o0,
-               o1,
-               z,
-               lane,
-               [&](Word key, Word delta)
-               {
-                 const Word high = SlidingPrefix(p, key);
-                 const Word d = ((key - p.base) >> p.shift) & mask;
-                 if (high == s.wanted)
+                 input,
+                 s.rebuild,
+                 o0,
+                 o1,
+                 z,
+                 lane,
+                 [&](Word key, Word delta)
                  {
-                   under += d < median ? delta : 0u;
-                   matched += delta;
-                   if (hinted && d == median)
+                   const Word high = SlidingPrefix(p, key);
+                   const Word d = ((key - p.base) >> p.shift) & mask;
+                   if (high == s.wanted)
                    {
-                     atMedian += delta;
+                     under += d < median ? delta : 0u;
+                     matched += delta;
+                     if (hinted && d == median)
+                     {
+                       atMedian += delta;
+                     }
+                     else
+                     {
+                       AtomicAddWord(&counts[d >> 1], delta << (16 * (d & 1u)));
+                     }
                    }
-                   else
+                   else if (high < s.wanted)
                    {
-                     AtomicAddWord(&counts[d >> 1], delta << (16 * (d & 1u)));
+                     below += delta;
                    }
-                 }
-                 else if (high < s.wanted)
-                 {
-                   below += delta;
-                 }
-               });
+                 });
   }
   if (atMedian != 0)
   {
@@ -1091,7 +1091,12 @@ SlidingWalk(const SlidingParams & p, const Word * counts, Word rank, Word & digi
  * so far. */
 template <typename T>
 CIF_HD void
-SlidingFind(const SlidingParams & p, T * output, SlidingHeader & h, const Word * counts, const SlidingStep & s, int lane)
+SlidingFind(const SlidingParams & p,
+            T *                   output,
+            SlidingHeader &       h,
+            const Word *          counts,
+            const SlidingStep &   s,
+            int                   lane)
 {
   using Storage = typename Keys<T>::Storage;
   Word digit = h.median, under = h.under;

@@ -381,9 +381,9 @@ TEST(MedianCpu, EmulatedKernelsHandleOutputSubRegions)
   const auto radius = MakeRadius<S3>({ 2, 2, 1 });
   const auto itk = RunItk(input.GetPointer(), radius);
   for (auto kernel : { cif::MedianKernel::Selection,
-                         cif::MedianKernel::SlidingHistogram,
-                         cif::MedianKernel::RadixTile,
-                         cif::MedianKernel::RadixGlobal })
+                       cif::MedianKernel::SlidingHistogram,
+                       cif::MedianKernel::RadixTile,
+                       cif::MedianKernel::RadixGlobal })
   {
     cif::MedianGeometry g = WholeImageJob(input.GetPointer(), radius);
     const std::int64_t  start[3] = { 5, 3, 4 }, size[3] = { 15, 11, 7 };
@@ -624,10 +624,11 @@ TEST(MedianCpu, SlidingHistogramCountsKeysInLevelsOfAtMost12Bits)
   const auto      wide = TestImage<US3>(MakeSize<US3>({ 23, 9, 14 }), 0, 65536, 78);
   const auto      real = TestImage<F3>(MakeSize<F3>({ 23, 9, 14 }), -100, 100, 79);
   cif::MedianPlan plan;
-  auto            out = Emulate(wide.GetPointer(), MakeRadius<US3>({ 3, 2, 3 }), cif::MedianKernel::SlidingHistogram, &plan);
+  auto out = Emulate(wide.GetPointer(), MakeRadius<US3>({ 3, 2, 3 }), cif::MedianKernel::SlidingHistogram, &plan);
   EXPECT_NE(plan.description.find("counted in 4 + 12 bits"), std::string::npos) << plan.description;
   EXPECT_EQ(CountDiffering(out.GetPointer(), RunItk(wide.GetPointer(), MakeRadius<US3>({ 3, 2, 3 })).GetPointer()), 0u);
-  const auto floats = Emulate(real.GetPointer(), MakeRadius<F3>({ 3, 2, 3 }), cif::MedianKernel::SlidingHistogram, &plan);
+  const auto floats =
+    Emulate(real.GetPointer(), MakeRadius<F3>({ 3, 2, 3 }), cif::MedianKernel::SlidingHistogram, &plan);
   EXPECT_NE(plan.description.find(" + 12 + 12 bits"), std::string::npos) << plan.description;
   EXPECT_EQ(CountDiffering(floats.GetPointer(), RunItk(real.GetPointer(), MakeRadius<F3>({ 3, 2, 3 })).GetPointer()),
             0u);
@@ -732,7 +733,8 @@ ExpectGpuMatchesItk(const TImage * input, const TCases & cases)
     typename TImage::SizeType radius;
     std::copy(c.radius.begin(), c.radius.end(), radius.begin());
     const auto itk = RunItk(input, radius);
-    for (Kernel kernel : { Kernel::Automatic, Kernel::Selection, Kernel::SlidingHistogram, Kernel::RadixTile, Kernel::RadixGlobal })
+    for (Kernel kernel :
+         { Kernel::Automatic, Kernel::Selection, Kernel::SlidingHistogram, Kernel::RadixTile, Kernel::RadixGlobal })
     {
       RunInfo    info;
       const auto gpu = RunOurs(input, radius, Mode::GPU, kernel, &info);
@@ -900,7 +902,8 @@ TEST(MedianGpu, SizeOneAxesAndRadiusLargerThanTheImage)
          { MakeRadius<US3>({ 1, 1, 1 }), MakeRadius<US3>({ 2, 2, 2 }), MakeRadius<US3>({ 20, 20, 20 }) })
     {
       const auto itk = RunItk(input.GetPointer(), radius);
-      for (Kernel kernel : { Kernel::Automatic, Kernel::Selection, Kernel::SlidingHistogram, Kernel::RadixTile, Kernel::RadixGlobal })
+      for (Kernel kernel :
+           { Kernel::Automatic, Kernel::Selection, Kernel::SlidingHistogram, Kernel::RadixTile, Kernel::RadixGlobal })
       {
         RunInfo info;
         EXPECT_EQ(
