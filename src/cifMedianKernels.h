@@ -731,7 +731,7 @@ struct SlidingParams
   Word         middle;   ///< N / 2: the rank of the median
   Word         base;     ///< the smallest key of the input
   int          shift;    ///< this level's digit: ((key - base) >> shift) & (2^bits - 1)
-  int          bits;     ///< this level's digit width, 1 to 12
+  int          bits;     ///< this level's digit width, 0 (all keys equal) to 12
   int          spanBits; ///< bits of the largest key - base: no prefix above them
   int          counters; ///< counters per warp (a multiple of 64, at least the digits)
 };
@@ -829,7 +829,8 @@ SlidingPlace(const SlidingParams & p, unsigned block, int warp, int & o0, int & 
 }
 
 /** Where the warp stands at output z of its segment: the output's offset,
- * (8-bit levels) the key bits the earlier levels found, and whether the
+ * (below the first level) the digits the earlier levels found, relative to
+ * the base, and their prefix, and whether the
  * counters must be rebuilt: at the segment's first output, or where the
  * prefix changes. */
 struct SlidingStep
