@@ -353,15 +353,15 @@ PlanMedian(const MedianGeometry & g, MedianKernel request, std::size_t sharedMem
 namespace median
 {
 
-template <typename T>
-SelectionParams
-MakeSelectionParams(const MedianGeometry & g, const MedianPlan & plan)
+/** Fills the extents of launch parameters (inSize, inStride, outStart,
+ * outSize, outStride, radius) in a logical axis order: logical axis a is
+ * physical axis phys[a]. */
+template <class TParams>
+void
+SetLogicalAxes(const MedianGeometry & g, const int phys[3], TParams & p)
 {
-  const int          lanes = kLanes<T>;
-  const int          phys[3] = { 0, 3 - plan.pairAxis, plan.pairAxis };
   const std::int64_t inStride[3] = { 1, g.inputSize[0], g.inputSize[0] * g.inputSize[1] };
   const std::int64_t outStride[3] = { 1, g.outputSize[0], g.outputSize[0] * g.outputSize[1] };
-  SelectionParams    p{};
   for (int a = 0; a < 3; ++a)
   {
     p.inSize[a] = static_cast<int>(g.inputSize[phys[a]]);
@@ -371,6 +371,16 @@ MakeSelectionParams(const MedianGeometry & g, const MedianPlan & plan)
     p.outStride[a] = outStride[phys[a]];
     p.radius[a] = static_cast<int>(g.radius[phys[a]]);
   }
+}
+
+template <typename T>
+SelectionParams
+MakeSelectionParams(const MedianGeometry & g, const MedianPlan & plan)
+{
+  const int       lanes = kLanes<T>;
+  const int       phys[3] = { 0, 3 - plan.pairAxis, plan.pairAxis };
+  SelectionParams p{};
+  SetLogicalAxes(g, phys, p);
   const SelectionLayout layout = LayoutOf(g, plan.pairAxis, lanes);
   for (int a = 0; a < 3; ++a)
   {
@@ -442,20 +452,10 @@ template <typename T>
 SlidingParams
 MakeSlidingParams(const MedianGeometry & g)
 {
-  const int          slide = SlideAxis(g);
-  const int          phys[3] = { 0, 3 - slide, slide };
-  const std::int64_t inStride[3] = { 1, g.inputSize[0], g.inputSize[0] * g.inputSize[1] };
-  const std::int64_t outStride[3] = { 1, g.outputSize[0], g.outputSize[0] * g.outputSize[1] };
-  SlidingParams      p{};
-  for (int a = 0; a < 3; ++a)
-  {
-    p.inSize[a] = static_cast<int>(g.inputSize[phys[a]]);
-    p.inStride[a] = inStride[phys[a]];
-    p.outStart[a] = static_cast<int>(g.outputStart[phys[a]]);
-    p.outSize[a] = static_cast<int>(g.outputSize[phys[a]]);
-    p.outStride[a] = outStride[phys[a]];
-    p.radius[a] = static_cast<int>(g.radius[phys[a]]);
-  }
+  const int     slide = SlideAxis(g);
+  const int     phys[3] = { 0, 3 - slide, slide };
+  SlidingParams p{};
+  SetLogicalAxes(g, phys, p);
   // Enough warps to fill the device; segments no shorter than the window
   // along the slide axis, so the build at a segment's start stays a
   // fraction of the segment's work.

@@ -30,6 +30,7 @@
 #include <cstring>
 #include <iterator>
 #include <limits>
+#include <type_traits>
 #include <vector>
 
 namespace
@@ -814,6 +815,44 @@ TEST(MedianGpu, CoreWritesEveryOutputPixel)
       }
     }
   }
+}
+
+TEST(MedianGpu, SlidingHistogramLevelsMatchItk)
+{
+  CIF_REQUIRE_GPU_OR_SKIP();
+  // Each way of counting keys, on the device, into poisoned outputs: one
+  // level from a nonzero base, 1 + 12 and 4 + 12 bits, and float levels.
+  const auto run = [](const auto * input, const auto & radius, const char * counting)
+  {
+    using TImage = typename std::remove_cv<typename std::remove_pointer<decltype(input)>::type>::type;
+    using T = typename TImage::PixelType;
+    const auto            count = input->GetBufferedRegion().GetNumberOfPixels();
+    itk::CudaDeviceBuffer in(count * sizeof(T)), out(count * sizeof(T));
+    in.CopyFromHost(input->GetBufferPointer(), count * sizeof(T));
+    out.FillBytes(0xA5);
+    const auto plan = cif::MedianCUDA(static_cast<const T *>(in.GetPointer()),
+                                      static_cast<T *>(out.GetPointer()),
+                                      WholeImageJob(input, radius),
+                                      cif::MedianKernel::SlidingHistogram);
+    EXPECT_EQ(plan.kernel, cif::MedianKernel::SlidingHistogram);
+    EXPECT_NE(plan.description.find(counting), std::string::npos) << plan.description;
+    auto result = Like(input);
+    out.CopyToHost(result->GetBufferPointer(), count * sizeof(T));
+    EXPECT_EQ(CountDiffering(result.GetPointer(), RunItk(input, radius).GetPointer()), 0u) << plan.description;
+  };
+  const auto size = MakeSize<S3>({ 61, 37, 29 });
+  const auto radius = MakeRadius<S3>({ 4, 3, 5 });
+  run(TestImage<S3>(size, -1500, 1500, 81).GetPointer(), radius, "counted in 12 bits (one level");
+  run(TestImage<S3>(size, -3000, 3000, 82).GetPointer(), radius, "counted in 1 + 12 bits");
+  run(TestImage<US3>(MakeSize<US3>({ 61, 37, 29 }), 0, 65536, 83).GetPointer(),
+      MakeRadius<US3>({ 4, 3, 5 }),
+      "counted in 4 + 12 bits");
+  run(TestImage<F3>(MakeSize<F3>({ 61, 37, 29 }), -100, 100, 84).GetPointer(),
+      MakeRadius<F3>({ 4, 3, 5 }),
+      " + 12 + 12 bits");
+  run(TestImage<US2>(MakeSize<US2>({ 300, 41 }), 1000, 3000, 85).GetPointer(),
+      MakeRadius<US2>({ 6, 9 }),
+      "counted in 11 bits (one level");
 }
 
 TEST(MedianGpu, CudaImageStaysOnTheDevice)
