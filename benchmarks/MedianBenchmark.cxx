@@ -4,7 +4,8 @@
  *
  *  Cases: a 512x512x72 uint16 volume (random 12-bit values, CT-like) with
  *  radii 1, 2, 3, 5, 7, with --smooth the same size with a smooth field
- *  plus noise, with --full-range random 16-bit values, and a 512^3 float32
+ *  plus noise, with --full-range random 16-bit values, with --integer-float
+ *  the 12-bit values as float32, and a 512^3 float32
  *  volume (random in [0, 1000)) with radii
  *  1, 2, 3. For each:
  *    - the GPU core on device-resident data (cif::MedianCUDA), with the
@@ -27,6 +28,7 @@
  *  compute bound; the fraction says how far from the memory floor it is.
  *
  *    MedianBenchmark [--reps N] [--skip-itk] [--skip-cpu] [--skip-float] [--smooth] [--full-range]
+ *                    [--integer-float]
  *                    [--cpu-max-radius R] [--itk-max-radius R] [--slab K]
  *                    [--radii-u16 1,2,3,5,7] [--radii-f32 1,2,3]
  *=========================================================================*/
@@ -63,6 +65,7 @@ struct Options
   bool             skipFloat = false;
   bool             smooth = false;
   bool             fullRange = false;
+  bool             integerFloat = false;
   int              cpuMaxRadius = 2;
   int              itkMaxRadius = 1;
   int              slab = 8;
@@ -352,6 +355,10 @@ main(int argc, char * argv[])
     {
       options.fullRange = true;
     }
+    else if (arg == "--integer-float")
+    {
+      options.integerFloat = true;
+    }
     else if (arg == "--cpu-max-radius" && hasValue)
     {
       options.cpuMaxRadius = std::atoi(argv[++i]);
@@ -375,8 +382,8 @@ main(int argc, char * argv[])
     else
     {
       std::printf(
-        "usage: %s [--reps N] [--skip-itk] [--skip-cpu] [--skip-float] [--smooth] [--full-range] [--cpu-max-radius R]\n"
-        "          [--itk-max-radius R] [--slab K] [--radii-u16 1,2,3,5,7] [--radii-f32 1,2,3]\n",
+        "usage: %s [--reps N] [--skip-itk] [--skip-cpu] [--skip-float] [--smooth] [--full-range] [--integer-float]\n"
+        "          [--cpu-max-radius R] [--itk-max-radius R] [--slab K] [--radii-u16 1,2,3,5,7] [--radii-f32 1,2,3]\n",
         argv[0]);
       return 2;
     }
@@ -402,6 +409,12 @@ main(int argc, char * argv[])
                             options.radiiU16,
                             options,
                             rows);
+  }
+  if (options.integerFloat)
+  {
+    const auto         integers = RandomVolume<unsigned short>(512 * 512 * 72, 4096.0);
+    std::vector<float> values(integers.begin(), integers.end());
+    RunCase<float>("512x512x72 float32 integers", 512, 512, 72, values, options.radiiU16, options, rows);
   }
   if (options.smooth)
   {

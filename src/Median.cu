@@ -19,6 +19,7 @@
 #include <cuda_runtime.h>
 #include <algorithm>
 #include <stdexcept>
+#include <type_traits>
 
 namespace cif
 {
@@ -134,6 +135,91 @@ KeyRangeKernel(const T * __restrict__ input, std::int64_t count, Word * range)
   }
 }
 
+/** range[0] = smallest, range[1] = largest value, range[2] = 1 if a value
+ * is not an IntegralFloat (range[0..1] are then meaningless). */
+__global__ void
+IntegerRangeKernel(const float * __restrict__ input, std::int64_t count, int * range)
+{
+  int  lowest = 0x7FFFFFFF, highest = -0x7FFFFFFF - 1;
+  bool integral = true;
+  for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < count;
+       i += static_cast<std::int64_t>(gridDim.x) * blockDim.x)
+  {
+    const float v = input[i];
+    integral = integral && IntegralFloat(v);
+    lowest = integral ? min(lowest, static_cast<int>(v)) : lowest;
+    highest = integral ? max(highest, static_cast<int>(v)) : highest;
+  }
+  for (int k = 16; k > 0; k /= 2)
+  {
+    lowest = min(lowest, __shfl_xor_sync(0xFFFFFFFFu, lowest, k));
+    highest = max(highest, __shfl_xor_sync(0xFFFFFFFFu, highest, k));
+  }
+  const bool all = __all_sync(0xFFFFFFFFu, integral);
+  if (threadIdx.x % 32 == 0)
+  {
+    atomicMin(&range[0], lowest);
+    atomicMax(&range[1], highest);
+    if (!all)
+    {
+      atomicOr(&range[2], 1);
+    }
+  }
+}
+
+__global__ void
+ToOffsetsKernel(const float * __restrict__ input, std::int64_t count, int lowest, unsigned short * offsets)
+{
+  for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < count;
+       i += static_cast<std::int64_t>(gridDim.x) * blockDim.x)
+  {
+    offsets[i] = static_cast<unsigned short>(static_cast<int>(input[i]) - lowest);
+  }
+}
+
+__global__ void
+FromOffsetsKernel(const unsigned short * __restrict__ offsets, std::int64_t count, int lowest, float * output)
+{
+  for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < count;
+       i += static_cast<std::int64_t>(gridDim.x) * blockDim.x)
+  {
+    output[i] = static_cast<float>(lowest + offsets[i]);
+  }
+}
+
+unsigned
+GridFor(std::int64_t count)
+{
+  return static_cast<unsigned>(std::max<std::int64_t>(1, std::min<std::int64_t>((count + 255) / 256, 4096)));
+}
+
+/** Device memory freed on scope exit; Allocate returns false (and clears
+ * the error) when the device is out of memory. */
+struct Scratch
+{
+  void * pointer = nullptr;
+  bool
+  Allocate(std::size_t bytes)
+  {
+    const cudaError_t status = cudaMalloc(&pointer, bytes);
+    if (status == cudaErrorMemoryAllocation)
+    {
+      (void)cudaGetLastError();
+      pointer = nullptr;
+      return false;
+    }
+    CIF_CUDA_CHECK(status);
+    return true;
+  }
+  ~Scratch()
+  {
+    if (pointer)
+    {
+      cudaFree(pointer);
+    }
+  }
+};
+
 /** Smallest and largest key of the whole input buffer. */
 template <typename T>
 void
@@ -195,6 +281,52 @@ Launch(TKernel kernel, const char * name, std::int64_t blocks, const int threads
 
 } // namespace
 
+namespace
+{
+/** Float jobs past the selection kernel whose pixels are all integers
+ * (IntegralFloat) spanning fewer than 2^16 values run on 16-bit offsets
+ * from the smallest one: the same order, so the same median, with narrower
+ * keys (one level of sliding-histogram counters for a span under 4096).
+ * Returns false, having written nothing, when the pixels do not qualify or
+ * the 16-bit copies do not fit the device. */
+bool
+MedianOfIntegralFloats(const float *          input,
+                       float *                output,
+                       const MedianGeometry & g,
+                       MedianKernel           request,
+                       MedianPlan &           plan)
+{
+  const std::int64_t inCount = g.inputSize[0] * g.inputSize[1] * g.inputSize[2];
+  const std::int64_t outCount = g.outputSize[0] * g.outputSize[1] * g.outputSize[2];
+  Scratch            range;
+  int                bounds[3] = { 0x7FFFFFFF, -0x7FFFFFFF - 1, 0 };
+  if (!range.Allocate(sizeof bounds))
+  {
+    return false;
+  }
+  CIF_CUDA_CHECK(cudaMemcpy(range.pointer, bounds, sizeof bounds, cudaMemcpyHostToDevice));
+  IntegerRangeKernel<<<GridFor(inCount), 256>>>(input, inCount, static_cast<int *>(range.pointer));
+  CIF_CUDA_CHECK_LAUNCH("IntegerRangeKernel");
+  CIF_CUDA_CHECK(cudaMemcpy(bounds, range.pointer, sizeof bounds, cudaMemcpyDeviceToHost));
+  Scratch in, out;
+  if (bounds[2] != 0 || bounds[1] - bounds[0] >= 65536 || !in.Allocate(inCount * sizeof(unsigned short)) ||
+      !out.Allocate(outCount * sizeof(unsigned short)))
+  {
+    return false;
+  }
+  ToOffsetsKernel<<<GridFor(inCount), 256>>>(input, inCount, bounds[0], static_cast<unsigned short *>(in.pointer));
+  CIF_CUDA_CHECK_LAUNCH("ToOffsetsKernel");
+  plan =
+    MedianCUDA(static_cast<const unsigned short *>(in.pointer), static_cast<unsigned short *>(out.pointer), g, request);
+  FromOffsetsKernel<<<GridFor(outCount), 256>>>(
+    static_cast<const unsigned short *>(out.pointer), outCount, bounds[0], output);
+  CIF_CUDA_CHECK_LAUNCH("FromOffsetsKernel");
+  CIF_CUDA_CHECK(cudaDeviceSynchronize());
+  plan.description = IntegralFloatsNote(bounds[0], bounds[1]) + plan.description;
+  return true;
+}
+} // namespace
+
 template <typename T>
 MedianPlan
 MedianCUDA(const T * input, T * output, const MedianGeometry & g, MedianKernel request)
@@ -205,7 +337,15 @@ MedianCUDA(const T * input, T * output, const MedianGeometry & g, MedianKernel r
     throw std::invalid_argument("MedianCUDA: " + why);
   }
   MedianPlan plan = PlanMedian<T>(g, request, SharedMemoryPerBlock());
-  Word       lowest = 0, highest = 0xFFFFFFFFu;
+  if constexpr (std::is_same<T, float>::value)
+  {
+    if (plan.kernel != MedianKernel::Selection && MedianWindowSize(g) > 1 &&
+        MedianOfIntegralFloats(input, output, g, request, plan))
+    {
+      return plan;
+    }
+  }
+  Word lowest = 0, highest = 0xFFFFFFFFu;
   if (plan.kernel != MedianKernel::Selection && MedianWindowSize(g) > 1)
   {
     // The keys' span can make the sliding histogram cheaper (one level).

@@ -22,6 +22,7 @@
 #include <algorithm>
 #include <sstream>
 #include <stdexcept>
+#include <type_traits>
 #include <vector>
 
 namespace cif
@@ -497,6 +498,15 @@ SlidingLaunches(const MedianGeometry & g, Word lowest, Word highest, std::size_t
   return launches;
 }
 
+std::string
+IntegralFloatsNote(int lowest, int highest)
+{
+  std::ostringstream os;
+  os << "float pixels, all integers in [" << lowest << ", " << highest << "]: the median of their 16-bit offsets from "
+     << lowest << " (the same order, so the same median); ";
+  return os.str();
+}
+
 template <typename T>
 void
 KeyRangeOnHost(const T * input, const MedianGeometry & g, Word & lowest, Word & highest)
@@ -532,7 +542,37 @@ MedianEmulateCUDA(const T *              input,
     throw std::invalid_argument("MedianEmulateCUDA: " + why);
   }
   MedianPlan plan = PlanMedian<T>(g, request, sharedMemoryPerBlock);
-  Word       lowest = 0, highest = 0xFFFFFFFFu;
+  if constexpr (std::is_same<T, float>::value)
+  {
+    // as MedianCUDA: float pixels that all hold integers spanning fewer
+    // than 2^16 values run on 16-bit offsets from the smallest
+    const std::int64_t inCount = g.inputSize[0] * g.inputSize[1] * g.inputSize[2];
+    const std::int64_t outCount = g.outputSize[0] * g.outputSize[1] * g.outputSize[2];
+    int                lo = 0, hi = -1;
+    bool               integral = plan.kernel != MedianKernel::Selection && MedianWindowSize(g) > 1;
+    for (std::int64_t i = 0; integral && i < inCount; ++i)
+    {
+      integral = IntegralFloat(input[i]);
+      lo = i == 0 ? static_cast<int>(input[i]) : std::min(lo, static_cast<int>(input[i]));
+      hi = i == 0 ? static_cast<int>(input[i]) : std::max(hi, static_cast<int>(input[i]));
+    }
+    if (integral && hi - lo < 65536)
+    {
+      std::vector<unsigned short> in(static_cast<std::size_t>(inCount)), out(static_cast<std::size_t>(outCount));
+      for (std::int64_t i = 0; i < inCount; ++i)
+      {
+        in[i] = static_cast<unsigned short>(static_cast<int>(input[i]) - lo);
+      }
+      plan = MedianEmulateCUDA(in.data(), out.data(), g, request, sharedMemoryPerBlock);
+      for (std::int64_t i = 0; i < outCount; ++i)
+      {
+        output[i] = static_cast<float>(lo + out[i]);
+      }
+      plan.description = IntegralFloatsNote(lo, hi) + plan.description;
+      return plan;
+    }
+  }
+  Word lowest = 0, highest = 0xFFFFFFFFu;
   if (plan.kernel != MedianKernel::Selection && MedianWindowSize(g) > 1)
   {
     // as MedianCUDA: the keys' span can make the sliding histogram cheaper

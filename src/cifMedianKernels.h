@@ -151,6 +151,19 @@ struct Keys<float>
   }
 };
 
+/** Whether a float is an integer that a 16-bit key carries exactly after
+ * subtracting the image's smallest one: finite, integral, not -0.0 (whose
+ * sign would be lost), below 2^24 in magnitude. Float images holding only
+ * such values within a span of 2^16 (CT and MR read as float) run the
+ * median on 16-bit keys (MedianCUDA, MedianEmulateCUDA). */
+CIF_HD bool
+IntegralFloat(float v)
+{
+  const Word bits = FloatBits(v);
+  return (bits & 0x7FFFFFFFu) < 0x4B800000u /* |v| < 2^24, not NaN */ && bits != 0x80000000u &&
+         v == static_cast<float>(static_cast<int>(v));
+}
+
 /** key < candidate, as 0 or 1. For keys below 2^31 the borrow of the
  * difference is the answer (two instructions on the GPU). */
 template <int Bits>
@@ -1150,6 +1163,11 @@ SlidingLaunches(const MedianGeometry & geometry,
                 Word                   highest,
                 std::size_t            sharedMemoryPerBlock,
                 std::string &          what);
+
+/** The plan's note for float pixels that all hold integers in [lowest,
+ * highest] (see IntegralFloat). */
+std::string
+IntegralFloatsNote(int lowest, int highest);
 
 /** Blocks of a sliding-histogram launch (see SlidingPlace). */
 inline std::int64_t

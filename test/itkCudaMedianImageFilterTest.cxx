@@ -641,6 +641,51 @@ TEST(MedianCpu, SlidingHistogramCountsKeysInLevelsOfAtMost12Bits)
   EXPECT_EQ(CountDiffering(out.GetPointer(), RunItk(wide.GetPointer(), big).GetPointer()), 0u);
 }
 
+/** A float volume of integers in [lo, hi) (CT read as float). */
+F3::Pointer
+IntegerFloats(int lo, int hi, unsigned seed)
+{
+  auto image = TestImage<F3>(MakeSize<F3>({ 29, 17, 13 }), lo, hi, seed);
+  for (itk::ImageRegionIterator<F3> it(image, image->GetBufferedRegion()); !it.IsAtEnd(); ++it)
+  {
+    it.Set(std::floor(it.Get()));
+  }
+  return image;
+}
+
+TEST(MedianCpu, IntegerFloatsRunOnSixteenBitOffsets)
+{
+  // Past the selection kernel, float pixels that all hold integers spanning
+  // fewer than 2^16 values run on 16-bit offsets from the smallest; any
+  // other float (a fraction, -0.0, a wider span) keeps 32-bit keys.
+  const auto radius = MakeRadius<F3>({ 3, 3, 2 });
+  struct Case
+  {
+    F3::Pointer image;
+    bool        offsets;
+  };
+  auto negativeZero = IntegerFloats(-3, 3, 93);
+  negativeZero->GetBufferPointer()[100] = -0.0f;
+  auto fraction = IntegerFloats(-1024, 3072, 94);
+  fraction->GetBufferPointer()[7] = 0.5f;
+  for (const auto & c : { Case{ IntegerFloats(-1024, 3072, 91), true },
+                          Case{ IntegerFloats(-40000, 20000, 92), true },
+                          Case{ IntegerFloats(-40000, 40000, 95), false },
+                          Case{ negativeZero, false },
+                          Case{ fraction, false } })
+  {
+    const auto itk = RunItk(c.image.GetPointer(), radius);
+    for (auto kernel :
+         { cif::MedianKernel::Automatic, cif::MedianKernel::SlidingHistogram, cif::MedianKernel::RadixTile })
+    {
+      cif::MedianPlan plan;
+      const auto      out = Emulate(c.image.GetPointer(), radius, kernel, &plan);
+      EXPECT_EQ(plan.description.find("all integers in [") != std::string::npos, c.offsets) << plan.description;
+      EXPECT_EQ(CountDiffering(out.GetPointer(), itk.GetPointer()), 0u) << plan.description;
+    }
+  }
+}
+
 TEST(MedianCpu, UnsupportedPixelTypesRunItkOnTheCpu)
 {
   using D2 = itk::Image<double, 2>;
@@ -853,6 +898,21 @@ TEST(MedianGpu, SlidingHistogramLevelsMatchItk)
   run(TestImage<US2>(MakeSize<US2>({ 300, 41 }), 1000, 3000, 85).GetPointer(),
       MakeRadius<US2>({ 6, 9 }),
       "counted in 11 bits (one level");
+}
+
+TEST(MedianGpu, IntegerFloatsRunOnSixteenBitOffsets)
+{
+  CIF_REQUIRE_GPU_OR_SKIP();
+  const auto radius = MakeRadius<F3>({ 4, 3, 3 });
+  for (const auto & c : std::vector<std::pair<F3::Pointer, bool>>{ { IntegerFloats(-1024, 3072, 96), true },
+                                                                   { IntegerFloats(-40000, 40000, 97), false } })
+  {
+    RunInfo    info;
+    const auto gpu = RunOurs(c.first.GetPointer(), radius, Mode::GPU, Kernel::Automatic, &info);
+    EXPECT_EQ(info.device, itk::CudaExecutedOn::GPU);
+    EXPECT_EQ(info.message.find("all integers in [") != std::string::npos, c.second) << info.message;
+    EXPECT_EQ(CountDiffering(gpu.GetPointer(), RunItk(c.first.GetPointer(), radius).GetPointer()), 0u) << info.message;
+  }
 }
 
 TEST(MedianGpu, CudaImageStaysOnTheDevice)
