@@ -88,7 +88,10 @@ operator<<(std::ostream & os, CudaMedianKernel kernel)
  *   level when they span fewer than 4096 values (8-bit pixels, 12-bit CT
  *   and MR), else in levels of up to 12 bits whose counters are rebuilt
  *   where the digits above them change. Automatic mode takes it from 256
- *   pixels per level, for one or two levels (not for wide float spans);
+ *   pixels per level, for one or two levels (not for wide float spans).
+ *   Float images whose pixels all hold integers spanning fewer than 2^16
+ *   values (CT read as float) run these kernels on 16-bit offsets from the
+ *   smallest value, which keep the order and so the median;
  * - radix select (seed 002's histogram bisection over the key bits, for 8-,
  *   16- and 32-bit keys) on a shared-memory tile, one pass per bit where the
  *   window's extremes differ: any radius whose tile fits the device's
