@@ -19,6 +19,7 @@
 #include <sstream>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace cif
@@ -90,6 +91,26 @@ DispatchPixelAndDimension(PixelKind kind, unsigned int dimension, TFunction && f
       break;
   }
   return twoD ? function(PixelTag<float>{}, DimensionTag<2>{}) : function(PixelTag<float>{}, DimensionTag<3>{});
+}
+
+/** How every filter subcommand starts its work once its own checks passed:
+ * for --device gpu, CheckGPUAvailable() (exit 77 before any work), the
+ * notes about IN (PrintFilterInputNotes), then run(PixelTag<T>{},
+ * DimensionTag<D>{}) for IN's pixel type and dimension; returns its result. */
+template <typename TFunction>
+int
+RunOnFilterInput(const std::string &    fileName,
+                 const FilterInput &    input,
+                 itk::CudaExecutionMode mode,
+                 bool                   quiet,
+                 TFunction &&           run)
+{
+  if (mode == itk::CudaExecutionMode::GPU)
+  {
+    CheckGPUAvailable();
+  }
+  PrintFilterInputNotes(fileName, input, quiet);
+  return DispatchPixelAndDimension(input.Pixel, input.Dimension, std::forward<TFunction>(run));
 }
 
 /** Checks, before any work, that an image of `kind` pixels and `dimension`

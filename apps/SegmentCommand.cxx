@@ -450,19 +450,16 @@ SegmentMain(const std::vector<std::string> & args)
     CheckTypedImageOutput(options.Labels, PixelKind::UnsignedChar, input.Dimension, "--labels");
   }
   CheckThresholdsFitPixelType(options.Thresholds, input, options.Input);
-  if (options.ExecutionMode == itk::CudaExecutionMode::GPU)
-  {
-    CheckGPUAvailable(); // exit 77 before any work
-  }
-  PrintFilterInputNotes(options.Input, input, options.Quiet);
-  return DispatchPixelAndDimension(input.Pixel,
-                                   input.Dimension,
-                                   [&](auto pixel, auto dimension)
-                                   {
-                                     using T = typename decltype(pixel)::Type;
-                                     constexpr unsigned int D = decltype(dimension)::value;
-                                     return RunSegment<T, D>(options);
-                                   });
+  return RunOnFilterInput(options.Input,
+                          input,
+                          options.ExecutionMode,
+                          options.Quiet,
+                          [&](auto pixel, auto dimension)
+                          {
+                            using T = typename decltype(pixel)::Type;
+                            constexpr unsigned int D = decltype(dimension)::value;
+                            return RunSegment<T, D>(options);
+                          });
 }
 
 } // namespace tool

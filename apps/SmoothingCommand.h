@@ -109,19 +109,16 @@ SmoothingCommandMain(const std::vector<std::string> & args, const char * command
     throw UsageError("--verify checks float images for --iterations 1 only (in float, near-ties between "
                      "sub-regions may be decided either way, and iterated results then part)");
   }
-  if (options.ExecutionMode == itk::CudaExecutionMode::GPU)
-  {
-    CheckGPUAvailable(); // exit 77 before any work
-  }
-  PrintFilterInputNotes(options.Input, input, options.Quiet);
-  return DispatchPixelAndDimension(input.Pixel,
-                                   input.Dimension,
-                                   [&](auto pixel, auto dimension)
-                                   {
-                                     using T = typename decltype(pixel)::Type;
-                                     constexpr unsigned int D = decltype(dimension)::value;
-                                     return RunSmoothing<K, T, D>(options);
-                                   });
+  return RunOnFilterInput(options.Input,
+                          input,
+                          options.ExecutionMode,
+                          options.Quiet,
+                          [&](auto pixel, auto dimension)
+                          {
+                            using T = typename decltype(pixel)::Type;
+                            constexpr unsigned int D = decltype(dimension)::value;
+                            return RunSmoothing<K, T, D>(options);
+                          });
 }
 
 } // namespace tool

@@ -259,19 +259,16 @@ ThresholdMain(const std::vector<std::string> & args)
   }
   // thresholds that no value of the pixel type satisfies: a usage error before any work
   CheckThresholdsFitPixelType(options.Thresholds, input, options.Input);
-  if (options.ExecutionMode == itk::CudaExecutionMode::GPU)
-  {
-    CheckGPUAvailable(); // exit 77 before any work
-  }
-  PrintFilterInputNotes(options.Input, input, options.Quiet);
-  return DispatchPixelAndDimension(input.Pixel,
-                                   input.Dimension,
-                                   [&](auto pixel, auto dimension)
-                                   {
-                                     using T = typename decltype(pixel)::Type;
-                                     constexpr unsigned int D = decltype(dimension)::value;
-                                     return RunThreshold<T, D>(options);
-                                   });
+  return RunOnFilterInput(options.Input,
+                          input,
+                          options.ExecutionMode,
+                          options.Quiet,
+                          [&](auto pixel, auto dimension)
+                          {
+                            using T = typename decltype(pixel)::Type;
+                            constexpr unsigned int D = decltype(dimension)::value;
+                            return RunThreshold<T, D>(options);
+                          });
 }
 
 } // namespace tool
