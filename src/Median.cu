@@ -225,24 +225,17 @@ template <typename T>
 void
 KeyRangeOnDevice(const T * input, const MedianGeometry & g, Word & lowest, Word & highest)
 {
-  Word *             range = nullptr;
   const std::int64_t count = g.inputSize[0] * g.inputSize[1] * g.inputSize[2];
   Word               bounds[2] = { 0xFFFFFFFFu, 0u };
-  CIF_CUDA_CHECK(cudaMalloc(&range, sizeof bounds));
-  try
+  Scratch            range;
+  if (!range.Allocate(sizeof bounds))
   {
-    CIF_CUDA_CHECK(cudaMemcpy(range, bounds, sizeof bounds, cudaMemcpyHostToDevice));
-    const std::int64_t blocks = std::min<std::int64_t>((count + 255) / 256, 4096);
-    KeyRangeKernel<T><<<static_cast<unsigned>(blocks), 256>>>(input, count, range);
-    CIF_CUDA_CHECK_LAUNCH("KeyRangeKernel");
-    CIF_CUDA_CHECK(cudaMemcpy(bounds, range, sizeof bounds, cudaMemcpyDeviceToHost));
+    CIF_CUDA_CHECK(cudaErrorMemoryAllocation); // throws, as any failed allocation
   }
-  catch (...)
-  {
-    cudaFree(range);
-    throw;
-  }
-  CIF_CUDA_CHECK(cudaFree(range));
+  CIF_CUDA_CHECK(cudaMemcpy(range.pointer, bounds, sizeof bounds, cudaMemcpyHostToDevice));
+  KeyRangeKernel<T><<<GridFor(count), 256>>>(input, count, static_cast<Word *>(range.pointer));
+  CIF_CUDA_CHECK_LAUNCH("KeyRangeKernel");
+  CIF_CUDA_CHECK(cudaMemcpy(bounds, range.pointer, sizeof bounds, cudaMemcpyDeviceToHost));
   lowest = bounds[0];
   highest = bounds[1];
 }
