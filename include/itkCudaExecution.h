@@ -5,6 +5,7 @@
 #define itkCudaExecution_h
 
 #include "cifCudaError.h"
+#include "cifExecution.h"
 #include "itkCudaRuntime.h"
 #include "itkIndent.h"
 #include <ostream>
@@ -14,30 +15,6 @@
 
 namespace itk
 {
-
-/** \class CudaExecutionReport
- * \brief Where a filter ran last, and why there.
- * \ingroup CudaImageFilters
- */
-struct CudaExecutionReport
-{
-  CudaExecutedOn Device{ CudaExecutedOn::None };
-  /** One line for people: the device, and for a CPU run in automatic mode
-   * why the GPU was not used (no device, unsupported parameters, out of memory). */
-  std::string Message;
-  /** True when the GPU was tried and ran out of memory, so the CPU took over. */
-  bool FellBackAfterOutOfMemory{ false };
-
-  /** Appends "; note" to the message (nothing for an empty note). */
-  void
-  AddNote(const std::string & note)
-  {
-    if (!note.empty())
-    {
-      Message += "; " + note;
-    }
-  }
-};
 
 /** Runs a filter's GPU or CPU implementation according to `mode`.
  *
@@ -97,6 +74,10 @@ CudaDecideGpu(CudaExecutionMode mode, const std::string & gpuUnsupported, const 
 [[noreturn]] void
 CudaThrowAsItkException(const cif::CudaFailure & failure, const char * filterName);
 
+/** Throws an itk::ExceptionObject saying that GPU execution is impossible. */
+[[noreturn]] void
+CudaThrowGpuUnavailable(const cif::GpuUnavailable & impossible, const char * filterName);
+
 template <typename TGpu, typename TCpu>
 CudaExecutionReport
 CudaRunWithFallback(CudaExecutionMode   mode,
@@ -105,35 +86,18 @@ CudaRunWithFallback(CudaExecutionMode   mode,
                     TGpu &&             runOnGpu,
                     TCpu &&             runOnCpu)
 {
-  CudaExecutionReport report;
-  std::string         why;
-  if (CudaDecideGpu(mode, gpuUnsupported, filterName, why))
+  try
   {
-    try
-    {
-      runOnGpu();
-      report.Device = CudaExecutedOn::GPU;
-      report.Message = "GPU: " + CudaRuntime::GetDeviceDescription();
-      return report;
-    }
-    catch (const cif::CudaOutOfMemory & failure)
-    {
-      if (mode == CudaExecutionMode::GPU)
-      {
-        CudaThrowAsItkException(failure, filterName);
-      }
-      report.FellBackAfterOutOfMemory = true;
-      why = std::string("the GPU ran out of memory (") + failure.what() + ")";
-    }
-    catch (const cif::CudaFailure & failure)
-    {
-      CudaThrowAsItkException(failure, filterName);
-    }
+    return cif::RunWithFallback(mode, gpuUnsupported, filterName, runOnGpu, runOnCpu);
   }
-  runOnCpu();
-  report.Device = CudaExecutedOn::CPU;
-  report.Message = why.empty() ? std::string("CPU") : "CPU, because " + why;
-  return report;
+  catch (const cif::GpuUnavailable & impossible)
+  {
+    CudaThrowGpuUnavailable(impossible, filterName);
+  }
+  catch (const cif::CudaFailure & failure)
+  {
+    CudaThrowAsItkException(failure, filterName);
+  }
 }
 
 class Object;

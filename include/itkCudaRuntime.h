@@ -108,6 +108,14 @@ public:
   /** Waits for all device work (checked). */
   static void
   Synchronize();
+
+  /** Synchronous, counted copies between host memory and device memory the
+   * module does not own (a CuPy or torch array), on the calling thread's
+   * stream (cif::CurrentStream). */
+  static void
+  CopyHostToDevice(void * device, const void * host, std::size_t bytes);
+  static void
+  CopyDeviceToHost(void * host, const void * device, std::size_t bytes);
 };
 
 /** \class CudaDeviceBuffer

@@ -23,5 +23,5 @@ if [ -x /usr/local/cuda/bin/nvcc ]; then
   export PATH="/usr/local/cuda/bin:$PATH"
 fi
 
-cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -USKBUILD -DCUDAIMAGEFILTERS_BUILD_PYTHON=OFF >/dev/null
 cmake --build build -j"$(nproc)"

@@ -18,6 +18,7 @@
  *  - the index-space gradient divided by the spacing and multiplied by the
  *    gradient matrix (direction or identity) in double.
  *=========================================================================*/
+#include "cifCudaStream.h"
 #include "cifBSplineEvaluate.h"
 #include "cifCudaError.h"
 #include "cifMirror.h"
@@ -273,7 +274,7 @@ Launch(const T * coefficients, const BSplineEvaluateGeometry & g, const BSplineE
 {
   constexpr int      block = 128;
   const std::int64_t blocks = std::min<std::int64_t>((b.count + block - 1) / block, std::int64_t{ 1 } << 20);
-  EvaluateKernel<D, T, Gradient><<<static_cast<unsigned>(blocks), block>>>(coefficients, g, b);
+  EvaluateKernel<D, T, Gradient><<<static_cast<unsigned>(blocks), block, 0, ::cif::Stream()>>>(coefficients, g, b);
   CIF_CUDA_CHECK_LAUNCH("EvaluateKernel");
 }
 
@@ -329,7 +330,7 @@ BSplineEvaluateCUDA(const TCoefficient *            coefficients,
   {
     LaunchFor<3>(coefficients, geometry, batch);
   }
-  CIF_CUDA_CHECK(cudaDeviceSynchronize());
+  CIF_CUDA_SYNCHRONIZE_STREAM();
 }
 
 template void

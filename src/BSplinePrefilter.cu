@@ -15,6 +15,7 @@
  *  FIR method: one thread per output sample and axis pass, taps passed by
  *  value; neighbouring threads share loads through the caches.
  *=========================================================================*/
+#include "cifCudaStream.h"
 #include "cifBSplinePrefilter.h"
 #include "cifCudaError.h"
 #include "cifBSplineRecursion.h"
@@ -586,14 +587,14 @@ RecursivePassCUDA(const TIn *        in,
     {
       segments = 1;
     }
-    RecursiveTileKernel<TIn, T><<<grid, kTileThreads, bytes>>>(
+    RecursiveTileKernel<TIn, T><<<grid, kTileThreads, bytes, ::cif::Stream()>>>(
       in, out, pass, lines, segments, segments == 1 ? static_cast<int>(pass.n) : segmentLength, z, gain, horizon);
     CIF_CUDA_CHECK_LAUNCH("RecursiveTileKernel");
   }
   else
   {
     RecursiveGlobalKernel<TIn, T>
-      <<<BlocksFor(pass.nu * pass.nv), kThreads>>>(in, out, pass, static_cast<T>(z), static_cast<T>(gain), horizon);
+      <<<BlocksFor(pass.nu * pass.nv), kThreads, 0, ::cif::Stream()>>>(in, out, pass, static_cast<T>(z), static_cast<T>(gain), horizon);
     CIF_CUDA_CHECK_LAUNCH("RecursiveGlobalKernel");
   }
 }
@@ -617,7 +618,7 @@ FIRPassCUDA(const TSrc * src,
   {
     throw std::invalid_argument("PrefilterCUDA: image too large along y for the FIR kernel");
   }
-  FIRAxisKernel<TSrc, T><<<grid, block>>>(src, srcBox, dst, dstBox, axis, n, k, taps);
+  FIRAxisKernel<TSrc, T><<<grid, block, 0, ::cif::Stream()>>>(src, srcBox, dst, dstBox, axis, n, k, taps);
   CIF_CUDA_CHECK_LAUNCH("FIRAxisKernel");
 }
 
@@ -657,7 +658,7 @@ PrefilterCUDA(const TIn *                 input,
       static_cast<int>(std::min<double>(std::ceil(std::log(p.tolerance) / std::log(std::fabs(z))), 1 << 30));
     if (activeCount == 0)
     {
-      ConvertKernel<<<1, 32>>>(input, output, 1);
+      ConvertKernel<<<1, 32, 0, ::cif::Stream()>>>(input, output, 1);
       CIF_CUDA_CHECK_LAUNCH("ConvertKernel");
     }
     for (int i = 0; i < activeCount; ++i)
@@ -675,7 +676,7 @@ PrefilterCUDA(const TIn *                 input,
         progress((i + 1.0) / activeCount);
       }
     }
-    CIF_CUDA_CHECK(cudaDeviceSynchronize());
+    CIF_CUDA_SYNCHRONIZE_STREAM();
     return;
   }
 
@@ -694,7 +695,7 @@ PrefilterCUDA(const TIn *                 input,
   }
   if (activeCount == 0)
   {
-    ConvertKernel<<<1, 32>>>(input, output, 1);
+    ConvertKernel<<<1, 32, 0, ::cif::Stream()>>>(input, output, 1);
     CIF_CUDA_CHECK_LAUNCH("ConvertKernel");
   }
   // Intermediates: for a whole-image job the output buffer itself serves as
@@ -749,7 +750,7 @@ PrefilterCUDA(const TIn *                 input,
       progress((i + 1.0) / activeCount);
     }
   }
-  CIF_CUDA_CHECK(cudaDeviceSynchronize());
+  CIF_CUDA_SYNCHRONIZE_STREAM();
 }
 
 #define CIF_INSTANTIATE_PREFILTER_CUDA(TIn, TOut)                                                                      \

@@ -27,6 +27,7 @@
  *  1e-4 RangeSigma plus one float rounding of the output (see the ITK
  *  filter's documentation for the tested bound).
  *=========================================================================*/
+#include "cifCudaStream.h"
 #include "cifBilateral.h"
 #include "cifCudaError.h"
 #include "itkCudaRuntime.h"
@@ -348,7 +349,7 @@ LaunchTile(const TIn *                 in,
   const dim3 grid(static_cast<unsigned>((kg.outputSize[0] + kBlockX - 1) / kBlockX),
                   static_cast<unsigned>((kg.outputSize[1] + kBlockY - 1) / kBlockY),
                   static_cast<unsigned>((kg.outputSize[2] + plan.tileZ - 1) / plan.tileZ));
-  kernel<<<grid, dim3(kBlockX, kBlockY), plan.sharedBytes>>>(
+  kernel<<<grid, dim3(kBlockX, kBlockY), plan.sharedBytes, ::cif::Stream()>>>(
     in, out, kg, p.radius[0], p.radius[1], p.radius[2], plan.tileZ, range);
   CIF_CUDA_CHECK_LAUNCH("BilateralTileKernel");
 }
@@ -409,7 +410,7 @@ RunPass(const TSrc *                        src,
   const long long count = g.OutputCount();
   const int       blocks = static_cast<int>(std::min<long long>((count + 255) / 256, 65535LL * 16));
   BilateralGlobalKernel<TSrc, TDst>
-    <<<blocks, 256>>>(src, dst, kg, p.radius[0], p.radius[1], p.radius[2], globalWeights, range);
+    <<<blocks, 256, 0, ::cif::Stream()>>>(src, dst, kg, p.radius[0], p.radius[1], p.radius[2], globalWeights, range);
   CIF_CUDA_CHECK_LAUNCH("BilateralGlobalKernel");
 }
 
@@ -430,13 +431,14 @@ BilateralCUDA(const TIn * input, TOut * output, const ClampedNeighborhoodGeometr
   itk::CudaDeviceBuffer       globalWeights;
   if (plan.tiled)
   {
-    CIF_CUDA_CHECK(cudaMemcpyToSymbol(c_DomainWeights, weights.data(), weights.size() * sizeof(float)));
+    CIF_CUDA_CHECK(cudaMemcpyToSymbolAsync(
+      c_DomainWeights, weights.data(), weights.size() * sizeof(float), 0, cudaMemcpyHostToDevice, ::cif::Stream()));
   }
   else
   {
     globalWeights.Allocate(weights.size() * sizeof(float));
     CIF_CUDA_CHECK(
-      cudaMemcpy(globalWeights.GetPointer(), weights.data(), weights.size() * sizeof(float), cudaMemcpyHostToDevice));
+      cudaMemcpyAsync(globalWeights.GetPointer(), weights.data(), weights.size() * sizeof(float), cudaMemcpyHostToDevice, ::cif::Stream()));
   }
   const auto * w = static_cast<const float *>(globalWeights.GetPointer());
   if (p.iterations == 1)
@@ -463,9 +465,9 @@ BilateralCUDA(const TIn * input, TOut * output, const ClampedNeighborhoodGeometr
       }
       previous = target;
     }
-    CIF_CUDA_CHECK(cudaDeviceSynchronize()); // before the temporary is released
+    CIF_CUDA_SYNCHRONIZE_STREAM(); // before the temporary is released
   }
-  CIF_CUDA_CHECK(cudaDeviceSynchronize());
+  CIF_CUDA_SYNCHRONIZE_STREAM();
   std::string description = plan.description;
   if (p.iterations > 1)
   {

@@ -14,6 +14,7 @@
  *  result is ITK's bit for bit), or separable double passes when the tile
  *  would not fit in shared memory (BoxMeanMethod::SeparableDouble).
  *=========================================================================*/
+#include "cifCudaStream.h"
 #include "cifBoxFilters.h"
 #include "cifBoxPlan.h"
 #include "cifCudaError.h"
@@ -253,7 +254,7 @@ LaunchPass(const TSrc * src, TDst * dst, const BoxPass & p, const TOp & op)
     const std::int64_t blocks = tiles * a.s1 * a.s2;
     CheckBlocks(blocks, "RowPassKernel");
     const std::size_t shared = sizeof(TSrc) * static_cast<std::size_t>(kRowTile + 2 * p.radius);
-    RowPassKernel<TSrc, TDst, TOp><<<static_cast<unsigned>(blocks), kRowTile, shared>>>(src, dst, a, tiles, op);
+    RowPassKernel<TSrc, TDst, TOp><<<static_cast<unsigned>(blocks), kRowTile, shared, ::cif::Stream()>>>(src, dst, a, tiles, op);
     CIF_CUDA_CHECK_LAUNCH("RowPassKernel");
     return;
   }
@@ -264,7 +265,7 @@ LaunchPass(const TSrc * src, TDst * dst, const BoxPass & p, const TOp & op)
   CheckBlocks(blocks, "ColumnPassKernel");
   const std::size_t shared =
     sizeof(TSrc) * static_cast<std::size_t>(kColumnLanes) * static_cast<std::size_t>(kColumnTile + 2 * p.radius);
-  ColumnPassKernel<TSrc, TDst, TOp><<<static_cast<unsigned>(blocks), dim3(kColumnLanes, kColumnRows), shared>>>(
+  ColumnPassKernel<TSrc, TDst, TOp><<<static_cast<unsigned>(blocks), dim3(kColumnLanes, kColumnRows), shared, ::cif::Stream()>>>(
     src, dst, a, p.axis, xTiles, axisTiles, op);
   CIF_CUDA_CHECK_LAUNCH("ColumnPassKernel");
 }
@@ -314,7 +315,7 @@ RunSeparable(const TIn * input, TOut * output, const BoxGeometry & g, TMakeOp ma
     }
     src = target;
   }
-  CIF_CUDA_CHECK(cudaDeviceSynchronize()); // before the temporaries are freed
+  CIF_CUDA_SYNCHRONIZE_STREAM(); // before the temporaries are freed
 }
 
 template <typename TAcc, typename TIn, typename TOut>
@@ -464,9 +465,9 @@ LaunchDirectMean(const TIn * input, TOut * output, const DirectArgs & a, std::si
     CIF_CUDA_CHECK(cudaFuncSetAttribute(
       DirectMeanKernel<TIn, TOut>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)));
   }
-  DirectMeanKernel<TIn, TOut><<<static_cast<unsigned>(blocks), dim3(kDirectX, kDirectY), bytes>>>(input, output, a);
+  DirectMeanKernel<TIn, TOut><<<static_cast<unsigned>(blocks), dim3(kDirectX, kDirectY), bytes, ::cif::Stream()>>>(input, output, a);
   CIF_CUDA_CHECK_LAUNCH("DirectMeanKernel");
-  CIF_CUDA_CHECK(cudaDeviceSynchronize());
+  CIF_CUDA_SYNCHRONIZE_STREAM();
 }
 
 /** Largest magnitude of an integer pixel type, for the accumulator choice. */

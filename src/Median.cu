@@ -12,6 +12,7 @@
  *    key, after KeyRangeKernel found the keys' range.
  *  Blocks are numbered linearly (no grid y/z limits).
  *=========================================================================*/
+#include "cifCudaStream.h"
 #include "cifCudaError.h"
 #include "cifMedian.h"
 #include "cifMedianKernels.h"
@@ -232,10 +233,11 @@ KeyRangeOnDevice(const T * input, const MedianGeometry & g, Word & lowest, Word 
   {
     CIF_CUDA_CHECK(cudaErrorMemoryAllocation); // throws, as any failed allocation
   }
-  CIF_CUDA_CHECK(cudaMemcpy(range.pointer, bounds, sizeof bounds, cudaMemcpyHostToDevice));
-  KeyRangeKernel<T><<<GridFor(count), 256>>>(input, count, static_cast<Word *>(range.pointer));
+  CIF_CUDA_CHECK(cudaMemcpyAsync(range.pointer, bounds, sizeof bounds, cudaMemcpyHostToDevice, ::cif::Stream()));
+  KeyRangeKernel<T><<<GridFor(count), 256, 0, ::cif::Stream()>>>(input, count, static_cast<Word *>(range.pointer));
   CIF_CUDA_CHECK_LAUNCH("KeyRangeKernel");
-  CIF_CUDA_CHECK(cudaMemcpy(bounds, range.pointer, sizeof bounds, cudaMemcpyDeviceToHost));
+  CIF_CUDA_CHECK(cudaMemcpyAsync(bounds, range.pointer, sizeof bounds, cudaMemcpyDeviceToHost, ::cif::Stream()));
+  CIF_CUDA_SYNCHRONIZE_STREAM();
   lowest = bounds[0];
   highest = bounds[1];
 }
@@ -268,7 +270,7 @@ Launch(TKernel kernel, const char * name, std::int64_t blocks, const int threads
   {
     CIF_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(shared)));
   }
-  kernel<<<static_cast<unsigned>(blocks), dim3(threads[0], threads[1], threads[2]), shared>>>(args...);
+  kernel<<<static_cast<unsigned>(blocks), dim3(threads[0], threads[1], threads[2]), shared, ::cif::Stream()>>>(args...);
   CIF_CUDA_CHECK_LAUNCH(name);
 }
 
@@ -297,24 +299,25 @@ MedianOfIntegralFloats(const float *          input,
   {
     return false;
   }
-  CIF_CUDA_CHECK(cudaMemcpy(range.pointer, bounds, sizeof bounds, cudaMemcpyHostToDevice));
-  IntegerRangeKernel<<<GridFor(inCount), 256>>>(input, inCount, static_cast<int *>(range.pointer));
+  CIF_CUDA_CHECK(cudaMemcpyAsync(range.pointer, bounds, sizeof bounds, cudaMemcpyHostToDevice, ::cif::Stream()));
+  IntegerRangeKernel<<<GridFor(inCount), 256, 0, ::cif::Stream()>>>(input, inCount, static_cast<int *>(range.pointer));
   CIF_CUDA_CHECK_LAUNCH("IntegerRangeKernel");
-  CIF_CUDA_CHECK(cudaMemcpy(bounds, range.pointer, sizeof bounds, cudaMemcpyDeviceToHost));
+  CIF_CUDA_CHECK(cudaMemcpyAsync(bounds, range.pointer, sizeof bounds, cudaMemcpyDeviceToHost, ::cif::Stream()));
+  CIF_CUDA_SYNCHRONIZE_STREAM();
   Scratch in, out;
   if (bounds[2] != 0 || bounds[1] - bounds[0] >= 65536 || !in.Allocate(inCount * sizeof(unsigned short)) ||
       !out.Allocate(outCount * sizeof(unsigned short)))
   {
     return false;
   }
-  ToOffsetsKernel<<<GridFor(inCount), 256>>>(input, inCount, bounds[0], static_cast<unsigned short *>(in.pointer));
+  ToOffsetsKernel<<<GridFor(inCount), 256, 0, ::cif::Stream()>>>(input, inCount, bounds[0], static_cast<unsigned short *>(in.pointer));
   CIF_CUDA_CHECK_LAUNCH("ToOffsetsKernel");
   plan =
     MedianCUDA(static_cast<const unsigned short *>(in.pointer), static_cast<unsigned short *>(out.pointer), g, request);
-  FromOffsetsKernel<<<GridFor(outCount), 256>>>(
+  FromOffsetsKernel<<<GridFor(outCount), 256, 0, ::cif::Stream()>>>(
     static_cast<const unsigned short *>(out.pointer), outCount, bounds[0], output);
   CIF_CUDA_CHECK_LAUNCH("FromOffsetsKernel");
-  CIF_CUDA_CHECK(cudaDeviceSynchronize());
+  CIF_CUDA_SYNCHRONIZE_STREAM();
   plan.description = IntegralFloatsNote(bounds[0], bounds[1]) + plan.description;
   return true;
 }
@@ -391,7 +394,7 @@ MedianCUDA(const T * input, T * output, const MedianGeometry & g, MedianKernel r
       Launch(RadixGlobalKernel<T>, "RadixGlobalKernel", blocks, p.threads, 0, p, input, output);
     }
   }
-  CIF_CUDA_CHECK(cudaDeviceSynchronize());
+  CIF_CUDA_SYNCHRONIZE_STREAM();
   return plan;
 }
 

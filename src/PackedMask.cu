@@ -10,6 +10,7 @@
  *    __ballot_sync per word turns the 32 predicates into the word (bit i =
  *    lane i). Lanes 0..7 then store the 8 words (one 32-byte store).
  *=========================================================================*/
+#include "cifCudaStream.h"
 #include "cifCudaError.h"
 #include "cifPackedMask.h"
 
@@ -209,9 +210,9 @@ ThresholdCUDA(const TIn *                 input,
 {
   const std::int64_t chunks = ChunksPerRow(g.size[0]);
   const unsigned     blocks = BlocksFor(chunks * g.size[1] * g.size[2], "ThresholdKernel");
-  ThresholdKernel<<<blocks, kThreads>>>(input, output, g, chunks, lower, upper, inside, outside);
+  ThresholdKernel<<<blocks, kThreads, 0, ::cif::Stream()>>>(input, output, g, chunks, lower, upper, inside, outside);
   CIF_CUDA_CHECK_LAUNCH("ThresholdKernel");
-  CIF_CUDA_CHECK(cudaDeviceSynchronize());
+  CIF_CUDA_SYNCHRONIZE_STREAM();
 }
 
 template <typename TIn>
@@ -225,10 +226,10 @@ ThresholdPackCUDA(const TIn * input, std::uint32_t * words, const MaskExtent & e
   // one warp per unit, capped; the kernel loops when there are more units
   const unsigned blocks =
     BlocksFor(std::min<std::int64_t>((units + warpsPerBlock - 1) / warpsPerBlock, 1 << 20), "ThresholdPackKernel");
-  ThresholdPackKernel<<<blocks, kThreads>>>(
+  ThresholdPackKernel<<<blocks, kThreads, 0, ::cif::Stream()>>>(
     input, words, extent.size[0], wordsPerRow, unitsPerRow, units, lower, upper);
   CIF_CUDA_CHECK_LAUNCH("ThresholdPackKernel");
-  CIF_CUDA_CHECK(cudaDeviceSynchronize());
+  CIF_CUDA_SYNCHRONIZE_STREAM();
 }
 
 template <typename TOut>
@@ -237,10 +238,10 @@ UnpackMaskCUDA(const std::uint32_t * words, TOut * output, const MaskExtent & ex
 {
   const std::int64_t chunks = ChunksPerRow(extent.size[0]);
   const unsigned     blocks = BlocksFor(chunks * extent.Rows(), "UnpackKernel");
-  UnpackKernel<<<blocks, kThreads>>>(
+  UnpackKernel<<<blocks, kThreads, 0, ::cif::Stream()>>>(
     words, output, extent.size[0], MaskWordsPerRow(extent.size[0]), chunks, inside, outside);
   CIF_CUDA_CHECK_LAUNCH("UnpackKernel");
-  CIF_CUDA_CHECK(cudaDeviceSynchronize());
+  CIF_CUDA_SYNCHRONIZE_STREAM();
 }
 
 template <typename T>
@@ -249,10 +250,10 @@ ApplyPackedMaskCUDA(const T * input, const std::uint32_t * words, T * output, co
 {
   const std::int64_t chunks = ChunksPerRow(extent.size[0]);
   const unsigned     blocks = BlocksFor(chunks * extent.Rows(), "ApplyKernel");
-  ApplyKernel<<<blocks, kThreads>>>(
+  ApplyKernel<<<blocks, kThreads, 0, ::cif::Stream()>>>(
     input, words, output, extent.size[0], MaskWordsPerRow(extent.size[0]), chunks, outside);
   CIF_CUDA_CHECK_LAUNCH("ApplyKernel");
-  CIF_CUDA_CHECK(cudaDeviceSynchronize());
+  CIF_CUDA_SYNCHRONIZE_STREAM();
 }
 
 #define CIF_INSTANTIATE_THRESHOLD_CUDA(TIn, TOut)                                                                      \

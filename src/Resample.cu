@@ -12,6 +12,7 @@
  *    outside the image reflected once about the first or last sample, as in
  *    itk::BSplineInterpolateImageFunction; ITK's weight formulas.
  *=========================================================================*/
+#include "cifCudaStream.h"
 #include "cifCudaError.h"
 #include "cifResample.h"
 #include "itkCudaRuntime.h"
@@ -691,7 +692,7 @@ public:
     CIF_CUDA_CHECK(cudaCreateSurfaceObject(&m_Surface, &resource));
     const dim3 block(32, 8);
     const dim3 grid((padded.x + block.x - 1) / block.x, (padded.y + block.y - 1) / block.y, std::min(padded.z, 65535));
-    PadCoefficientsKernel<<<grid, block>>>(coefficients, m_Surface, g, m_Pad, padded);
+    PadCoefficientsKernel<<<grid, block, 0, ::cif::Stream()>>>(coefficients, m_Surface, g, m_Pad, padded);
     CIF_CUDA_CHECK_LAUNCH("PadCoefficientsKernel");
     cudaTextureDesc texture{};
     for (int a = 0; a < 3; ++a)
@@ -751,7 +752,7 @@ LineEnds(const ResampleGeometry & g)
     const std::int64_t lines = g.outputSize[1] * g.outputSize[2];
     ends.Allocate(static_cast<std::size_t>(lines) * 6 * sizeof(double));
     const int blocks = static_cast<int>(std::min<std::int64_t>((lines + 255) / 256, 65535));
-    LineEndsKernel<<<blocks, 256>>>(g, static_cast<double *>(ends.GetPointer()));
+    LineEndsKernel<<<blocks, 256, 0, ::cif::Stream()>>>(g, static_cast<double *>(ends.GetPointer()));
     CIF_CUDA_CHECK_LAUNCH("LineEndsKernel");
   }
   return ends;
@@ -775,9 +776,9 @@ LaunchResample(const TEvaluate & evaluate, TOut * output, const ResampleGeometry
   const auto kernel = g.grid.kind != GridTransformKind::None ? ResampleKernel<2, TEvaluate, TOut>
                       : g.itkExact                           ? ResampleKernel<1, TEvaluate, TOut>
                                                              : ResampleKernel<0, TEvaluate, TOut>;
-  kernel<<<grid, block>>>(evaluate, output, g, p, static_cast<const double *>(ends.GetPointer()));
+  kernel<<<grid, block, 0, ::cif::Stream()>>>(evaluate, output, g, p, static_cast<const double *>(ends.GetPointer()));
   CIF_CUDA_CHECK_LAUNCH("ResampleKernel");
-  CIF_CUDA_CHECK(cudaDeviceSynchronize()); // before the line ends (and a texture) are released
+  CIF_CUDA_SYNCHRONIZE_STREAM(); // before the line ends (and a texture) are released
 }
 
 template <typename TOut>
@@ -884,7 +885,7 @@ ResampleCUDA(const TSample * input, TOut * output, const ResampleGeometry & g, c
       }
       break;
   }
-  CIF_CUDA_CHECK(cudaDeviceSynchronize());
+  CIF_CUDA_SYNCHRONIZE_STREAM();
 }
 
 #define CIF_INSTANTIATE_RESAMPLE(TSample, TOut)                                                                        \

@@ -13,6 +13,7 @@
  *  into per-axis 3 x 3 slabs (the seed paper's six passes of 27 fetches
  *  become one pass of 81).
  *=========================================================================*/
+#include "cifCudaStream.h"
 #include "cifCudaError.h"
 #include "cifRotatingMask.h"
 #include "cifRotatingMaskMath.h"
@@ -141,11 +142,11 @@ RunPass(const TSrc * src, TDst * dst, const ClampedNeighborhoodGeometry & g, int
   }
   if (dimension == 3)
   {
-    RotatingMaskKernel<TSrc, TDst, 3><<<grid, dim3(kBlockX, kBlockY), bytes>>>(src, dst, kg, tileZ);
+    RotatingMaskKernel<TSrc, TDst, 3><<<grid, dim3(kBlockX, kBlockY), bytes, ::cif::Stream()>>>(src, dst, kg, tileZ);
   }
   else
   {
-    RotatingMaskKernel<TSrc, TDst, 2><<<grid, dim3(kBlockX, kBlockY), bytes>>>(src, dst, kg, tileZ);
+    RotatingMaskKernel<TSrc, TDst, 2><<<grid, dim3(kBlockX, kBlockY), bytes, ::cif::Stream()>>>(src, dst, kg, tileZ);
   }
   CIF_CUDA_CHECK_LAUNCH("RotatingMaskKernel");
 }
@@ -186,9 +187,9 @@ RotatingMaskCUDA(const TIn *                         input,
       }
       previous = target;
     }
-    CIF_CUDA_CHECK(cudaDeviceSynchronize()); // before the temporary is released
+    CIF_CUDA_SYNCHRONIZE_STREAM(); // before the temporary is released
   }
-  CIF_CUDA_CHECK(cudaDeviceSynchronize());
+  CIF_CUDA_SYNCHRONIZE_STREAM();
   std::ostringstream description;
   description << "shared-memory tile kernel, " << (p.dimension == 3 ? "six 3D half-masks" : "Nagao's nine 2D masks")
               << (rotating_mask::Arithmetic<TIn>::Exact ? ", exact integer arithmetic" : ", double arithmetic");

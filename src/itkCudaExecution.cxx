@@ -13,32 +13,21 @@ namespace itk
 bool
 CudaDecideGpu(CudaExecutionMode mode, const std::string & gpuUnsupported, const char * filterName, std::string & why)
 {
-  why.clear();
-  if (mode == CudaExecutionMode::CPU)
+  try
   {
-    return false;
+    return cif::DecideGpu(mode, gpuUnsupported, filterName, why);
   }
-  if (!CudaRuntime::IsDeviceAvailable())
+  catch (const cif::GpuUnavailable & impossible)
   {
-    why = CudaRuntime::GetUnavailableReason();
+    CudaThrowGpuUnavailable(impossible, filterName);
   }
-  else if (!gpuUnsupported.empty())
-  {
-    why = gpuUnsupported;
-  }
-  if (why.empty())
-  {
-    return true;
-  }
-  if (mode == CudaExecutionMode::GPU)
-  {
-    ExceptionObject e(__FILE__,
-                      __LINE__,
-                      std::string(filterName) + ": GPU execution was requested but is impossible: " + why,
-                      filterName);
-    throw e;
-  }
-  return false;
+}
+
+void
+CudaThrowGpuUnavailable(const cif::GpuUnavailable & impossible, const char * filterName)
+{
+  ExceptionObject e(__FILE__, __LINE__, impossible.what(), filterName);
+  throw e;
 }
 
 void

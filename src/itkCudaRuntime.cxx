@@ -4,6 +4,7 @@
  *=========================================================================*/
 #include "itkCudaRuntime.h"
 #include "cifCudaError.h"
+#include "cifExecution.h"
 
 #include <atomic>
 #include <mutex>
@@ -34,6 +35,55 @@ ThrowCudaFailure(int code, const char * expression, const char * file, int line)
   message = "CUDA error " + std::to_string(code);
 #endif
   throw CudaFailure(code, message, where.str());
+}
+
+namespace
+{
+thread_local void * t_CurrentStream = nullptr;
+}
+
+void *
+CurrentStream() noexcept
+{
+  return t_CurrentStream;
+}
+
+StreamScope::StreamScope(void * stream) noexcept
+  : m_Previous(t_CurrentStream)
+{
+  t_CurrentStream = stream;
+}
+
+StreamScope::~StreamScope()
+{
+  t_CurrentStream = m_Previous;
+}
+
+bool
+DecideGpu(itk::CudaExecutionMode mode, const std::string & gpuUnsupported, const char * name, std::string & why)
+{
+  why.clear();
+  if (mode == itk::CudaExecutionMode::CPU)
+  {
+    return false;
+  }
+  if (!itk::CudaRuntime::IsDeviceAvailable())
+  {
+    why = itk::CudaRuntime::GetUnavailableReason();
+  }
+  else if (!gpuUnsupported.empty())
+  {
+    why = gpuUnsupported;
+  }
+  if (why.empty())
+  {
+    return true;
+  }
+  if (mode == itk::CudaExecutionMode::GPU)
+  {
+    throw GpuUnavailable(std::string(name) + ": GPU execution was requested but is impossible: " + why);
+  }
+  return false;
 }
 } // namespace cif
 
@@ -142,6 +192,14 @@ QueryDevice()
   }();
   return state;
 }
+
+#ifdef CUDAIMAGEFILTERS_WITH_CUDA
+cudaStream_t
+CurrentCudaStream()
+{
+  return static_cast<cudaStream_t>(cif::CurrentStream());
+}
+#endif
 
 std::atomic<std::size_t> g_AllocationLimit{ 0 };
 std::atomic<std::size_t> g_BytesAllocated{ 0 };
@@ -258,6 +316,44 @@ CudaRuntime::ResetTransferCounters()
 }
 
 void
+CudaRuntime::CopyHostToDevice(void * device, const void * host, std::size_t bytes)
+{
+#ifdef CUDAIMAGEFILTERS_WITH_CUDA
+  if (bytes == 0)
+  {
+    return;
+  }
+  CIF_CUDA_CHECK(cudaMemcpyAsync(device, host, bytes, cudaMemcpyHostToDevice, CurrentCudaStream()));
+  CIF_CUDA_CHECK(cudaStreamSynchronize(CurrentCudaStream()));
+  CountTransfer(true, bytes);
+#else
+  (void)device;
+  (void)host;
+  (void)bytes;
+  ThrowNoCuda("cannot copy to the device");
+#endif
+}
+
+void
+CudaRuntime::CopyDeviceToHost(void * host, const void * device, std::size_t bytes)
+{
+#ifdef CUDAIMAGEFILTERS_WITH_CUDA
+  if (bytes == 0)
+  {
+    return;
+  }
+  CIF_CUDA_CHECK(cudaMemcpyAsync(host, device, bytes, cudaMemcpyDeviceToHost, CurrentCudaStream()));
+  CIF_CUDA_CHECK(cudaStreamSynchronize(CurrentCudaStream()));
+  CountTransfer(false, bytes);
+#else
+  (void)device;
+  (void)host;
+  (void)bytes;
+  ThrowNoCuda("cannot copy from the device");
+#endif
+}
+
+void
 CudaRuntime::Synchronize()
 {
 #ifdef CUDAIMAGEFILTERS_WITH_CUDA
@@ -361,8 +457,7 @@ CudaDeviceBuffer::CopyFromHost(const void * source, std::size_t bytes)
     throw cif::CudaFailure(-1, "copy larger than the device buffer", "CudaDeviceBuffer::CopyFromHost");
   }
 #ifdef CUDAIMAGEFILTERS_WITH_CUDA
-  CIF_CUDA_CHECK(cudaMemcpy(m_Pointer, source, bytes, cudaMemcpyHostToDevice));
-  CountTransfer(true, bytes);
+  CudaRuntime::CopyHostToDevice(m_Pointer, source, bytes);
 #else
   (void)source;
   ThrowNoCuda("cannot copy to the device");
@@ -377,8 +472,7 @@ CudaDeviceBuffer::CopyToHost(void * destination, std::size_t bytes) const
     throw cif::CudaFailure(-1, "copy larger than the device buffer", "CudaDeviceBuffer::CopyToHost");
   }
 #ifdef CUDAIMAGEFILTERS_WITH_CUDA
-  CIF_CUDA_CHECK(cudaMemcpy(destination, m_Pointer, bytes, cudaMemcpyDeviceToHost));
-  CountTransfer(false, bytes);
+  CudaRuntime::CopyDeviceToHost(destination, m_Pointer, bytes);
 #else
   (void)destination;
   ThrowNoCuda("cannot copy from the device");
@@ -393,7 +487,8 @@ CudaDeviceBuffer::CopyToDevice(void * destination, std::size_t bytes) const
     throw cif::CudaFailure(-1, "copy larger than the device buffer", "CudaDeviceBuffer::CopyToDevice");
   }
 #ifdef CUDAIMAGEFILTERS_WITH_CUDA
-  CIF_CUDA_CHECK(cudaMemcpy(destination, m_Pointer, bytes, cudaMemcpyDeviceToDevice));
+  CIF_CUDA_CHECK(cudaMemcpyAsync(destination, m_Pointer, bytes, cudaMemcpyDeviceToDevice, CurrentCudaStream()));
+  CIF_CUDA_CHECK(cudaStreamSynchronize(CurrentCudaStream()));
 #else
   (void)destination;
   ThrowNoCuda("cannot copy on the device");
@@ -406,7 +501,8 @@ CudaDeviceBuffer::FillBytes(int value)
 #ifdef CUDAIMAGEFILTERS_WITH_CUDA
   if (m_Pointer != nullptr)
   {
-    CIF_CUDA_CHECK(cudaMemset(m_Pointer, value, m_Size));
+    CIF_CUDA_CHECK(cudaMemsetAsync(m_Pointer, value, m_Size, CurrentCudaStream()));
+    CIF_CUDA_CHECK(cudaStreamSynchronize(CurrentCudaStream()));
   }
 #else
   (void)value;
