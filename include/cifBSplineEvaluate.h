@@ -77,6 +77,19 @@ BSplineEvaluateCUDA(const TCoefficient *            coefficients,
                     const BSplineEvaluateGeometry & geometry,
                     const BSplineEvaluateBatch &    batch);
 
+/** CPU core: the same contract with host pointers, evaluated as
+ * itk::BSplineInterpolateImageFunction evaluates one point (its loop over
+ * the 4^D support points, x fastest, with products of the per-axis weights
+ * and sums in double), multi-threaded over the points. Used where no GPU is
+ * available (the Python package's CPU path). Throws std::invalid_argument
+ * for an invalid geometry or batch. */
+template <typename TCoefficient>
+void
+BSplineEvaluateCPU(const TCoefficient *            coefficients,
+                   const BSplineEvaluateGeometry & geometry,
+                   const BSplineEvaluateBatch &    batch,
+                   int                             numberOfThreads);
+
 /** Whether this build has the GPU core (compiled with nvcc). */
 bool
 BSplineEvaluateCUDAIsCompiled();

@@ -48,6 +48,12 @@ struct PrefilterParameters
 /** Largest FIR half-width the module accepts. */
 constexpr int MaxFIRHalfWidth = 32;
 
+/** The poles of the B-spline prefilter of order 0 to 5, as
+ * itk::BSplineDecompositionImageFilter sets them (none for orders 0 and 1).
+ * Throws std::invalid_argument for other orders. */
+std::vector<double>
+BSplinePoles(int splineOrder);
+
 /** The cubic prefilter's pole, sqrt(3) - 2. */
 double
 CubicPole();

@@ -101,6 +101,35 @@ struct ResampleGeometry
   TransformGrid grid;
 };
 
+/** One image grid, for ResampleGeometryFor (x fastest; unused axes have
+ * size 1 and identity rows). */
+struct ResampleGrid
+{
+  double origin[3]{ 0, 0, 0 };
+  /** Direction times diag(spacing): index to physical offset. */
+  double indexToPoint[3][3]{ { 1, 0, 0 }, { 0, 1, 0 }, { 0, 0, 1 } };
+  /** Its inverse, as the caller computes it (ITK: the image's
+   * PhysicalPointToIndex matrix, vnl's inverse), so that continuous indices
+   * are the ones ITK computes. */
+  double pointToIndex[3][3]{ { 1, 0, 0 }, { 0, 1, 0 }, { 0, 0, 1 } };
+  /** The buffer: index of its first sample and its size. */
+  std::int64_t bufferStart[3]{ 0, 0, 0 };
+  std::int64_t bufferSize[3]{ 1, 1, 1 };
+  /** x extent of the largest possible region (output grids: ITK interpolates
+   * the continuous index along whole lines of it). */
+  std::int64_t lineFirst{ 0 };
+  std::int64_t lineLength{ 1 };
+};
+
+/** The geometry of itk::ResampleImageFilter resampling `input` onto
+ * `output` through the affine map p_in = A p_out + b between physical
+ * points (identity and translation transforms included): ITK-exact
+ * coordinates (itkExact), and the equivalent index map (matrix, offset),
+ * which output chunks use to find the part of the input they read. For a
+ * grid transform, pass A = I and b = 0 and set the result's `grid`. */
+ResampleGeometry
+ResampleGeometryFor(int dimension, const ResampleGrid & input, const ResampleGrid & output, const double A[3][3], const double b[3]);
+
 struct ResampleParameters
 {
   Interpolation interpolation{ Interpolation::Linear };

@@ -303,79 +303,49 @@ CudaResampleImageFilter<TInputImage, TOutputImage, TInterpolatorPrecisionType, T
     cif::Interpolation rule = cif::Interpolation::Linear;
     // a grid transform (displacement field, B-spline): followed per output
     // pixel as ITK's non-linear path does; the affine map is then unused
-    cif::ResampleGeometry g;
-    std::vector<double>   gridValues;
-    const bool gridTransform = TransformGridOf<TTransformPrecisionType, D>(this->GetTransform(), g.grid, gridValues);
+    cif::TransformGrid  grid;
+    std::vector<double> gridValues;
+    const bool          gridTransform = TransformGridOf<TTransformPrecisionType, D>(this->GetTransform(), grid, gridValues);
     AffineOf<TTransformPrecisionType, D>(gridTransform ? nullptr : this->GetTransform(), A, b);
     InterpolationOf(this->GetInterpolator(), rule);
 
-    // output index -> output physical point -> (transform) -> input continuous index
+    // output index -> output physical point -> (transform) -> input
+    // continuous index, with ITK's inverse of the input's index-to-point matrix
     using MatrixType = Matrix<double, D, D>;
-    MatrixType outIndexToPoint, inIndexToPoint, affine;
+    MatrixType inIndexToPoint;
     for (unsigned int i = 0; i < D; ++i)
     {
       for (unsigned int j = 0; j < D; ++j)
       {
-        outIndexToPoint[i][j] = output->GetDirection()[i][j] * output->GetSpacing()[j];
         inIndexToPoint[i][j] = input->GetDirection()[i][j] * input->GetSpacing()[j];
-        affine[i][j] = A[i][j];
       }
     }
     const MatrixType  inPointToIndex(inIndexToPoint.GetInverse());
-    const MatrixType  map = inPointToIndex * affine * outIndexToPoint;
     const auto        outRegion = output->GetBufferedRegion();
     const auto        inRegion = input->GetBufferedRegion();
-    Vector<double, D> firstOut; // physical point of the first output pixel, then through the transform
+    cif::ResampleGrid inGrid, outGrid;
+    outGrid.lineFirst = output->GetLargestPossibleRegion().GetIndex(0);
+    outGrid.lineLength = static_cast<std::int64_t>(output->GetLargestPossibleRegion().GetSize(0));
     for (unsigned int i = 0; i < D; ++i)
     {
-      firstOut[i] = output->GetOrigin()[i];
+      inGrid.origin[i] = input->GetOrigin()[i];
+      outGrid.origin[i] = output->GetOrigin()[i];
+      inGrid.bufferStart[i] = inRegion.GetIndex(i);
+      inGrid.bufferSize[i] = static_cast<std::int64_t>(inRegion.GetSize(i));
+      outGrid.bufferStart[i] = outRegion.GetIndex(i);
+      outGrid.bufferSize[i] = static_cast<std::int64_t>(outRegion.GetSize(i));
       for (unsigned int j = 0; j < D; ++j)
       {
-        firstOut[i] += outIndexToPoint[i][j] * static_cast<double>(outRegion.GetIndex(j));
+        inGrid.indexToPoint[i][j] = inIndexToPoint[i][j];
+        inGrid.pointToIndex[i][j] = inPointToIndex[i][j];
+        outGrid.indexToPoint[i][j] = output->GetDirection()[i][j] * output->GetSpacing()[j];
       }
-    }
-    Vector<double, D> mapped;
-    for (unsigned int i = 0; i < D; ++i)
-    {
-      mapped[i] = b[i] - input->GetOrigin()[i];
-      for (unsigned int j = 0; j < D; ++j)
-      {
-        mapped[i] += affine[i][j] * firstOut[j];
-      }
-    }
-    const Vector<double, D> firstIn = inPointToIndex * mapped;
-
-    for (unsigned int i = 0; i < 3; ++i)
-    {
-      for (unsigned int j = 0; j < 3; ++j)
-      {
-        g.matrix[i][j] = (i < D && j < D) ? map[i][j] : 0.0;
-      }
-      g.offset[i] = i < D ? firstIn[i] - static_cast<double>(inRegion.GetIndex(i)) : 0.0;
-      g.inputSize[i] = i < D ? static_cast<std::int64_t>(inRegion.GetSize(i)) : 1;
-      g.outputSize[i] = i < D ? static_cast<std::int64_t>(outRegion.GetSize(i)) : 1;
     }
     // ITK-exact coordinates: the same operations as ResampleImageFilter's
     // LinearThreadedGenerateData, so that points on the inside/outside
     // boundary decide as in ITK.
-    g.itkExact = true;
-    g.dimension = static_cast<int>(D);
-    g.lineFirst = output->GetLargestPossibleRegion().GetIndex(0);
-    g.lineLength = static_cast<std::int64_t>(output->GetLargestPossibleRegion().GetSize(0));
-    for (unsigned int i = 0; i < D; ++i)
-    {
-      g.outputOrigin[i] = output->GetOrigin()[i];
-      g.inputOrigin[i] = input->GetOrigin()[i];
-      g.transformOffset[i] = b[i];
-      g.outputStart[i] = outRegion.GetIndex(i);
-      g.inputStart[i] = inRegion.GetIndex(i);
-      for (unsigned int j = 0; j < D; ++j)
-      {
-        g.outputIndexToPoint[i][j] = outIndexToPoint[i][j];
-        g.transformMatrix[i][j] = A[i][j];
-        g.inputPointToIndex[i][j] = inPointToIndex[i][j];
-      }
-    }
+    cif::ResampleGeometry g = cif::ResampleGeometryFor(static_cast<int>(D), inGrid, outGrid, A, b);
+    g.grid = grid;
 
     CudaDeviceBuffer gridBuffer;
     if (gridTransform)

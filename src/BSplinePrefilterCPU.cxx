@@ -20,6 +20,30 @@
 namespace cif
 {
 
+std::vector<double>
+BSplinePoles(int splineOrder)
+{
+  switch (splineOrder)
+  {
+    case 0:
+    case 1:
+      return {};
+    case 2:
+      return { std::sqrt(8.0) - 3.0 };
+    case 3:
+      return { std::sqrt(3.0) - 2.0 };
+    case 4:
+      return { std::sqrt(664.0 - std::sqrt(438976.0)) + std::sqrt(304.0) - 19.0,
+               std::sqrt(664.0 + std::sqrt(438976.0)) - std::sqrt(304.0) - 19.0 };
+    case 5:
+      return { std::sqrt(135.0 / 2.0 - std::sqrt(17745.0 / 4.0)) + std::sqrt(105.0 / 4.0) - 13.0 / 2.0,
+               std::sqrt(135.0 / 2.0 + std::sqrt(17745.0 / 4.0)) - std::sqrt(105.0 / 4.0) - 13.0 / 2.0 };
+    default:
+      throw std::invalid_argument("B-spline orders 0 to 5 are supported, not " + std::to_string(splineOrder));
+  }
+}
+
+
 double
 CubicPole()
 {

@@ -13,7 +13,9 @@
  *    IsInsideBuffer; NaN is outside): value 0, gradient 0, flag 0.
  *=========================================================================*/
 #include "CudaImageFiltersTestUtilities.h"
+#include "itkBSplineDecompositionImageFilter.h"
 #include "itkBSplineInterpolateImageFunction.h"
+#include "cifBSplineEvaluate.h"
 #include "itkCudaBSplineInterpolateImageFunction.h"
 #include "itkIdentityTransform.h"
 #include "itkImageRegionConstIteratorWithIndex.h"
@@ -751,6 +753,104 @@ TEST(CudaBSplineInterpolatorCpu, NullInputAndPrintSelf)
 // ===========================================================================
 // GPU (CTest label "gpu")
 // ===========================================================================
+
+/** The core's CPU batch (cif::BSplineEvaluateCPU, the Python package's CPU
+ * path) on ITK's own double coefficients equals ITK's per-point calls: the
+ * same operations in the same order, so to the last few bits. */
+template <typename TImage>
+void
+ExpectCoreCpuBatchMatchesItk(const TImage * image, bool useDirection)
+{
+  constexpr unsigned int D = TImage::ImageDimension;
+  auto                   itk = MakeItk<TImage, double>(image, 3, useDirection);
+  const auto             points = ToPoints(image, RandomIndices(image, 2000, 1.5, 23)); // some outside
+  const auto             reference = PerPoint(itk.GetPointer(), points);
+
+  using Decomposition = itk::BSplineDecompositionImageFilter<TImage, itk::Image<double, D>>;
+  auto decomposition = Decomposition::New();
+  decomposition->SetSplineOrder(3);
+  decomposition->SetInput(image);
+  decomposition->Update();
+  const double * coefficients = decomposition->GetOutput()->GetBufferPointer();
+
+  cif::BSplineEvaluateGeometry g;
+  g.dimension = static_cast<int>(D);
+  const auto region = image->GetBufferedRegion();
+  // ImageBase's own matrix: (direction * diag(spacing))^-1 with vnl's inverse
+  typename TImage::DirectionType scale;
+  scale.Fill(0.0);
+  for (unsigned int i = 0; i < D; ++i)
+  {
+    scale[i][i] = image->GetSpacing()[i];
+  }
+  const typename TImage::DirectionType indexToPoint = image->GetDirection() * scale;
+  const typename TImage::DirectionType pointToIndex(indexToPoint.GetInverse());
+  for (unsigned int i = 0; i < D; ++i)
+  {
+    g.size[i] = static_cast<std::int64_t>(region.GetSize(i));
+    g.start[i] = region.GetIndex(i);
+    g.origin[i] = image->GetOrigin()[i];
+    g.spacing[i] = image->GetSpacing()[i];
+    for (unsigned int j = 0; j < D; ++j)
+    {
+      g.pointToIndex[i][j] = pointToIndex[i][j];
+      g.gradientMatrix[i][j] = useDirection ? image->GetDirection()[i][j] : (i == j ? 1.0 : 0.0);
+    }
+  }
+  std::vector<double>       flat(points.size() * D), values(points.size()), gradients(points.size() * D);
+  std::vector<std::uint8_t> inside(points.size());
+  for (std::size_t n = 0; n < points.size(); ++n)
+  {
+    for (unsigned int d = 0; d < D; ++d)
+    {
+      flat[n * D + d] = points[n][d];
+    }
+  }
+  cif::BSplineEvaluateBatch b;
+  b.count = static_cast<std::int64_t>(points.size());
+  b.points = flat.data();
+  b.values = values.data();
+  b.gradients = gradients.data();
+  b.inside = inside.data();
+  cif::BSplineEvaluateCPU(coefficients, g, b, 3);
+
+  Results<D> r;
+  r.values = values;
+  r.inside = inside;
+  r.gradients.resize(points.size());
+  for (std::size_t n = 0; n < points.size(); ++n)
+  {
+    for (unsigned int d = 0; d < D; ++d)
+    {
+      r.gradients[n][d] = gradients[n * D + d];
+    }
+  }
+  EXPECT_EQ(r.inside, reference.inside);
+  const Errors e = Compare(r, reference, image);
+  std::cout << D << "D core CPU batch vs ITK: " << e.Describe() << std::endl;
+  EXPECT_LE(e.value, 1e-13) << e.Describe();
+  EXPECT_LE(e.gradient, 1e-13) << e.Describe();
+  for (std::size_t n = 0; n < points.size(); ++n)
+  {
+    if (!inside[n])
+    {
+      EXPECT_EQ(values[n], 0.0);
+    }
+  }
+}
+
+TEST(CudaBSplineInterpolatorCpu, CoreCpuBatchMatchesItk)
+{
+  ExpectCoreCpuBatchMatchesItk(TestImage<F2>({ { 37, 29 } }).GetPointer(), true);
+  ExpectCoreCpuBatchMatchesItk(TestImage<F3>({ { 17, 13, 11 } }, true).GetPointer(), true);
+  ExpectCoreCpuBatchMatchesItk(TestImage<F3>({ { 9, 1, 3 } }).GetPointer(), false); // a size-1 axis
+  // the core refuses what it cannot do
+  cif::BSplineEvaluateGeometry g;
+  g.dimension = 4;
+  cif::BSplineEvaluateBatch b;
+  const double              c = 0.0;
+  EXPECT_THROW(cif::BSplineEvaluateCPU(&c, g, b, 1), std::invalid_argument);
+}
 
 /** GPU batch vs ITK's per-point calls (ITK's own coefficients), and vs our
  * per-point calls (the same coefficients as the GPU). */
