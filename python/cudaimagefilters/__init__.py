@@ -1,0 +1,86 @@
+"""CudaImageFilters for Python: GPU (CUDA) medical-image filters with CPU
+fallbacks, on itk.Image, NumPy, CuPy and torch arrays.
+
+Each function is named after ITK's functional API (``itk.median_image_filter``
+-> ``cudaimagefilters.median_image_filter``), takes the C++ filter's
+parameters as keyword arguments, and returns the kind of array it was given:
+
+- ``itk.Image`` (from PyPI's itk): spacing, origin and direction are used
+  and copied to the output;
+- a NumPy array or a torch CPU tensor: spacing 1, origin 0, identity
+  direction, or the ``spacing``/``origin``/``direction`` keywords where a
+  function uses them (ITK's axis order, x first);
+- a CuPy array or a torch CUDA tensor: read and written in place on the GPU
+  through DLPack, on the caller's current CUDA stream; no host round trip.
+
+Arrays are in C order (z, y, x), as ``itk.array_view_from_image`` gives
+them; per-axis parameters (radius, spacing, sigma) are in ITK's order (x, y,
+z). Non-contiguous arrays are copied into contiguous ones of the same kind
+first. ``device="auto" | "gpu" | "cpu"`` chooses where a call runs;
+``last_execution_report()`` says where it ran and why.
+"""
+
+from ._runtime import (
+    CudaError,
+    CudaOutOfMemoryError,
+    ExecutionReport,
+    GpuUnavailableError,
+    TransferCounters,
+    device_description,
+    gpu_unavailable_reason,
+    is_compiled_with_cuda,
+    is_gpu_available,
+    last_execution_report,
+    reset_transfer_counters,
+    set_device_memory_limit,
+    transfer_counters,
+)
+from .filters import (
+    PackedMask,
+    apply_packed_mask,
+    b_spline_decomposition_image_filter,
+    bilateral_image_filter,
+    binary_threshold_image_filter,
+    bspline_decomposition_image_filter,
+    grayscale_erode_image_filter,
+    mean_image_filter,
+    median_image_filter,
+    rotating_mask_image_filter,
+    threshold_to_packed_mask,
+    unpack_mask,
+)
+from .pipeline import image_filter
+from .resample import BSplineInterpolator, resample_image_filter
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "BSplineInterpolator",
+    "CudaError",
+    "CudaOutOfMemoryError",
+    "ExecutionReport",
+    "GpuUnavailableError",
+    "PackedMask",
+    "TransferCounters",
+    "apply_packed_mask",
+    "b_spline_decomposition_image_filter",
+    "bilateral_image_filter",
+    "binary_threshold_image_filter",
+    "bspline_decomposition_image_filter",
+    "device_description",
+    "gpu_unavailable_reason",
+    "grayscale_erode_image_filter",
+    "image_filter",
+    "is_compiled_with_cuda",
+    "is_gpu_available",
+    "last_execution_report",
+    "mean_image_filter",
+    "median_image_filter",
+    "resample_image_filter",
+    "reset_transfer_counters",
+    "rotating_mask_image_filter",
+    "set_device_memory_limit",
+    "threshold_to_packed_mask",
+    "transfer_counters",
+    "unpack_mask",
+]

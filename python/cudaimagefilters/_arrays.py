@@ -1,0 +1,325 @@
+"""Array kinds in and out: itk.Image, NumPy, CuPy and torch (CPU or CUDA).
+
+Every function of the package takes one of these and returns the same
+kind. GPU arrays (CuPy, torch CUDA) stay on the GPU: the extension reads
+and writes them in place through DLPack, on the caller's current CUDA
+stream. Host arrays (NumPy, itk.Image, torch CPU) are copied to the GPU and
+back when the GPU runs. Non-contiguous arrays are first copied into a
+C-contiguous array of the same kind (documented, and cheap next to a
+filter).
+
+Image axes: arrays are in C order, the slowest axis first (z, y, x), as
+``itk.array_view_from_image`` gives them. Per-axis parameters (radius,
+spacing, origin, sigma) are given in ITK's order (x, y, z), as the ITK
+functional API takes them.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+from typing import Any, Optional, Sequence, Tuple
+
+import numpy as np
+
+NUMPY = "numpy"
+ITK = "itk"
+CUPY = "cupy"
+TORCH = "torch"
+
+# DLPack device types
+_DL_CPU = 1
+_DL_CUDA = 2
+
+
+def _is_itk_image(x: Any) -> bool:
+    t = type(x)
+    return t.__module__.startswith("itk") and t.__name__.startswith("itkImage") and hasattr(x, "GetSpacing")
+
+
+def _torch():
+    return sys.modules.get("torch")
+
+
+def _cupy():
+    return sys.modules.get("cupy")
+
+
+def kind_of(x: Any) -> str:
+    """The kind of an image argument; raises TypeError for others."""
+    if isinstance(x, np.ndarray):
+        return NUMPY
+    if _is_itk_image(x):
+        return ITK
+    cp = _cupy()
+    if cp is not None and isinstance(x, cp.ndarray):
+        return CUPY
+    torch = _torch()
+    if torch is not None and isinstance(x, torch.Tensor):
+        return TORCH
+    raise TypeError(
+        f"expected an itk.Image, a NumPy array, a CuPy array or a torch tensor, not {type(x).__module__}.{type(x).__name__}"
+    )
+
+
+def check_device_zero(x: Any, what: str = "image") -> None:
+    """GPU arrays must be on CUDA device 0, where the module runs."""
+    dev = getattr(x, "__dlpack_device__", None)
+    if dev is None:
+        return
+    try:
+        device_type, device_id = dev()
+    except Exception:  # noqa: BLE001 - an object that cannot say: let the kind check decide
+        return
+    if int(device_type) == _DL_CUDA and int(device_id) != 0:
+        raise ValueError(f"the {what} is on CUDA device {int(device_id)}; CudaImageFilters runs on device 0")
+    if int(device_type) not in (_DL_CPU, _DL_CUDA, 3):  # 3: CUDA host (pinned) memory
+        raise ValueError(f"the {what} is on DLPack device type {int(device_type)}; host memory or CUDA only")
+
+
+def is_gpu(x: Any, kind: str) -> bool:
+    if kind == CUPY:
+        return True
+    if kind == TORCH:
+        return x.device.type == "cuda"
+    return False
+
+
+def stream_of(x: Any, kind: str) -> int:
+    """The caller's current CUDA stream for a GPU array (0: the legacy default stream)."""
+    if kind == CUPY:
+        return int(_cupy().cuda.get_current_stream().ptr)
+    if kind == TORCH and x.device.type == "cuda":
+        return int(_torch().cuda.current_stream(x.device).cuda_stream)
+    return 0
+
+
+@dataclass
+class Geometry:
+    """Spacing, origin and direction in ITK's order (x fastest)."""
+
+    spacing: Tuple[float, ...]
+    origin: Tuple[float, ...]
+    direction: np.ndarray  # D x D
+
+    @property
+    def dimension(self) -> int:
+        return len(self.spacing)
+
+
+def _per_axis(value, ndim: int, what: str, default: float) -> Tuple[float, ...]:
+    if value is None:
+        return tuple([default] * ndim)
+    if np.isscalar(value):
+        return tuple([float(value)] * ndim)
+    values = tuple(float(v) for v in value)
+    if len(values) != ndim:
+        raise ValueError(f"{what} needs {ndim} values (x, y, z order), not {len(values)}")
+    return values
+
+
+def geometry_from(
+    x: Any, kind: str, ndim: int, spacing=None, origin=None, direction=None
+) -> Geometry:
+    """The image's geometry: an itk.Image's own, or the keywords (ITK order) for arrays."""
+    if kind == ITK:
+        if spacing is not None or origin is not None or direction is not None:
+            raise ValueError("spacing, origin and direction come from the itk.Image; do not pass them too")
+        import itk
+
+        d = x.GetImageDimension()
+        return Geometry(
+            tuple(float(x.GetSpacing()[i]) for i in range(d)),
+            tuple(float(x.GetOrigin()[i]) for i in range(d)),
+            np.array(itk.array_from_matrix(x.GetDirection()), dtype=np.float64),
+        )
+    s = _per_axis(spacing, ndim, "spacing", 1.0)
+    if any(not (v > 0 and np.isfinite(v)) for v in s):
+        raise ValueError(f"spacing must be positive and finite, not {s}")
+    o = _per_axis(origin, ndim, "origin", 0.0)
+    if direction is None:
+        dm = np.eye(ndim)
+    else:
+        dm = np.asarray(direction, dtype=np.float64)
+        if dm.shape != (ndim, ndim):
+            raise ValueError(f"direction must be a {ndim} x {ndim} matrix")
+        if abs(np.linalg.det(dm)) < 1e-12:
+            raise ValueError("direction must be invertible")
+    return Geometry(s, o, dm)
+
+
+@dataclass
+class ImageArg:
+    """One image argument, ready for the extension."""
+
+    original: Any
+    kind: str
+    array: Any  # C-contiguous: numpy, cupy or torch
+    on_gpu: bool
+    stream: int
+    ndim: int
+    geometry: Optional[Geometry] = None
+    copied: bool = False  # made contiguous by a copy
+
+    @property
+    def shape(self) -> Tuple[int, ...]:
+        return tuple(int(n) for n in self.array.shape)
+
+
+def image_arg(x: Any, *, what: str = "image", spacing=None, origin=None, direction=None) -> ImageArg:
+    """Reads an image argument of any supported kind (see the module docs)."""
+    check_device_zero(x, what)
+    kind = kind_of(x)
+    copied = False
+    if kind == ITK:
+        import itk
+
+        arr = itk.array_view_from_image(x)
+        ndim = x.GetImageDimension()
+        if arr.ndim != ndim:
+            raise TypeError(f"the {what} must be a scalar image (its pixels have {arr.shape[-1]} components)")
+    elif kind == NUMPY:
+        arr = x
+        if not arr.flags.c_contiguous:
+            arr = np.ascontiguousarray(arr)
+            copied = True
+        ndim = arr.ndim
+    elif kind == CUPY:
+        arr = x
+        if not arr.flags.c_contiguous:
+            arr = _cupy().ascontiguousarray(arr)
+            copied = True
+        ndim = arr.ndim
+    else:
+        arr = x
+        if not arr.is_contiguous():
+            arr = arr.contiguous()
+            copied = True
+        if arr.device.type not in ("cpu", "cuda"):
+            raise ValueError(f"the {what} is a torch tensor on {arr.device}; CPU or CUDA only")
+        ndim = arr.dim()
+    on_gpu = is_gpu(x, kind)
+    geom = None
+    if ndim in (1, 2, 3):
+        geom = geometry_from(x, kind, ndim, spacing, origin, direction)
+    return ImageArg(x, kind, arr, on_gpu, stream_of(x, kind), ndim, geom, copied)
+
+
+def empty_output(arg: ImageArg, shape: Sequence[int], dtype, geometry: Optional[Geometry] = None):
+    """An uninitialised result of the argument's kind and side: (result, array the core writes).
+
+    For an itk.Image argument the result is an itk.Image of the pixel type
+    `dtype`, with the input's buffered region and geometry when the shape is
+    the input's (or `geometry` and index 0 when given), and the array is a
+    view of its buffer."""
+    shape = tuple(int(n) for n in shape)
+    if arg.kind == NUMPY:
+        out = np.empty(shape, dtype=np.dtype(dtype))
+        return out, out
+    if arg.kind == ITK:
+        import itk
+
+        pixel = _ITK_PIXEL[np.dtype(dtype).name]
+        image = itk.Image[getattr(itk, pixel), len(shape)].New()
+        if geometry is None and shape == arg.shape:
+            image.SetRegions(arg.original.GetBufferedRegion())
+            image.CopyInformation(arg.original)
+        else:
+            region = itk.ImageRegion[len(shape)]()
+            region.SetSize([int(n) for n in reversed(shape)])
+            image.SetRegions(region)
+            set_geometry(image, geometry if geometry is not None else arg.geometry)
+        image.Allocate()
+        return image, itk.array_view_from_image(image)
+    if arg.kind == CUPY:
+        cp = _cupy()
+        with arg.original.device:
+            out = cp.empty(shape, dtype=np.dtype(dtype))
+        return out, out
+    torch = _torch()
+    out = torch.empty(shape, dtype=torch_dtype(dtype), device=arg.array.device)
+    return out, out
+
+
+_ITK_PIXEL = {"uint8": "UC", "int16": "SS", "uint16": "US", "float32": "F", "float64": "D"}
+
+
+_TORCH_DTYPES = {
+    "uint8": "uint8",
+    "int16": "int16",
+    "uint16": "uint16",
+    "uint32": "uint32",
+    "float32": "float32",
+    "float64": "float64",
+    "int32": "int32",
+    "int64": "int64",
+    "bool": "bool",
+}
+
+
+def torch_dtype(dtype):
+    torch = _torch()
+    name = np.dtype(dtype).name
+    if name not in _TORCH_DTYPES or not hasattr(torch, _TORCH_DTYPES[name]):
+        raise TypeError(f"no torch dtype for {name}")
+    return getattr(torch, _TORCH_DTYPES[name])
+
+
+def numpy_dtype(arr: Any):
+    """The NumPy dtype of an array of any kind."""
+    if isinstance(arr, np.ndarray):
+        return arr.dtype
+    torch = _torch()
+    if torch is not None and isinstance(arr, torch.Tensor):
+        name = str(arr.dtype).replace("torch.", "")
+        try:
+            return np.dtype(name)
+        except TypeError:
+            raise TypeError(f"pixel type {name} is not supported") from None
+    return np.dtype(arr.dtype)
+
+
+def set_geometry(image: Any, geometry: Geometry) -> None:
+    import itk
+
+    image.SetSpacing([float(v) for v in geometry.spacing])
+    image.SetOrigin([float(v) for v in geometry.origin])
+    image.SetDirection(itk.matrix_from_array(np.ascontiguousarray(geometry.direction, dtype=np.float64)))
+
+
+def itk_view(arg: ImageArg) -> Any:
+    """An itk.Image of a host argument (the input itself for itk.Image), for ITK's own filters."""
+    import itk
+
+    if arg.kind == ITK:
+        return arg.original
+    host = to_numpy(arg.array)
+    image = itk.image_view_from_array(host)
+    set_geometry(image, arg.geometry)
+    image._cif_keep = host  # the view must not outlive its buffer
+    return image
+
+
+def to_numpy(arr: Any) -> np.ndarray:
+    """A host NumPy array (a copy for GPU arrays)."""
+    if isinstance(arr, np.ndarray):
+        return arr
+    cp = _cupy()
+    if cp is not None and isinstance(arr, cp.ndarray):
+        return cp.asnumpy(arr)
+    torch = _torch()
+    if torch is not None and isinstance(arr, torch.Tensor):
+        return arr.detach().cpu().numpy()
+    return np.asarray(arr)
+
+
+def from_numpy_like(arg: ImageArg, host: np.ndarray) -> Any:
+    """`host` moved to the argument's kind and side."""
+    if arg.kind in (NUMPY, ITK):
+        return host
+    if arg.kind == CUPY:
+        cp = _cupy()
+        with arg.original.device:
+            return cp.asarray(host)
+    torch = _torch()
+    return torch.from_numpy(np.ascontiguousarray(host)).to(arg.array.device)

@@ -1,0 +1,849 @@
+/*=========================================================================
+ *  CudaImageFilters Python extension: the neighbourhood filters, the
+ *  threshold and packed-mask filters and the B-spline prefilter. Each
+ *  binding checks its arrays, builds the core's job from plain parameters
+ *  (sizes x fastest) and runs the core through RunJob.
+ *=========================================================================*/
+#include "cifPythonArrays.h"
+
+#include "cifBSplinePrefilter.h"
+#include "cifBilateral.h"
+#include "cifBoxFilters.h"
+#include "cifMedian.h"
+#include "cifPackedMask.h"
+#include "cifRotatingMask.h"
+
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
+#include <nanobind/stl/vector.h>
+
+#include <cmath>
+#include <limits>
+#include <sstream>
+
+namespace cifpy
+{
+namespace
+{
+
+/** The job of an image filter whose output has the input's grid. */
+template <typename TGeometry>
+TGeometry
+WholeImageGeometry(const ArrayInfo & image)
+{
+  TGeometry g;
+  for (int a = 0; a < 3; ++a)
+  {
+    g.inputSize[a] = image.Size(a);
+    g.outputStart[a] = 0;
+    g.outputSize[a] = image.Size(a);
+  }
+  return g;
+}
+
+void
+CheckFilterArrays(const ArrayInfo & in, const ArrayInfo & out, const char * function)
+{
+  RequireImageDimension(in, function);
+  RequireSameShape(in, out, function);
+  RequirePixel(out, in.pixel, function);
+}
+
+cif::MedianKernel
+ParseMedianKernel(const std::string & text)
+{
+  if (text == "auto")
+    return cif::MedianKernel::Automatic;
+  if (text == "selection")
+    return cif::MedianKernel::Selection;
+  if (text == "radix_tile")
+    return cif::MedianKernel::RadixTile;
+  if (text == "radix_global")
+    return cif::MedianKernel::RadixGlobal;
+  if (text == "sliding_histogram")
+    return cif::MedianKernel::SlidingHistogram;
+  throw std::invalid_argument("kernel must be 'auto', 'selection', 'radix_tile', 'radix_global' or "
+                              "'sliding_histogram', not '" +
+                              text + "'");
+}
+
+std::string
+NoCudaReason(bool compiled)
+{
+  return compiled ? std::string() : std::string("this build has no CUDA code");
+}
+
+Report
+Median(const InArray &           input,
+       const OutArray &          output,
+       const std::vector<int> &  radius,
+       const std::string &       device,
+       std::uintptr_t            stream,
+       int                       threads,
+       const std::string &       kernel)
+{
+  const char * name = "median_image_filter";
+  const auto   in = Inspect(input, "image");
+  const auto   out = Inspect(output, "output");
+  CheckFilterArrays(in, out, name);
+  auto g = WholeImageGeometry<cif::MedianGeometry>(in);
+  int  r[3];
+  Axes(radius, r, 0, "radius");
+  for (int a = 0; a < 3; ++a)
+  {
+    g.radius[a] = a < in.ndim ? r[a] : 0;
+  }
+  const std::string problem = cif::ValidateMedianJob(g);
+  if (!problem.empty())
+  {
+    throw std::invalid_argument(std::string(name) + ": " + problem);
+  }
+  const cif::MedianKernel request = ParseMedianKernel(kernel);
+  std::string             note;
+  Report                  report;
+  DispatchScalar(in,
+                 name,
+                 [&](auto tag)
+                 {
+                   using T = decltype(tag);
+                   report = RunJob(
+                     name,
+                     device,
+                     NoCudaReason(cif::MedianCUDAIsCompiled()),
+                     { in },
+                     { out },
+                     stream,
+                     [&](const JobPointers & p)
+                     {
+                       note = cif::MedianCUDA(static_cast<const T *>(p.in[0]), static_cast<T *>(p.out[0]), g, request)
+                                .description;
+                     },
+                     [&](const JobPointers & p)
+                     {
+                       cif::MedianCPU(static_cast<const T *>(p.in[0]), static_cast<T *>(p.out[0]), g, Threads(threads));
+                       note.clear();
+                     });
+                 });
+  if (!note.empty())
+  {
+    std::get<1>(report) += "; " + note;
+  }
+  return report;
+}
+
+/** Why the GPU box passes cannot take a radius (empty if they can). */
+std::string
+BoxGPUProblem(const cif::BoxGeometry & g)
+{
+  for (int a = 0; a < 3; ++a)
+  {
+    if (g.radius[a] > cif::MaxGPUBoxRadius)
+    {
+      return "the GPU tiles take radii up to " + std::to_string(cif::MaxGPUBoxRadius) + " per axis";
+    }
+  }
+  return NoCudaReason(cif::BoxFiltersCUDAIsCompiled());
+}
+
+cif::BoxGeometry
+BoxGeometryOf(const ArrayInfo & in, const std::vector<int> & radius, const char * name)
+{
+  auto g = WholeImageGeometry<cif::BoxGeometry>(in);
+  int  r[3];
+  Axes(radius, r, 0, "radius");
+  for (int a = 0; a < 3; ++a)
+  {
+    g.radius[a] = a < in.ndim ? r[a] : 0;
+  }
+  const std::string problem = cif::ValidateBoxJob(g);
+  if (!problem.empty())
+  {
+    throw std::invalid_argument(std::string(name) + ": " + problem);
+  }
+  return g;
+}
+
+Report
+BoxMean(const InArray &          input,
+        const OutArray &         output,
+        const std::vector<int> & radius,
+        const std::string &      device,
+        std::uintptr_t           stream,
+        int                      threads)
+{
+  const char * name = "mean_image_filter";
+  const auto   in = Inspect(input, "image");
+  const auto   out = Inspect(output, "output");
+  CheckFilterArrays(in, out, name);
+  const auto  g = BoxGeometryOf(in, radius, name);
+  std::string note;
+  Report      report;
+  DispatchScalar(in,
+                 name,
+                 [&](auto tag)
+                 {
+                   using T = decltype(tag);
+                   report = RunJob(
+                     name,
+                     device,
+                     BoxGPUProblem(g),
+                     { in },
+                     { out },
+                     stream,
+                     [&](const JobPointers & p)
+                     {
+                       switch (cif::BoxMeanCUDA(static_cast<const T *>(p.in[0]), static_cast<T *>(p.out[0]), g))
+                       {
+                         case cif::BoxMeanMethod::SeparableInteger:
+                           note = "separable integer sums (exact)";
+                           break;
+                         case cif::BoxMeanMethod::DirectITKOrder:
+                           note = "direct double sums in ITK's order";
+                           break;
+                         case cif::BoxMeanMethod::SeparableDouble:
+                           note = "separable double sums";
+                           break;
+                       }
+                     },
+                     [&](const JobPointers & p)
+                     {
+                       cif::BoxMeanCPU(
+                         static_cast<const T *>(p.in[0]), static_cast<T *>(p.out[0]), g, Threads(threads));
+                       note.clear();
+                     });
+                 });
+  if (!note.empty())
+  {
+    std::get<1>(report) += "; " + note;
+  }
+  return report;
+}
+
+Report
+BoxErode(const InArray &          input,
+         const OutArray &         output,
+         const std::vector<int> & radius,
+         nb::object               boundary,
+         const std::string &      device,
+         std::uintptr_t           stream,
+         int                      threads)
+{
+  const char * name = "grayscale_erode_image_filter";
+  const auto   in = Inspect(input, "image");
+  const auto   out = Inspect(output, "output");
+  CheckFilterArrays(in, out, name);
+  const auto g = BoxGeometryOf(in, radius, name);
+  Report     report;
+  DispatchScalar(in,
+                 name,
+                 [&](auto tag)
+                 {
+                   using T = decltype(tag);
+                   // ITK's default boundary: the pixel type's largest value
+                   const T b = boundary.is_none() ? std::numeric_limits<T>::max() : nb::cast<T>(boundary);
+                   report = RunJob(
+                     name,
+                     device,
+                     BoxGPUProblem(g),
+                     { in },
+                     { out },
+                     stream,
+                     [&](const JobPointers & p)
+                     { cif::BoxMinCUDA(static_cast<const T *>(p.in[0]), static_cast<T *>(p.out[0]), g, b); },
+                     [&](const JobPointers & p) {
+                       cif::BoxMinCPU(
+                         static_cast<const T *>(p.in[0]), static_cast<T *>(p.out[0]), g, b, Threads(threads));
+                     });
+                 });
+  return report;
+}
+
+Report
+Bilateral(const InArray &             input,
+          const OutArray &            output,
+          const std::vector<int> &    radius,
+          const std::vector<double> & domainSigma,
+          const std::vector<double> & spacing,
+          double                      rangeSigma,
+          int                         iterations,
+          const std::string &         device,
+          std::uintptr_t              stream,
+          int                         threads)
+{
+  const char * name = "bilateral_image_filter";
+  const auto   in = Inspect(input, "image");
+  const auto   out = Inspect(output, "output");
+  CheckFilterArrays(in, out, name);
+  auto                     g = WholeImageGeometry<cif::ClampedNeighborhoodGeometry>(in);
+  cif::BilateralParameters p;
+  int                      r[3];
+  double                   s[3], h[3];
+  Axes(radius, r, 0, "radius");
+  Axes(domainSigma, s, 1.0, "domain_sigma");
+  Axes(spacing, h, 1.0, "spacing");
+  for (int a = 0; a < 3; ++a)
+  {
+    p.radius[a] = a < in.ndim ? r[a] : 0;
+  }
+  p.domainWeights = cif::BilateralDomainWeights(p.radius, s, h);
+  p.rangeSigma = rangeSigma;
+  p.rangeCutoff = 4.0 * rangeSigma; // ITK's range Gaussian support
+  p.iterations = iterations;
+  const std::string problem = cif::ValidateBilateralJob(g, p);
+  if (!problem.empty())
+  {
+    throw std::invalid_argument(std::string(name) + ": " + problem);
+  }
+  std::string note;
+  Report      report;
+  DispatchScalar(in,
+                 name,
+                 [&](auto tag)
+                 {
+                   using T = decltype(tag);
+                   report = RunJob(
+                     name,
+                     device,
+                     NoCudaReason(cif::BilateralCUDAIsCompiled()),
+                     { in },
+                     { out },
+                     stream,
+                     [&](const JobPointers & q)
+                     { note = cif::BilateralCUDA(static_cast<const T *>(q.in[0]), static_cast<T *>(q.out[0]), g, p); },
+                     [&](const JobPointers & q)
+                     {
+                       cif::BilateralCPU(
+                         static_cast<const T *>(q.in[0]), static_cast<T *>(q.out[0]), g, p, Threads(threads));
+                       note = "the module's CPU core (exact range Gaussian)";
+                     });
+                 });
+  std::get<1>(report) += "; " + note;
+  return report;
+}
+
+Report
+RotatingMask(const InArray &     input,
+             const OutArray &    output,
+             int                 iterations,
+             const std::string & device,
+             std::uintptr_t      stream,
+             int                 threads)
+{
+  const char * name = "rotating_mask_image_filter";
+  const auto   in = Inspect(input, "image");
+  const auto   out = Inspect(output, "output");
+  CheckFilterArrays(in, out, name);
+  if (in.ndim < 2)
+  {
+    throw std::invalid_argument(std::string(name) + ": 2D or 3D images only");
+  }
+  const auto                  g = WholeImageGeometry<cif::ClampedNeighborhoodGeometry>(in);
+  cif::RotatingMaskParameters p;
+  p.dimension = in.ndim;
+  p.iterations = iterations;
+  const std::string problem = cif::ValidateRotatingMaskJob(g, p);
+  if (!problem.empty())
+  {
+    throw std::invalid_argument(std::string(name) + ": " + problem);
+  }
+  std::string gpuProblem = NoCudaReason(cif::RotatingMaskCUDAIsCompiled());
+  if (gpuProblem.empty() && (in.Size(1) > 65535LL * 8 || (in.ndim == 3 && in.Size(2) > 65535LL * 4)))
+  {
+    gpuProblem = "the output has more rows or slices than the GPU kernel's grid covers";
+  }
+  std::string note;
+  Report      report;
+  DispatchScalar(in,
+                 name,
+                 [&](auto tag)
+                 {
+                   using T = decltype(tag);
+                   report = RunJob(
+                     name,
+                     device,
+                     gpuProblem,
+                     { in },
+                     { out },
+                     stream,
+                     [&](const JobPointers & q)
+                     { note = cif::RotatingMaskCUDA(static_cast<const T *>(q.in[0]), static_cast<T *>(q.out[0]), g, p); },
+                     [&](const JobPointers & q)
+                     {
+                       cif::RotatingMaskCPU(
+                         static_cast<const T *>(q.in[0]), static_cast<T *>(q.out[0]), g, p, Threads(threads));
+                       note.clear();
+                     });
+                 });
+  if (!note.empty())
+  {
+    std::get<1>(report) += "; " + note;
+  }
+  return report;
+}
+
+/** A threshold given as a Python number, in the pixel type T: ITK's
+ * BinaryThresholdImageFilter compares in the input type, so a value the
+ * type cannot hold exactly is refused. */
+template <typename T>
+T
+ThresholdValue(double v, const char * what, const char * function)
+{
+  if (std::isnan(v))
+  {
+    throw std::invalid_argument(std::string(function) + ": " + what + " is NaN");
+  }
+  if constexpr (std::is_integral<T>::value)
+  {
+    if (!(v >= static_cast<double>(std::numeric_limits<T>::lowest()) &&
+          v <= static_cast<double>(std::numeric_limits<T>::max())) ||
+        v != std::floor(v))
+    {
+      std::ostringstream why;
+      why << function << ": " << what << " = " << v << " is not a value of the image's pixel type";
+      throw std::invalid_argument(why.str());
+    }
+  }
+  return static_cast<T>(v);
+}
+
+/** Calls f(TOut{}) for an output pixel type of the threshold filters. */
+template <typename F>
+void
+DispatchOutput(const ArrayInfo & a, const char * function, F && f)
+{
+  DispatchScalar(a, function, std::forward<F>(f));
+}
+
+cif::MaskExtent
+ExtentOf(const ArrayInfo & image)
+{
+  cif::MaskExtent e;
+  for (int a = 0; a < 3; ++a)
+  {
+    e.size[a] = image.Size(a);
+  }
+  return e;
+}
+
+void
+CheckWords(const ArrayInfo & words, const ArrayInfo & image, const char * function)
+{
+  RequirePixel(words, Pixel::UInt32, function);
+  bool ok = words.ndim == image.ndim && words.Size(0) == cif::MaskWordsPerRow(image.Size(0));
+  for (int a = 1; ok && a < image.ndim; ++a)
+  {
+    ok = words.Size(a) == image.Size(a);
+  }
+  if (!ok)
+  {
+    std::ostringstream why;
+    why << function << ": the mask's words do not match the image's shape (a row of " << image.Size(0)
+        << " voxels takes " << cif::MaskWordsPerRow(image.Size(0)) << " words)";
+    throw std::invalid_argument(why.str());
+  }
+}
+
+Report
+BinaryThreshold(const InArray &     input,
+                const OutArray &    output,
+                double              lower,
+                double              upper,
+                double              inside,
+                double              outside,
+                const std::string & device,
+                std::uintptr_t      stream,
+                int                 threads)
+{
+  const char * name = "binary_threshold_image_filter";
+  const auto   in = Inspect(input, "image");
+  const auto   out = Inspect(output, "output");
+  RequireImageDimension(in, name);
+  RequireSameShape(in, out, name);
+  cif::ElementwiseGeometry g;
+  for (int a = 0; a < 3; ++a)
+  {
+    g.size[a] = in.Size(a);
+  }
+  g.inputRowPitch = g.size[0];
+  g.inputSlicePitch = g.size[0] * g.size[1];
+  Report report;
+  DispatchScalar(in,
+                 name,
+                 [&](auto tagIn)
+                 {
+                   using TIn = decltype(tagIn);
+                   const TIn lo = ThresholdValue<TIn>(lower, "lower", name);
+                   const TIn hi = ThresholdValue<TIn>(upper, "upper", name);
+                   DispatchOutput(out,
+                                  name,
+                                  [&](auto tagOut)
+                                  {
+                                    using TOut = decltype(tagOut);
+                                    const TOut vin = ThresholdValue<TOut>(inside, "inside_value", name);
+                                    const TOut vout = ThresholdValue<TOut>(outside, "outside_value", name);
+                                    report = RunJob(
+                                      name,
+                                      device,
+                                      NoCudaReason(cif::PackedMaskCUDAIsCompiled()),
+                                      { in },
+                                      { out },
+                                      stream,
+                                      [&](const JobPointers & p) {
+                                        cif::ThresholdCUDA(static_cast<const TIn *>(p.in[0]),
+                                                           static_cast<TOut *>(p.out[0]),
+                                                           g,
+                                                           lo,
+                                                           hi,
+                                                           vin,
+                                                           vout);
+                                      },
+                                      [&](const JobPointers & p) {
+                                        cif::ThresholdCPU(static_cast<const TIn *>(p.in[0]),
+                                                          static_cast<TOut *>(p.out[0]),
+                                                          g,
+                                                          lo,
+                                                          hi,
+                                                          vin,
+                                                          vout,
+                                                          Threads(threads));
+                                      });
+                                  });
+                 });
+  return report;
+}
+
+Report
+ThresholdToPackedMask(const InArray &     input,
+                      const OutArray &    words,
+                      double              lower,
+                      double              upper,
+                      const std::string & device,
+                      std::uintptr_t      stream,
+                      int                 threads)
+{
+  const char * name = "threshold_to_packed_mask";
+  const auto   in = Inspect(input, "image");
+  const auto   w = Inspect(words, "mask");
+  RequireImageDimension(in, name);
+  CheckWords(w, in, name);
+  const auto e = ExtentOf(in);
+  Report     report;
+  DispatchScalar(in,
+                 name,
+                 [&](auto tag)
+                 {
+                   using T = decltype(tag);
+                   const T lo = ThresholdValue<T>(lower, "lower", name);
+                   const T hi = ThresholdValue<T>(upper, "upper", name);
+                   report = RunJob(
+                     name,
+                     device,
+                     NoCudaReason(cif::PackedMaskCUDAIsCompiled()),
+                     { in },
+                     { w },
+                     stream,
+                     [&](const JobPointers & p) {
+                       cif::ThresholdPackCUDA(
+                         static_cast<const T *>(p.in[0]), static_cast<std::uint32_t *>(p.out[0]), e, lo, hi);
+                     },
+                     [&](const JobPointers & p)
+                     {
+                       cif::ThresholdPackCPU(static_cast<const T *>(p.in[0]),
+                                             static_cast<std::uint32_t *>(p.out[0]),
+                                             e,
+                                             lo,
+                                             hi,
+                                             Threads(threads));
+                     });
+                 });
+  return report;
+}
+
+Report
+UnpackMask(const InArray &     words,
+           const OutArray &    output,
+           double              inside,
+           double              outside,
+           const std::string & device,
+           std::uintptr_t      stream,
+           int                 threads)
+{
+  const char * name = "unpack_mask";
+  const auto   w = Inspect(words, "mask");
+  const auto   out = Inspect(output, "output");
+  RequireImageDimension(out, name);
+  CheckWords(w, out, name);
+  const auto e = ExtentOf(out);
+  Report     report;
+  DispatchScalar(out,
+                 name,
+                 [&](auto tag)
+                 {
+                   using T = decltype(tag);
+                   const T vin = ThresholdValue<T>(inside, "inside_value", name);
+                   const T vout = ThresholdValue<T>(outside, "outside_value", name);
+                   report = RunJob(
+                     name,
+                     device,
+                     NoCudaReason(cif::PackedMaskCUDAIsCompiled()),
+                     { w },
+                     { out },
+                     stream,
+                     [&](const JobPointers & p) {
+                       cif::UnpackMaskCUDA(
+                         static_cast<const std::uint32_t *>(p.in[0]), static_cast<T *>(p.out[0]), e, vin, vout);
+                     },
+                     [&](const JobPointers & p)
+                     {
+                       cif::UnpackMaskCPU(static_cast<const std::uint32_t *>(p.in[0]),
+                                          static_cast<T *>(p.out[0]),
+                                          e,
+                                          vin,
+                                          vout,
+                                          Threads(threads));
+                     });
+                 });
+  return report;
+}
+
+Report
+ApplyPackedMask(const InArray &     input,
+                const InArray &     words,
+                const OutArray &    output,
+                double              outside,
+                const std::string & device,
+                std::uintptr_t      stream,
+                int                 threads)
+{
+  const char * name = "apply_packed_mask";
+  const auto   in = Inspect(input, "image");
+  const auto   w = Inspect(words, "mask");
+  const auto   out = Inspect(output, "output");
+  CheckFilterArrays(in, out, name);
+  CheckWords(w, in, name);
+  const auto e = ExtentOf(in);
+  Report     report;
+  DispatchScalar(in,
+                 name,
+                 [&](auto tag)
+                 {
+                   using T = decltype(tag);
+                   const T vout = ThresholdValue<T>(outside, "outside_value", name);
+                   report = RunJob(
+                     name,
+                     device,
+                     NoCudaReason(cif::PackedMaskCUDAIsCompiled()),
+                     { in, w },
+                     { out },
+                     stream,
+                     [&](const JobPointers & p)
+                     {
+                       cif::ApplyPackedMaskCUDA(static_cast<const T *>(p.in[0]),
+                                                static_cast<const std::uint32_t *>(p.in[1]),
+                                                static_cast<T *>(p.out[0]),
+                                                e,
+                                                vout);
+                     },
+                     [&](const JobPointers & p)
+                     {
+                       cif::ApplyPackedMaskCPU(static_cast<const T *>(p.in[0]),
+                                               static_cast<const std::uint32_t *>(p.in[1]),
+                                               static_cast<T *>(p.out[0]),
+                                               e,
+                                               vout,
+                                               Threads(threads));
+                     });
+                 });
+  return report;
+}
+
+Report
+BSplineDecomposition(const InArray &     input,
+                     const OutArray &    output,
+                     int                 splineOrder,
+                     const std::string & method,
+                     int                 firHalfWidth,
+                     const std::string & device,
+                     std::uintptr_t      stream,
+                     int                 threads)
+{
+  const char * name = "bspline_decomposition_image_filter";
+  const auto   in = Inspect(input, "image");
+  const auto   out = Inspect(output, "output");
+  RequireImageDimension(in, name);
+  RequireSameShape(in, out, name);
+  cif::PrefilterGeometry   g;
+  cif::PrefilterParameters p;
+  for (int a = 0; a < 3; ++a)
+  {
+    g.imageSize[a] = g.inputSize[a] = g.outputSize[a] = in.Size(a);
+  }
+  if (method == "recursive")
+  {
+    p.method = cif::PrefilterMethod::Recursive;
+  }
+  else if (method == "fir")
+  {
+    p.method = cif::PrefilterMethod::FIR;
+    if (splineOrder != 3)
+    {
+      throw std::invalid_argument(std::string(name) + ": the FIR method is for spline order 3 only");
+    }
+  }
+  else
+  {
+    throw std::invalid_argument(std::string(name) + ": method must be 'recursive' or 'fir', not '" + method + "'");
+  }
+  p.poles = cif::BSplinePoles(splineOrder);
+  p.firHalfWidth = firHalfWidth;
+  const std::string problem = cif::ValidatePrefilterJob(g, p);
+  if (!problem.empty())
+  {
+    throw std::invalid_argument(std::string(name) + ": " + problem);
+  }
+  std::string gpuProblem = NoCudaReason(cif::PrefilterCUDAIsCompiled());
+  if (splineOrder != 3)
+  {
+    gpuProblem = "the GPU path handles spline order 3 only, not " + std::to_string(splineOrder);
+  }
+  Report report;
+  auto   run = [&](auto tagIn, auto tagOut)
+  {
+    using TIn = decltype(tagIn);
+    using TOut = decltype(tagOut);
+    report = RunJob(
+      name,
+      device,
+      gpuProblem,
+      { in },
+      { out },
+      stream,
+      [&](const JobPointers & q)
+      { cif::PrefilterCUDA(static_cast<const TIn *>(q.in[0]), static_cast<TOut *>(q.out[0]), g, p); },
+      [&](const JobPointers & q) {
+        cif::PrefilterCPU(static_cast<const TIn *>(q.in[0]), static_cast<TOut *>(q.out[0]), g, p, Threads(threads));
+      });
+  };
+  auto withOutput = [&](auto tagIn)
+  {
+    if (out.pixel == Pixel::Float32)
+      run(tagIn, 0.0f);
+    else if (out.pixel == Pixel::Float64)
+      run(tagIn, 0.0);
+    else
+      throw nb::type_error((std::string(name) + ": the coefficients are float32 or float64").c_str());
+  };
+  switch (in.pixel)
+  {
+    case Pixel::UInt8:
+      withOutput(static_cast<unsigned char>(0));
+      break;
+    case Pixel::Int16:
+      withOutput(static_cast<short>(0));
+      break;
+    case Pixel::UInt16:
+      withOutput(static_cast<unsigned short>(0));
+      break;
+    case Pixel::Float32:
+      withOutput(0.0f);
+      break;
+    case Pixel::Float64:
+      if (out.pixel != Pixel::Float64)
+      {
+        throw nb::type_error((std::string(name) + ": float64 images give float64 coefficients").c_str());
+      }
+      run(0.0, 0.0);
+      break;
+    default:
+      throw nb::type_error((std::string(name) + ": pixel type " + in.dtype +
+                            " is not supported; use uint8, int16, uint16, float32 or float64")
+                             .c_str());
+  }
+  return report;
+}
+
+} // namespace
+
+void
+RegisterFilters(nb::module_ & m)
+{
+  using namespace nb::literals;
+  m.def("median",
+        &Median,
+        "image"_a,
+        "output"_a,
+        "radius"_a,
+        "device"_a,
+        "stream"_a,
+        "threads"_a,
+        "kernel"_a,
+        "The median of the box of `radius` (x, y, z) around each pixel (cif::MedianCPU / MedianCUDA).");
+  m.def("box_mean", &BoxMean, "image"_a, "output"_a, "radius"_a, "device"_a, "stream"_a, "threads"_a);
+  m.def("box_erode",
+        &BoxErode,
+        "image"_a,
+        "output"_a,
+        "radius"_a,
+        "boundary"_a.none(),
+        "device"_a,
+        "stream"_a,
+        "threads"_a);
+  m.def("bilateral",
+        &Bilateral,
+        "image"_a,
+        "output"_a,
+        "radius"_a,
+        "domain_sigma"_a,
+        "spacing"_a,
+        "range_sigma"_a,
+        "iterations"_a,
+        "device"_a,
+        "stream"_a,
+        "threads"_a);
+  m.def("rotating_mask", &RotatingMask, "image"_a, "output"_a, "iterations"_a, "device"_a, "stream"_a, "threads"_a);
+  m.def("binary_threshold",
+        &BinaryThreshold,
+        "image"_a,
+        "output"_a,
+        "lower"_a,
+        "upper"_a,
+        "inside"_a,
+        "outside"_a,
+        "device"_a,
+        "stream"_a,
+        "threads"_a);
+  m.def("threshold_to_packed_mask",
+        &ThresholdToPackedMask,
+        "image"_a,
+        "words"_a,
+        "lower"_a,
+        "upper"_a,
+        "device"_a,
+        "stream"_a,
+        "threads"_a);
+  m.def("unpack_mask", &UnpackMask, "words"_a, "output"_a, "inside"_a, "outside"_a, "device"_a, "stream"_a, "threads"_a);
+  m.def("apply_packed_mask",
+        &ApplyPackedMask,
+        "image"_a,
+        "words"_a,
+        "output"_a,
+        "outside"_a,
+        "device"_a,
+        "stream"_a,
+        "threads"_a);
+  m.def("bspline_decomposition",
+        &BSplineDecomposition,
+        "image"_a,
+        "output"_a,
+        "spline_order"_a,
+        "method"_a,
+        "fir_half_width"_a,
+        "device"_a,
+        "stream"_a,
+        "threads"_a);
+  m.def("bspline_poles", &cif::BSplinePoles, "spline_order"_a);
+  m.def("cubic_fir_half_width_for_tolerance", &cif::CubicFIRHalfWidthForTolerance, "tolerance"_a);
+  m.def("cubic_fir_truncation_bound", &cif::CubicFIRTruncationBound, "half_width"_a);
+}
+
+} // namespace cifpy
