@@ -96,7 +96,8 @@ def stream_of(x: Any, kind: str) -> int:
 
 @dataclass
 class Geometry:
-    """Spacing, origin and direction in ITK's order (x fastest)."""
+    """Spacing, origin and direction in ITK's order (x fastest). The origin is
+    the physical point of the buffer's first voxel (index 0)."""
 
     spacing: Tuple[float, ...]
     origin: Tuple[float, ...]
@@ -128,9 +129,16 @@ def geometry_from(
         import itk
 
         d = x.GetImageDimension()
+        start = x.GetBufferedRegion().GetIndex()
+        origin = (
+            tuple(float(v) for v in x.GetOrigin())
+            if all(int(start[i]) == 0 for i in range(d))
+            # the buffer's first voxel becomes index 0: its physical point is the origin
+            else tuple(float(v) for v in x.TransformIndexToPhysicalPoint(start))
+        )
         return Geometry(
             tuple(float(x.GetSpacing()[i]) for i in range(d)),
-            tuple(float(x.GetOrigin()[i]) for i in range(d)),
+            origin,
             np.array(itk.array_from_matrix(x.GetDirection()), dtype=np.float64),
         )
     s = _per_axis(spacing, ndim, "spacing", 1.0)

@@ -109,20 +109,21 @@ def _classify_transform(transform: Any, d: int) -> _Transform:
         if m is None or m.group(1) != "D" or int(m.group(3)) != 3:
             t.unsupported = "the GPU follows double-precision B-spline transforms of order 3"
         else:
-            images = [transform.GetCoefficientImages()[k] for k in range(d)]
-            region = images[0].GetLargestPossibleRegion()
-            ok = all(
-                im.GetBufferedRegion() == region and all(int(region.GetIndex()[i]) == 0 for i in range(d))
-                for im in images
-            )
-            if not ok or region.GetNumberOfPixels() == 0:
-                t.unsupported = "the B-spline transform's coefficient images are not full grids starting at index 0"
+            # the fixed parameters: grid size, origin, spacing, direction; the
+            # parameters: the D coefficient images one after the other, x fastest
+            fixed = np.array(itk.array_from_vnl_vector(transform.GetFixedParameters()), dtype=np.float64)
+            size = [int(round(v)) for v in fixed[:d]]
+            coefficients = np.array(itk.array_from_vnl_vector(transform.GetParameters()), dtype=np.float64)
+            if coefficients.size != d * int(np.prod(size)):
+                t.unsupported = "the B-spline transform's parameters do not match its grid"
             else:
                 t.grid_kind = "bspline"
                 t.grid_values = np.ascontiguousarray(
-                    np.stack([itk.array_view_from_image(im) for im in images], axis=-1), dtype=np.float64
+                    np.moveaxis(coefficients.reshape((d,) + tuple(reversed(size))), 0, -1)
                 )
-                t.grid_geometry = _arrays.geometry_from(images[0], _arrays.ITK, d)
+                t.grid_geometry = _arrays.Geometry(
+                    tuple(fixed[2 * d : 3 * d]), tuple(fixed[d : 2 * d]), fixed[3 * d :].reshape(d, d)
+                )
     else:
         t.unsupported = (
             "the GPU evaluates affine, translation and identity transforms, displacement field transforms and "
@@ -281,34 +282,30 @@ def resample_image_filter(
         _record(report)
         return result
 
-    # ITK's own filter on the CPU
+    # ITK's own filter on the CPU, in double (double B-spline coefficients, as
+    # the C++ filter's default interpolator), then clamped to the pixel type
+    # and converted as itk::ResampleImageFilter does (static_cast after the clamp)
     import itk
 
-    host_arg = arg
-    if arg.on_gpu:
-        host = _arrays.to_numpy(arg.array)
-        host_arg = _arrays.ImageArg(host, _arrays.NUMPY, host, False, 0, d, arg.geometry)
+    host = _arrays.to_numpy(arg.array)
+    geometry = in_geometry if scipy_map else arg.geometry
+    source = itk.image_view_from_array(np.ascontiguousarray(host, dtype=np.float64))
+    _arrays.set_geometry(source, geometry)
     if scipy_map:
-        host_arg = _arrays.ImageArg(
-            host_arg.array, _arrays.NUMPY, host_arg.array, False, 0, d, in_geometry
-        )
         affine = itk.AffineTransform[itk.D, d].New()
         affine.SetMatrix(itk.matrix_from_array(np.ascontiguousarray(t.matrix)))
         affine.SetOffset([float(v) for v in t.offset])
         itk_transform = affine
     else:
         itk_transform = t.itk_transform if t.itk_transform is not None else itk.IdentityTransform[itk.D, d].New()
-    source = _arrays.itk_view(host_arg)
-    image_type = type(source)
-    interpolation = {
-        "nearest": itk.NearestNeighborInterpolateImageFunction,
-        "linear": itk.LinearInterpolateImageFunction,
-        "bspline": itk.BSplineInterpolateImageFunction,
-    }[interp]
-    itk_interpolator = interpolation[image_type, itk.D].New() if interp != "bspline" else None
+    image_type = itk.Image[itk.D, d]
     if interp == "bspline":
         itk_interpolator = itk.BSplineInterpolateImageFunction[image_type, itk.D, itk.D].New()
         itk_interpolator.SetSplineOrder(3)
+    elif interp == "linear":
+        itk_interpolator = itk.LinearInterpolateImageFunction[image_type, itk.D].New()
+    else:
+        itk_interpolator = itk.NearestNeighborInterpolateImageFunction[image_type, itk.D].New()
     f = itk.ResampleImageFilter[image_type, image_type].New()
     f.SetInput(source)
     f.SetTransform(itk_transform)
@@ -317,21 +314,25 @@ def resample_image_filter(
     f.SetOutputSpacing([float(v) for v in out_geometry.spacing])
     f.SetOutputOrigin([float(v) for v in out_geometry.origin])
     f.SetOutputDirection(itk.matrix_from_array(np.ascontiguousarray(out_geometry.direction, dtype=np.float64)))
-    f.SetDefaultPixelValue(default_pixel_value)
+    f.SetDefaultPixelValue(float(default_pixel_value))
     f.Update()
-    output = f.GetOutput()
+    values = np.asarray(itk.array_view_from_image(f.GetOutput()))
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        values = np.clip(values, info.min, info.max)
+    elif dtype == np.float32:
+        limit = float(np.finfo(np.float32).max)
+        values = np.clip(values, -limit, limit)
+    result, out = _arrays.empty_output(arg, shape, dtype, geometry=out_geometry)
+    if arg.on_gpu or arg.kind == _arrays.TORCH:
+        host_out = values.astype(dtype)  # static_cast: truncation toward zero
+        converted = _arrays.from_numpy_like(arg, host_out)
+        out.copy_(converted) if arg.kind == _arrays.TORCH else out.set(host_out)
+    else:
+        out[...] = values.astype(dtype)
     message = "CPU" if not why else f"CPU, because {why}"
-    _record((("CPU", message + "; ITK's ResampleImageFilter", False)))
-    if arg.kind == _arrays.ITK and not scipy_map:
-        return output
-    values = itk.array_from_image(output)
-    if arg.kind == _arrays.ITK:
-        return _arrays.itk_image_from(values, out_geometry)
-    if arg.on_gpu:
-        return _arrays.from_numpy_like(arg, values)
-    if arg.kind == _arrays.TORCH:
-        return _arrays._torch().from_numpy(values)
-    return values
+    _record(("CPU", message + "; ITK's ResampleImageFilter in double", False))
+    return result
 
 
 def _interpolator_name(interpolator: Any) -> str:
