@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Sets up a Debian 12 machine for CudaImageFilters and builds it into build/.
-# Installs Debian's ITK 5.2.1, its example images, GoogleTest, CMake and a
-# compiler. With the CUDA toolkit installed (nvcc under /usr/local/cuda or on
+# Installs Debian's ITK 5.2.1, its example images, GoogleTest, CMake, a
+# compiler and Python's venv and headers (for the Python package). With the CUDA toolkit installed (nvcc under /usr/local/cuda or on
 # PATH) the GPU code is built too; without it everything builds for the CPU.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(cmake g++ make libinsighttoolkit5-dev insighttoolkit5-examples libgtest-dev)
+packages=(cmake g++ make libinsighttoolkit5-dev insighttoolkit5-examples libgtest-dev python3-venv python3-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

@@ -1,8 +1,20 @@
 #!/usr/bin/env bash
-# Command 2 of the README: set up, build, and run every test. GPU tests skip
+# Command 2 of the README: set up, build, and run every test: the C++ tests
+# (CTest), then the Python package built from the same tree (the core is not
+# compiled again) and its tests (pytest, against PyPI's itk). GPU tests skip
 # without a GPU; set CUDAIMAGEFILTERS_REQUIRE_GPU=1 to make them fail instead.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
-cd build
-ctest --output-on-failure -j"$(nproc)" "$@"
+(cd build && ctest --output-on-failure -j"$(nproc)" "$@")
+
+# Python: a virtual environment in .venv (never the system Python)
+venv=.venv
+if [ ! -x "$venv/bin/python" ]; then
+  python3 -m venv "$venv"
+fi
+"$venv/bin/python" -m pip install -q --upgrade pip
+"$venv/bin/python" -m pip install -q "itk>=5.4,<5.5" numpy scipy pytest "scikit-build-core>=0.10" "nanobind>=2.4"
+CMAKE_GENERATOR="Unix Makefiles" "$venv/bin/python" -m pip install -q --no-build-isolation -Cbuild-dir=build .
+CUDAIMAGEFILTERS_CLI="$PWD/build/bin/cudaimagefilters" CUDAIMAGEFILTERS_TEST_DATA="$PWD/build/Data" \
+  "$venv/bin/python" -m pytest python/tests -q -p no:cacheprovider

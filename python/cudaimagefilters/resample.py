@@ -28,9 +28,11 @@ def _point_to_index(geometry: _arrays.Geometry) -> np.ndarray:
     from ITK's own TransformPhysicalPointToContinuousIndex on a probe image
     of that spacing and direction at origin 0 (ITK inverts the index-to-point
     matrix with vnl, which NumPy does not reproduce to the last bit)."""
-    import itk
-
     d = geometry.dimension
+    try:
+        import itk
+    except ImportError:  # without ITK (not a normal install): NumPy's inverse, maybe 1 ulp off ITK's
+        return np.linalg.inv(_index_to_point(geometry))
     probe = itk.Image[itk.F, d].New()
     probe.SetSpacing([float(v) for v in geometry.spacing])
     probe.SetDirection(itk.matrix_from_array(np.ascontiguousarray(geometry.direction, dtype=np.float64)))

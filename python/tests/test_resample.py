@@ -11,9 +11,13 @@ identical on the CPU; nearest identical; the batch interpolator within 1e-9
 
 import math
 
-import itk
 import numpy as np
 import pytest
+
+# PyPI's itk is the reference here (a dependency of the package; the GPU
+# machine has none: there test_gpu.py compares the GPU with the CPU cores
+# these tests check against ITK, and with SciPy)
+itk = pytest.importorskip("itk")
 
 import cudaimagefilters as cif
 from conftest import smooth_image
@@ -210,6 +214,54 @@ def test_itk_transforms_against_itk(d, interpolator):
             assert np.abs(got - ref).max() <= 1e-5 * rng, f"{name} {interpolator}: {report.message}"
         if cif.is_gpu_available():
             assert report.device == "GPU", report.message
+
+
+def _b3(x):
+    x = np.abs(x)
+    return np.where(x < 1, 2 / 3 - x**2 + x**3 / 2, np.where(x < 2, (2 - x) ** 3 / 6, 0.0))
+
+
+@pytest.mark.parametrize("d", [2, 3])
+def test_transform_extraction_matches_itk(d):
+    """What the GPU is given for each ITK transform (an affine map, or a grid
+    with its geometry) reproduces the transform's TransformPoint, evaluated
+    independently here in NumPy (the CPU run never uses it, so CI checks it here)."""
+    from cudaimagefilters.resample import _classify_transform
+
+    shape = (26, 30) if d == 2 else (14, 18, 16)
+    image = itk_image(smooth_image(shape, np.float32), spacing=[0.9, 1.2, 1.1][:d], origin=[-5.0, 3.0, 1.0][:d],
+                      direction=rotation_matrix(d, 0.1))
+    rng = np.random.default_rng(12)
+    for name, transform in _transforms(image).items():
+        t = _classify_transform(transform, d)
+        assert not t.unsupported, name
+        for _ in range(50):
+            c = rng.uniform(3, np.array(list(reversed(shape))) - 4)  # interior of the image and of the grids
+            p = np.array(list(image.TransformContinuousIndexToPhysicalPoint(cindex(d, c))))
+            expected = np.array(list(transform.TransformPoint([float(v) for v in p])))
+            if t.grid_kind == "none":
+                got = t.matrix @ p + t.offset
+            else:
+                g = t.grid_geometry
+                gi = np.linalg.solve(g.direction * np.asarray(g.spacing)[None, :], p - np.asarray(g.origin))
+                values = t.grid_values  # (..., D), array axis order
+                if t.grid_kind == "displacement_field":
+                    base = np.floor(gi).astype(int)
+                    frac = gi - base
+                    disp = np.zeros(d)
+                    for corner in np.ndindex(*(2,) * d):
+                        w = np.prod([frac[k] if corner[k] else 1 - frac[k] for k in range(d)])
+                        idx = tuple(int(np.clip(base[k] + corner[k], 0, values.shape[d - 1 - k] - 1)) for k in reversed(range(d)))
+                        disp += w * values[idx]
+                else:
+                    start = np.floor(gi - 1).astype(int)
+                    disp = np.zeros(d)
+                    for corner in np.ndindex(*(4,) * d):
+                        k = start + np.array(corner)
+                        w = np.prod([_b3(gi[a] - k[a]) for a in range(d)])
+                        disp += w * values[tuple(int(v) for v in reversed(k))]
+                got = p + disp
+            np.testing.assert_allclose(got, expected, rtol=0, atol=1e-9, err_msg=name)
 
 
 def test_output_grid_from_a_reference_or_parameters(brain2d):

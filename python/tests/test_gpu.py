@@ -1,0 +1,227 @@
+"""GPU arrays (CuPy, torch CUDA): in place on the GPU, on the caller's
+stream, no host round trip; and the GPU paths against the CPU cores.
+
+Every test here needs a GPU: it skips without one, and fails instead under
+CUDAIMAGEFILTERS_REQUIRE_GPU=1 (as a missing CuPy or torch then does).
+"""
+
+import numpy as np
+import pytest
+
+import cudaimagefilters as cif
+from conftest import random_image, smooth_image
+
+pytestmark = pytest.mark.gpu
+
+FILTERS = [
+    (cif.median_image_filter, {"radius": 2}),
+    (cif.median_image_filter, {"radius": [4, 3, 3]}),
+    (cif.mean_image_filter, {"radius": 2}),
+    (cif.grayscale_erode_image_filter, {"radius": 1}),
+    (cif.rotating_mask_image_filter, {"number_of_iterations": 2}),
+    (cif.binary_threshold_image_filter, {"lower_threshold": 100, "upper_threshold": 900}),
+]
+
+
+def _name(p):
+    return getattr(p, "__name__", str(p))
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.int16, np.uint16, np.float32])
+@pytest.mark.parametrize("function,kwargs", FILTERS, ids=[f"{f.__name__}-{i}" for i, (f, _) in enumerate(FILTERS)])
+def test_cupy_arrays_stay_on_the_gpu_and_equal_the_cpu(cupy, function, kwargs, dtype):
+    a = random_image((17, 33, 40), dtype, seed=1)
+    if function is cif.binary_threshold_image_filter and dtype == np.uint8:
+        kwargs = {"lower_threshold": 40, "upper_threshold": 200}
+    x = cupy.asarray(a)
+    cpu = function(a, device="cpu", **kwargs)
+    cif.reset_transfer_counters()
+    out = function(x, **kwargs)
+    assert cif.transfer_counters() == cif.TransferCounters(0, 0, 0, 0)
+    assert isinstance(out, cupy.ndarray) and out.device.id == 0
+    report = cif.last_execution_report()
+    assert report.device == "GPU", report.message
+    np.testing.assert_array_equal(cupy.asnumpy(out), cpu)
+    np.testing.assert_array_equal(cupy.asnumpy(x), a)  # the input is untouched
+
+
+def test_numpy_on_the_gpu_is_one_upload_and_one_download(gpu):
+    a = random_image((20, 30, 40), np.uint16, seed=2)
+    cif.reset_transfer_counters()
+    out = cif.median_image_filter(a, radius=1, device="gpu")
+    c = cif.transfer_counters()
+    assert (c.host_to_device_count, c.host_to_device_bytes) == (1, a.nbytes)
+    assert (c.device_to_host_count, c.device_to_host_bytes) == (1, a.nbytes)
+    np.testing.assert_array_equal(out, cif.median_image_filter(a, radius=1, device="cpu"))
+
+
+def test_bilateral_gpu_within_its_bound_of_the_cpu(cupy):
+    a = smooth_image((24, 40, 36), np.float32, seed=3)
+    x = cupy.asarray(a)
+    rs = 60.0
+    gpu = cupy.asnumpy(cif.bilateral_image_filter(x, domain_sigma=1.2, range_sigma=rs, number_of_iterations=2))
+    assert cif.last_execution_report().device == "GPU"
+    cpu = cif.bilateral_image_filter(a, domain_sigma=1.2, range_sigma=rs, number_of_iterations=2, device="cpu")
+    # the documented GPU bound: 1e-4 range_sigma + 2^-22 of the value, per iteration
+    assert np.abs(gpu - cpu).max() <= 2 * (1e-4 * rs + 2.0**-22 * np.abs(cpu).max())
+
+
+def test_prefilter_gpu_against_cpu_and_dtypes(cupy):
+    a = smooth_image((30, 34, 28), np.float32, seed=4)
+    x = cupy.asarray(a)
+    rng = float(np.ptp(a))
+    for method in ("recursive", "fir"):
+        gpu = cif.bspline_decomposition_image_filter(x, method=method)
+        assert gpu.dtype == np.float32 and cif.last_execution_report().device == "GPU"
+        cpu = cif.bspline_decomposition_image_filter(a, method=method, device="cpu")
+        assert np.abs(cupy.asnumpy(gpu) - cpu).max() <= 1e-6 * rng
+    # other orders cannot run on the GPU: automatic mode says why, GPU mode refuses
+    quadratic = cif.bspline_decomposition_image_filter(x, spline_order=2)
+    report = cif.last_execution_report()
+    assert report.device == "CPU" and "order 3 only" in report.message
+    assert isinstance(quadratic, cupy.ndarray)
+    with pytest.raises(cif.GpuUnavailableError, match="order 3 only"):
+        cif.bspline_decomposition_image_filter(x, spline_order=2, device="gpu")
+
+
+def test_packed_masks_on_the_gpu(cupy):
+    a = random_image((9, 21, 70), np.int16, seed=5)
+    x = cupy.asarray(a)
+    cif.reset_transfer_counters()
+    mask = cif.threshold_to_packed_mask(x, -500, 900)
+    labels = cif.unpack_mask(mask, inside_value=1)
+    applied = cif.apply_packed_mask(x, mask, outside_value=-1)
+    assert cif.transfer_counters().host_to_device_count == 0
+    assert cif.transfer_counters().device_to_host_count == 0
+    assert isinstance(mask.words, cupy.ndarray) and mask.words.dtype == np.uint32
+    cpu = cif.threshold_to_packed_mask(a, -500, 900, device="cpu")
+    np.testing.assert_array_equal(cupy.asnumpy(mask.words), cpu.words)
+    bits = (a >= -500) & (a <= 900)
+    np.testing.assert_array_equal(cupy.asnumpy(labels), bits.astype(np.uint8))
+    np.testing.assert_array_equal(cupy.asnumpy(applied), np.where(bits, a, -1))
+    # only the packed words come down: 1/16 of the int16 image
+    host_words = cupy.asnumpy(mask.words)
+    assert host_words.nbytes * 15 < a.nbytes
+
+
+def test_torch_cuda_tensors(torch_cuda):
+    torch = torch_cuda
+    a = random_image((12, 30, 50), np.float32, seed=6)
+    t = torch.from_numpy(a).cuda()
+    cif.reset_transfer_counters()
+    out = cif.median_image_filter(t, radius=2)
+    assert cif.transfer_counters() == cif.TransferCounters(0, 0, 0, 0)
+    assert isinstance(out, torch.Tensor) and out.is_cuda and out.dtype == torch.float32
+    np.testing.assert_array_equal(out.cpu().numpy(), cif.median_image_filter(a, radius=2, device="cpu"))
+    # a tensor that requires grad is read without it; a strided one is copied first
+    g = torch.from_numpy(a).cuda().requires_grad_(True)
+    np.testing.assert_array_equal(cif.median_image_filter(g, radius=2).cpu().numpy(), out.cpu().numpy())
+    strided = t.transpose(0, 2)
+    np.testing.assert_array_equal(
+        cif.mean_image_filter(strided, radius=1).cpu().numpy(),
+        cif.mean_image_filter(np.ascontiguousarray(a.transpose(2, 1, 0)), radius=1, device="cpu"),
+    )
+
+
+def test_the_callers_stream_is_used(torch_cuda, cupy):
+    """Work queued on a side stream before the call is seen by the filter,
+    and the result is ready for work queued after it on that stream."""
+    torch = torch_cuda
+    a = random_image((64, 256, 256), np.float32, seed=7)
+    expected = cif.mean_image_filter(a * 2, radius=1, device="cpu")
+    side = torch.cuda.Stream()
+    with torch.cuda.stream(side):
+        t = torch.from_numpy(a).cuda(non_blocking=False)
+        torch.cuda._sleep(50_000_000)  # keep the side stream busy
+        doubled = t * 2  # queued behind the sleep on the side stream
+        out = cif.mean_image_filter(doubled, radius=1)
+        result = out.cpu()
+    np.testing.assert_array_equal(result.numpy(), expected)
+    # CuPy: a non-blocking stream of its own
+    s = cupy.cuda.Stream(non_blocking=True)
+    with s:
+        x = cupy.asarray(a) * 2
+        y = cif.mean_image_filter(x, radius=1)
+        got = cupy.asnumpy(y, stream=s)
+    s.synchronize()
+    np.testing.assert_array_equal(got, expected)
+
+
+def test_gpu_array_with_device_cpu_is_refused(cupy):
+    x = cupy.zeros((4, 4), dtype=np.uint8)
+    with pytest.raises(ValueError, match="device='cpu'"):
+        cif.median_image_filter(x, device="cpu")
+
+
+def test_out_of_memory_falls_back_or_raises(cupy):
+    a = random_image((20, 64, 64), np.float32, seed=8)
+    try:
+        cif.set_device_memory_limit(1024)  # the module's own allocations only
+        out = cif.bilateral_image_filter(a, domain_sigma=1.0, range_sigma=50.0, number_of_iterations=2)
+        report = cif.last_execution_report()
+        assert report.device == "CPU" and report.fell_back_after_out_of_memory, report.message
+        with pytest.raises(cif.CudaOutOfMemoryError):
+            cif.bilateral_image_filter(a, domain_sigma=1.0, range_sigma=50.0, number_of_iterations=2, device="gpu")
+        # GPU arrays: the iterations' temporary does not fit; automatic mode copies to the host
+        x = cupy.asarray(a)
+        y = cif.bilateral_image_filter(x, domain_sigma=1.0, range_sigma=50.0, number_of_iterations=2)
+        report = cif.last_execution_report()
+        assert report.device == "CPU" and "copied to the host" in report.message
+    finally:
+        cif.set_device_memory_limit(0)
+    np.testing.assert_array_equal(cupy.asnumpy(y), out)
+
+
+def test_resample_cupy_against_scipy_and_chunks(cupy):
+    from scipy import ndimage
+
+    a = smooth_image((40, 48, 56), np.float32, seed=9)
+    rng = float(np.ptp(a))
+    m = np.array([[0.98, 0.1, 0.0], [-0.1, 0.98, 0.05], [0.0, -0.05, 1.0]])  # SciPy's convention
+    off = np.array([1.5, -2.0, 0.7])
+    grid = np.indices(a.shape).reshape(3, -1).astype(np.float64)
+    coords = (m @ grid + off[:, None]).reshape((3,) + a.shape)
+    interior = np.all([(coords[k] >= 0) & (coords[k] <= a.shape[k] - 1) for k in range(3)], axis=0)
+    x = cupy.asarray(a)
+    cif.reset_transfer_counters()
+    for interpolator, order in (("nearest", None), ("linear", 1), ("bspline", 3)):
+        gpu = cupy.asnumpy(cif.resample_image_filter(x, matrix=m, offset=off, interpolator=interpolator))
+        assert cif.last_execution_report().device == "GPU"
+        if order is None:
+            idx = tuple(np.floor(coords[k] + 0.5).astype(int)[interior] for k in range(3))
+            np.testing.assert_array_equal(gpu[interior], a[idx])
+        else:
+            ref = ndimage.map_coordinates(a.astype(np.float64), coords, order=order, mode="mirror")
+            assert np.abs(gpu[interior] - ref[interior]).max() <= 1e-5 * rng, interpolator
+    assert cif.transfer_counters().host_to_device_count == 0
+    # the device too small for the whole job: output chunks (the report says
+    # so), the same values within the prefilter's rounding
+    whole = cif.resample_image_filter(a, matrix=m, offset=off, interpolator="bspline", device="gpu")
+    try:
+        cif.set_device_memory_limit(a.nbytes * 2 + a.nbytes // 2)
+        chunked = cif.resample_image_filter(a, matrix=m, offset=off, interpolator="bspline", device="gpu")
+        assert "output chunks" in cif.last_execution_report().message
+    finally:
+        cif.set_device_memory_limit(0)
+    assert np.abs(chunked - whole).max() <= 1e-6 * rng
+
+
+def test_batch_interpolator_cupy_points(cupy):
+    a = smooth_image((20, 24, 28), np.float64, seed=10)
+    interpolator = cif.BSplineInterpolator(a, spacing=[1.1, 0.9, 1.3], origin=[-3.0, 2.0, 1.0])
+    assert interpolator.on_gpu
+    cpu = cif.BSplineInterpolator(a, spacing=[1.1, 0.9, 1.3], origin=[-3.0, 2.0, 1.0], device="cpu")
+    points = np.random.default_rng(11).uniform([-5, 0, -1], [30, 24, 38], (20000, 3))
+    cif.reset_transfer_counters()
+    values, gradients, inside = interpolator.evaluate(cupy.asarray(points), gradient=True)
+    assert cif.transfer_counters().host_to_device_count == 0
+    assert isinstance(values, cupy.ndarray) and isinstance(inside, cupy.ndarray)
+    ref_values, ref_gradients, ref_inside = cpu.evaluate(points, gradient=True)
+    np.testing.assert_array_equal(cupy.asnumpy(inside), ref_inside)
+    scale = np.abs(a).max()
+    assert np.abs(cupy.asnumpy(values) - ref_values).max() <= 1e-9 * scale
+    assert np.abs(cupy.asnumpy(gradients) - ref_gradients).max() <= 1e-9 * scale / 0.9
+    # NumPy points with GPU coefficients: the points go up, the results come down
+    v2, _, _ = interpolator.evaluate(points)
+    assert isinstance(v2, np.ndarray)
+    np.testing.assert_allclose(v2, ref_values, rtol=0, atol=1e-9 * scale)
