@@ -273,7 +273,7 @@ def resample_image_filter(
             t.grid_kind,
             grid_values,
             _vec3(grid_geometry.origin),
-            _pad3(_point_to_index(grid_geometry)),
+            _pad3(_point_to_index(grid_geometry) if t.grid_kind != "none" else np.eye(d)),
             interp,
             float(default_pixel_value),
             prefilter,

@@ -1,0 +1,136 @@
+#!/usr/bin/env python3
+"""The Python package's cost per call on CuPy arrays, on one GPU.
+
+For each job it times, in one run:
+- the C++ core call on device-resident data (build/bin/CoreCallBenchmark,
+  the same jobs and sizes);
+- the Python function on CuPy arrays (cudaimagefilters), device-resident too;
+- cupyx.scipy.ndimage's counterpart where there is one.
+All are wall-clock times of a call that returns after the GPU finished
+(median of --reps calls after a warm-up). The Python layer's overhead is the
+difference to the C++ call; it should be a constant (under 50 microseconds),
+the same for the small and the large size of a job, not proportional to the
+image.
+
+    python3 benchmarks/python_overhead.py --cpp build/bin/CoreCallBenchmark [--reps 30] [--json out.json]
+"""
+
+import argparse
+import json
+import math
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import cupy as cp
+import numpy as np
+from cupyx.scipy import ndimage as cndi
+
+import cudaimagefilters as cif
+
+
+def wall_ms(f, reps):
+    f()
+    cp.cuda.Stream.null.synchronize()
+    times = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        f()
+        cp.cuda.Stream.null.synchronize()
+        times.append((time.perf_counter() - t0) * 1e3)
+    return statistics.median(times)
+
+
+def rotation(shape):
+    """The C++ benchmark's rotation (10 degrees about z through the centre) in SciPy's convention."""
+    t = math.radians(10.0)
+    a = np.array([[math.cos(t), -math.sin(t), 0], [math.sin(t), math.cos(t), 0], [0, 0, 1]])  # x, y, z
+    centre_xyz = (np.array(shape[::-1]) - 1) / 2
+    b = centre_xyz - a @ centre_xyz
+    p = np.eye(3)[::-1]
+    return p @ a @ p, p @ b  # array axis order
+
+
+def jobs():
+    lo, hi = 1000, 3000
+    for shape in ((16, 64, 64), (72, 512, 512)):
+        rng = np.random.default_rng(5)
+        x = cp.asarray(rng.integers(0, 4096, shape, dtype=np.uint16))
+        yield "median r=1", shape, lambda x=x: cif.median_image_filter(x, radius=1), lambda x=x: cndi.median_filter(
+            x, size=3, mode="nearest"
+        ), "median_filter"
+        yield "mean r=1", shape, lambda x=x: cif.mean_image_filter(x, radius=1), lambda x=x: cndi.uniform_filter(
+            x, size=3, mode="nearest"
+        ), "uniform_filter"
+        yield "erosion r=1", shape, lambda x=x: cif.grayscale_erode_image_filter(
+            x, radius=1
+        ), lambda x=x: cndi.grey_erosion(x, size=3, mode="nearest"), "grey_erosion"
+        yield "bilateral r=2", shape, lambda x=x: cif.bilateral_image_filter(
+            x, domain_sigma=0.8, range_sigma=200.0
+        ), None, ""
+        yield "rotating mask", shape, lambda x=x: cif.rotating_mask_image_filter(x), None, ""
+        yield "threshold", shape, lambda x=x: cif.binary_threshold_image_filter(
+            x, lo, hi
+        ), lambda x=x: ((x >= lo) & (x <= hi)).astype(cp.uint8) * 255, "elementwise"
+    for shape in ((32, 32, 32), (256, 256, 256)):
+        rng = np.random.default_rng(5)
+        x = cp.asarray(rng.uniform(0, 1000, shape).astype(np.float32))
+        m, off = rotation(shape)
+        yield "prefilter (recursive)", shape, lambda x=x: cif.bspline_decomposition_image_filter(
+            x
+        ), lambda x=x: cndi.spline_filter(x, order=3, mode="mirror", output=cp.float32), "spline_filter"
+        yield "resample linear", shape, lambda x=x, m=m, off=off: cif.resample_image_filter(
+            x, matrix=m, offset=off, interpolator="linear"
+        ), lambda x=x, m=m, off=off: cndi.affine_transform(x, m, off, order=1), "affine_transform order 1"
+        yield "resample cubic", shape, lambda x=x, m=m, off=off: cif.resample_image_filter(
+            x, matrix=m, offset=off, interpolator="bspline"
+        ), lambda x=x, m=m, off=off: cndi.affine_transform(x, m, off, order=3, mode="mirror"), "affine_transform order 3"
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--cpp", default="build/bin/CoreCallBenchmark", help="the C++ reference executable")
+    parser.add_argument("--reps", type=int, default=30)
+    parser.add_argument("--json", help="write the results here")
+    args = parser.parse_args()
+    if not cif.is_gpu_available():
+        sys.exit(f"no GPU: {cif.gpu_unavailable_reason()}")
+
+    with tempfile.NamedTemporaryFile(suffix=".json") as f:
+        subprocess.run([args.cpp, "--reps", str(args.reps), "--json", f.name], check=True, stdout=subprocess.DEVNULL)
+        cpp = json.load(open(f.name))
+    reference = {(r["job"], tuple(r["shape"])): r["ms"] for r in cpp["results"]}
+
+    print(f"GPU: {cif.device_description()}; CuPy {cp.__version__}; median of {args.reps} calls, wall clock")
+    header = f"{'job':22s} {'shape (z,y,x)':>15s} {'C++ core':>10s} {'Python':>10s} {'overhead':>10s} {'CuPy':>10s}  CuPy op"
+    print(header)
+    rows = []
+    for name, shape, ours, peer, peer_name in jobs():
+        py = wall_ms(ours, args.reps)
+        report = cif.last_execution_report()
+        assert report.device == "GPU", report.message
+        cpp_ms = reference[(name, tuple(shape))]
+        peer_ms = wall_ms(peer, args.reps) if peer is not None else float("nan")
+        overhead_us = (py - cpp_ms) * 1e3
+        rows.append(
+            dict(job=name, shape=list(shape), cpp_ms=cpp_ms, python_ms=py, overhead_us=overhead_us, cupy_ms=peer_ms,
+                 cupy_op=peer_name)
+        )
+        shape_text = "x".join(str(n) for n in shape)
+        peer_text = f"{peer_ms:10.4f}" if peer is not None else f"{'':>10s}"
+        print(f"{name:22s} {shape_text:>15s} {cpp_ms:10.4f} {py:10.4f} {overhead_us:8.1f}us {peer_text}  {peer_name}")
+    by_job = {}
+    for r in rows:
+        by_job.setdefault(r["job"], []).append(r["overhead_us"])
+    print("overhead per call (small, large size) in microseconds:")
+    for job, values in by_job.items():
+        print(f"  {job:22s} " + ", ".join(f"{v:6.1f}" for v in values))
+    if args.json:
+        json.dump(dict(device=cif.device_description(), cpp_device=cpp["device"], rows=rows), open(args.json, "w"),
+                  indent=1)
+
+
+if __name__ == "__main__":
+    main()

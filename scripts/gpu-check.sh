@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# The GPU machine's check of a packed build (../shared/tools/device-pack) and
+# a cp312 wheel of the Python package in .whl/ (pip wheel with Python 3.12):
+#   1. every C++ test with CUDAIMAGEFILTERS_REQUIRE_GPU=1 (GPU tests must run);
+#   2. pytest with CUDAIMAGEFILTERS_REQUIRE_GPU=1 (the ITK-comparison files
+#      skip there: the GPU machine has no PyPI itk; test_gpu.py compares the
+#      GPU with the CPU cores those files check against ITK, and with SciPy);
+#   3. compute-sanitizer memcheck (leak check on) on GPU tests of the Python
+#      package and of the C++ interpolator;
+#   4. benchmarks/python_overhead.py against CoreCallBenchmark and CuPy.
+# Usage there: bash scripts/gpu-check.sh [steps, default "1 2 3 4"]; logs in $OUT.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+out=${OUT:-/tmp/gpu-check}
+mkdir -p "$out"
+steps=${1:-1 2 3 4}
+nvidia-smi -L
+.device/run true || exit 1
+build=$(cat .device/origin)
+python3 -m pip install -q --no-index --no-deps --no-compile --upgrade --target /tmp/site .whl/*.whl || exit 1
+export PYTHONPATH=/tmp/site
+export CUDAIMAGEFILTERS_REQUIRE_GPU=1 CUDAIMAGEFILTERS_CLI="$build/bin/cudaimagefilters" CUDAIMAGEFILTERS_TEST_DATA="$build/Data"
+repo=$PWD
+for step in $steps; do
+  case $step in
+    1) timeout 300 .device/run ctest -j8 --output-on-failure > "$out/ctest.log" 2>&1
+       echo "ctest exit $?"; grep -E "tests passed|tests failed|Label Time|^cpu|^gpu|Failed|\(Failed\)|Skipped" "$out/ctest.log" | head -20 ;;
+    2) timeout 300 .device/run python3 -m pytest "$repo/python/tests" -q -rs -p no:cacheprovider > "$out/pytest.log" 2>&1
+       echo "pytest exit $?"; tail -25 "$out/pytest.log" ;;
+    3) timeout 240 .device/run compute-sanitizer --tool memcheck --leak-check full --error-exitcode 9 \
+         python3 -m pytest "$repo/python/tests/test_gpu.py" -q -p no:cacheprovider -k "cupy_arrays and median or packed or interpolator or torch_cuda_tensors" > "$out/memcheck-python.log" 2>&1
+       echo "memcheck python exit $?"; grep -E "ERROR SUMMARY|LEAK SUMMARY|passed|failed" "$out/memcheck-python.log" | tail -5
+       timeout 200 .device/run compute-sanitizer --tool memcheck --leak-check full --error-exitcode 9 \
+         "$build/bin/itkCudaBSplineInterpolateImageFunctionTest" --gtest_filter='*Gpu*' > "$out/memcheck-interpolator.log" 2>&1
+       echo "memcheck interpolator exit $?"; grep -E "ERROR SUMMARY|PASSED|FAILED" "$out/memcheck-interpolator.log" | tail -3 ;;
+    4) timeout 300 .device/run python3 "$repo/benchmarks/python_overhead.py" --cpp "$build/bin/CoreCallBenchmark" \
+         --json "$out/python_overhead.json" > "$out/python_overhead.txt" 2>&1
+       echo "benchmark exit $?"; cat "$out/python_overhead.txt" ;;
+  esac
+done
