@@ -156,22 +156,29 @@ def geometry_from(
     return Geometry(s, o, dm)
 
 
-@dataclass
 class ImageArg:
-    """One image argument, ready for the extension."""
+    """One image argument, ready for the extension. Its geometry is read when
+    first asked for (most filters never need it)."""
 
-    original: Any
-    kind: str
-    array: Any  # C-contiguous: numpy, cupy or torch
-    on_gpu: bool
-    stream: int
-    ndim: int
-    geometry: Optional[Geometry] = None
-    copied: bool = False  # made contiguous by a copy
+    __slots__ = ("original", "kind", "array", "on_gpu", "stream", "ndim", "shape", "copied", "_geometry", "_keywords")
+
+    def __init__(self, original, kind, array, on_gpu, stream, ndim, geometry=None, copied=False, keywords=None):
+        self.original = original
+        self.kind = kind
+        self.array = array  # C-contiguous: numpy, cupy or torch
+        self.on_gpu = on_gpu
+        self.stream = stream
+        self.ndim = ndim
+        self.shape = tuple(int(n) for n in array.shape)
+        self.copied = copied  # made contiguous by a copy
+        self._geometry = geometry
+        self._keywords = keywords or {}
 
     @property
-    def shape(self) -> Tuple[int, ...]:
-        return tuple(int(n) for n in self.array.shape)
+    def geometry(self) -> Optional[Geometry]:
+        if self._geometry is None and self.ndim in (1, 2, 3):
+            self._geometry = geometry_from(self.original, self.kind, self.ndim, **self._keywords)
+        return self._geometry
 
 
 def image_arg(x: Any, *, what: str = "image", spacing=None, origin=None, direction=None) -> ImageArg:
@@ -199,7 +206,7 @@ def image_arg(x: Any, *, what: str = "image", spacing=None, origin=None, directi
             copied = True
         ndim = arr.ndim
     else:
-        arr = x
+        arr = x.detach() if x.requires_grad else x
         if not arr.is_contiguous():
             arr = arr.contiguous()
             copied = True
@@ -207,10 +214,12 @@ def image_arg(x: Any, *, what: str = "image", spacing=None, origin=None, directi
             raise ValueError(f"the {what} is a torch tensor on {arr.device}; CPU or CUDA only")
         ndim = arr.dim()
     on_gpu = is_gpu(x, kind)
-    geom = None
-    if ndim in (1, 2, 3):
-        geom = geometry_from(x, kind, ndim, spacing, origin, direction)
-    return ImageArg(x, kind, arr, on_gpu, stream_of(x, kind), ndim, geom, copied)
+    keywords = {}
+    if spacing is not None or origin is not None or direction is not None:
+        keywords = dict(spacing=spacing, origin=origin, direction=direction)
+        if kind == ITK:
+            raise ValueError("spacing, origin and direction come from the itk.Image; do not pass them too")
+    return ImageArg(x, kind, arr, on_gpu, stream_of(x, kind), ndim, None, copied, keywords)
 
 
 def empty_output(arg: ImageArg, shape: Sequence[int], dtype, geometry: Optional[Geometry] = None):

@@ -46,11 +46,14 @@ def _point_to_index(geometry: _arrays.Geometry) -> np.ndarray:
     return m
 
 
-def _pad3(m: np.ndarray) -> list:
-    out = np.eye(3)
-    d = m.shape[0]
-    out[:d, :d] = m
-    return [float(v) for v in out.ravel()]
+_IDENTITY9 = [1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0]
+_ZERO3 = [0.0, 0.0, 0.0]
+
+
+def _pad3(m) -> list:
+    """A D x D matrix as 9 numbers, row-major, padded with the identity."""
+    d = len(m)
+    return [float(m[i][j]) if i < d and j < d else (1.0 if i == j else 0.0) for i in range(3) for j in range(3)]
 
 
 def _vec3(v: Sequence[float]) -> list:
@@ -134,6 +137,9 @@ def _classify_transform(transform: Any, d: int) -> _Transform:
     return t
 
 
+_UNIT = {d: _arrays.Geometry(tuple([1.0] * d), tuple([0.0] * d), np.eye(d)) for d in (2, 3)}
+
+
 def _scipy_to_itk(matrix, offset, d: int) -> Tuple[np.ndarray, np.ndarray]:
     """SciPy's affine_transform map (input index = matrix @ output index +
     offset, array axis order) as an affine map in ITK's axis order (x first)."""
@@ -155,8 +161,8 @@ def _scipy_to_itk(matrix, offset, d: int) -> Tuple[np.ndarray, np.ndarray]:
     off = np.zeros(d) if offset is None else np.asarray(offset, dtype=np.float64) * np.ones(d)
     if not (np.all(np.isfinite(m)) and np.all(np.isfinite(off))):
         raise ValueError("matrix and offset must be finite")
-    p = np.eye(d)[::-1]
-    return p @ m @ p, p @ off
+    # reversing both axes turns array order (z, y, x) into ITK's (x, y, z)
+    return m[::-1, ::-1], off[::-1]
 
 
 def resample_image_filter(
@@ -231,7 +237,7 @@ def resample_image_filter(
         shape = tuple(arg.shape) if output_shape is None else tuple(int(n) for n in output_shape)
         if len(shape) != d or any(n < 1 for n in shape):
             raise ValueError(f"output_shape must hold {d} positive sizes")
-        unit = _arrays.Geometry(tuple([1.0] * d), tuple([0.0] * d), np.eye(d))
+        unit = _UNIT[d]
         in_geometry, out_geometry = unit, unit
         t = _Transform()
         t.matrix, t.offset = a, b
@@ -255,25 +261,32 @@ def resample_image_filter(
 
     if use_gpu:
         result, out = _arrays.empty_output(arg, shape, dtype, geometry=out_geometry)
-        grid_values = None
-        grid_geometry = _arrays.Geometry((1.0,) * d, (0.0,) * d, np.eye(d))
+        grid_values, grid_geometry = None, None
         if t.grid_kind != "none":
             grid_values = _arrays.from_numpy_like(arg, t.grid_values) if arg.on_gpu else t.grid_values
             grid_geometry = t.grid_geometry
+        if scipy_map:  # unit grids: index space is physical space
+            in_origin, in_i2p, in_p2i = _ZERO3, _IDENTITY9, _IDENTITY9
+            out_origin, out_i2p = _ZERO3, _IDENTITY9
+        else:
+            in_origin, in_i2p = _vec3(in_geometry.origin), _pad3(_index_to_point(in_geometry))
+            in_p2i = _pad3(_point_to_index(in_geometry))
+            out_origin, out_i2p = _vec3(out_geometry.origin), _pad3(_index_to_point(out_geometry))
+        gridded = t.grid_kind != "none"
         report = _cif.resample_gpu(
             arg.array,
             out,
-            _vec3(in_geometry.origin),
-            _pad3(_index_to_point(in_geometry)),
-            _pad3(_point_to_index(in_geometry) if not scipy_map else np.eye(d)),
-            _vec3(out_geometry.origin),
-            _pad3(_index_to_point(out_geometry)),
-            _pad3(t.matrix if t.grid_kind == "none" else np.eye(d)),
-            _vec3(t.offset if t.grid_kind == "none" else np.zeros(d)),
+            in_origin,
+            in_i2p,
+            in_p2i,
+            out_origin,
+            out_i2p,
+            _IDENTITY9 if gridded else _pad3(t.matrix),
+            _ZERO3 if gridded else _vec3(t.offset),
             t.grid_kind,
             grid_values,
-            _vec3(grid_geometry.origin),
-            _pad3(_point_to_index(grid_geometry) if t.grid_kind != "none" else np.eye(d)),
+            _vec3(grid_geometry.origin) if gridded else _ZERO3,
+            _pad3(_point_to_index(grid_geometry)) if gridded else _IDENTITY9,
             interp,
             float(default_pixel_value),
             prefilter,

@@ -176,9 +176,10 @@ def test_resample_cupy_against_scipy_and_chunks(cupy):
 
     a = smooth_image((40, 48, 56), np.float32, seed=9)
     rng = float(np.ptp(a))
-    # SciPy's convention; entries chosen so that no index lands on a rounding tie (x.5) of nearest
-    m = np.array([[0.981, 0.1013, 0.0], [-0.1013, 0.981, 0.0517], [0.0, -0.0517, 0.9993]])
-    off = np.array([1.4142, -2.0317, 0.7071])
+    # SciPy's convention; irrational entries, so that no index lands on a rounding tie (x.5) of nearest
+    c, s, c2, s2 = np.cos(0.1), np.sin(0.1), np.cos(0.05), np.sin(0.05)
+    m = np.array([[c, s, 0.0], [-s, c * c2, s2], [0.0, -s2, c2]])
+    off = np.array([np.sqrt(2.0), -np.sqrt(4.1), np.sqrt(0.5)])
     grid = np.indices(a.shape).reshape(3, -1).astype(np.float64)
     coords = (m @ grid + off[:, None]).reshape((3,) + a.shape)
     interior = np.all([(coords[k] >= 0) & (coords[k] <= a.shape[k] - 1) for k in range(3)], axis=0)
@@ -198,7 +199,7 @@ def test_resample_cupy_against_scipy_and_chunks(cupy):
     # so), the same values within the prefilter's rounding
     whole = cif.resample_image_filter(a, matrix=m, offset=off, interpolator="bspline", device="gpu")
     try:
-        cif.set_device_memory_limit(a.nbytes * 2 + a.nbytes // 2)
+        cif.set_device_memory_limit(a.nbytes + a.nbytes // 2)  # the input and its coefficients do not fit together
         chunked = cif.resample_image_filter(a, matrix=m, offset=off, interpolator="bspline", device="gpu")
         assert "output chunks" in cif.last_execution_report().message
     finally:
@@ -225,3 +226,11 @@ def test_batch_interpolator_cupy_points(cupy):
     v2, _, _ = interpolator.evaluate(points)
     assert isinstance(v2, np.ndarray)
     np.testing.assert_allclose(v2, ref_values, rtol=0, atol=1e-9 * scale)
+    # the coefficients are given back with the object
+    import gc
+    import weakref
+
+    alive = weakref.ref(interpolator)
+    del interpolator, cpu
+    gc.collect()
+    assert alive() is None
