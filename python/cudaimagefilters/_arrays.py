@@ -119,6 +119,12 @@ def _per_axis(value, ndim: int, what: str, default: float) -> Tuple[float, ...]:
     return values
 
 
+_IDENTITY = {}
+for _d in (1, 2, 3):
+    _IDENTITY[_d] = np.eye(_d)
+    _IDENTITY[_d].setflags(write=False)
+
+
 def geometry_from(
     x: Any, kind: str, ndim: int, spacing=None, origin=None, direction=None
 ) -> Geometry:
@@ -146,7 +152,7 @@ def geometry_from(
         raise ValueError(f"spacing must be positive and finite, not {s}")
     o = _per_axis(origin, ndim, "origin", 0.0)
     if direction is None:
-        dm = np.eye(ndim)
+        dm = _IDENTITY[ndim]
     else:
         dm = np.asarray(direction, dtype=np.float64)
         if dm.shape != (ndim, ndim):
@@ -301,7 +307,7 @@ def set_geometry(image: Any, geometry: Geometry) -> None:
 
     image.SetSpacing([float(v) for v in geometry.spacing])
     image.SetOrigin([float(v) for v in geometry.origin])
-    image.SetDirection(itk.matrix_from_array(np.ascontiguousarray(geometry.direction, dtype=np.float64)))
+    image.SetDirection(itk.matrix_from_array(np.array(geometry.direction, dtype=np.float64)))
 
 
 def itk_view(arg: ImageArg) -> Any:

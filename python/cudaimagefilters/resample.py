@@ -35,7 +35,7 @@ def _point_to_index(geometry: _arrays.Geometry) -> np.ndarray:
         return np.linalg.inv(_index_to_point(geometry))
     probe = itk.Image[itk.F, d].New()
     probe.SetSpacing([float(v) for v in geometry.spacing])
-    probe.SetDirection(itk.matrix_from_array(np.ascontiguousarray(geometry.direction, dtype=np.float64)))
+    probe.SetDirection(itk.matrix_from_array(np.array(geometry.direction, dtype=np.float64)))
     m = np.zeros((d, d))
     for j in range(d):
         e = [0.0] * d
@@ -158,8 +158,15 @@ def _scipy_to_itk(matrix, offset, d: int) -> Tuple[np.ndarray, np.ndarray]:
         m = m[:, :d]
     if m.shape != (d, d):
         raise ValueError(f"matrix must be {d}x{d}, {d}x{d + 1}, {d + 1}x{d + 1} or a length-{d} diagonal")
-    off = np.zeros(d) if offset is None else np.asarray(offset, dtype=np.float64) * np.ones(d)
-    if not (np.all(np.isfinite(m)) and np.all(np.isfinite(off))):
+    if offset is None:
+        off = np.zeros(d)
+    elif np.isscalar(offset):
+        off = np.full(d, float(offset))
+    else:
+        off = np.asarray(offset, dtype=np.float64)
+        if off.shape != (d,):
+            raise ValueError(f"offset must be a number or {d} numbers")
+    if not (np.isfinite(m).all() and np.isfinite(off).all()):
         raise ValueError("matrix and offset must be finite")
     # reversing both axes turns array order (z, y, x) into ITK's (x, y, z)
     return m[::-1, ::-1], off[::-1]
@@ -308,7 +315,7 @@ def resample_image_filter(
     _arrays.set_geometry(source, geometry)
     if scipy_map:
         affine = itk.AffineTransform[itk.D, d].New()
-        affine.SetMatrix(itk.matrix_from_array(np.ascontiguousarray(t.matrix)))
+        affine.SetMatrix(itk.matrix_from_array(np.array(t.matrix, dtype=np.float64)))
         affine.SetOffset([float(v) for v in t.offset])
         itk_transform = affine
     else:
@@ -328,7 +335,7 @@ def resample_image_filter(
     f.SetSize([int(n) for n in reversed(shape)])
     f.SetOutputSpacing([float(v) for v in out_geometry.spacing])
     f.SetOutputOrigin([float(v) for v in out_geometry.origin])
-    f.SetOutputDirection(itk.matrix_from_array(np.ascontiguousarray(out_geometry.direction, dtype=np.float64)))
+    f.SetOutputDirection(itk.matrix_from_array(np.array(out_geometry.direction, dtype=np.float64)))
     f.SetDefaultPixelValue(float(default_pixel_value))
     f.Update()
     values = np.asarray(itk.array_view_from_image(f.GetOutput()))
