@@ -29,7 +29,8 @@ for step in $steps; do
        echo "ctest exit $?"; grep -E "tests passed|tests failed|Label Time|^cpu|^gpu|Failed|\(Failed\)|Skipped" "$out/ctest.log" | head -20 ;;
     2) timeout 300 .device/run python3 -m pytest "$repo/python/tests" -q -rs -p no:cacheprovider > "$out/pytest.log" 2>&1
        echo "pytest exit $?"; tail -25 "$out/pytest.log" ;;
-    3) timeout 240 .device/run compute-sanitizer --tool memcheck --leak-check full --error-exitcode 9 \
+    3) # no leak check in Python: CuPy's and torch's memory pools keep their blocks until exit
+       timeout 240 .device/run compute-sanitizer --tool memcheck --error-exitcode 9 \
          python3 -m pytest "$repo/python/tests/test_gpu.py" -q -p no:cacheprovider -k "cupy_arrays and median or packed or interpolator or torch_cuda_tensors" > "$out/memcheck-python.log" 2>&1
        echo "memcheck python exit $?"; grep -E "ERROR SUMMARY|LEAK SUMMARY|passed|failed" "$out/memcheck-python.log" | tail -5
        timeout 200 .device/run compute-sanitizer --tool memcheck --leak-check full --error-exitcode 9 \

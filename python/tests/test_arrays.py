@@ -262,6 +262,20 @@ def test_halo_makes_chunks_equal_the_whole(function, kwargs):
             assert not np.array_equal(_chunked(function, a, depth[axis] - 1, axis, **kwargs), whole)
 
 
+def test_dask_map_overlap_equals_the_whole():
+    da = pytest.importorskip("dask.array")
+    a = smooth_image((30, 40, 50), np.uint16, seed=12)
+    x = da.from_array(a, chunks=(10, 20, 25))
+    for function, kwargs in (
+        (cif.median_image_filter, {"radius": 2}),
+        (cif.bilateral_image_filter, {"domain_sigma": 1.0, "range_sigma": 300.0}),
+        (cif.rotating_mask_image_filter, {}),
+    ):
+        depth = function.halo(ndim=3, **kwargs)
+        chunked = x.map_overlap(function, depth=depth, boundary="none", dtype=a.dtype, **kwargs).compute()
+        np.testing.assert_array_equal(chunked, function(a, **kwargs), err_msg=function.__name__)
+
+
 def test_halo_of_the_prefilter():
     a = smooth_image((40, 30), np.float32, seed=11)
     whole = cif.bspline_decomposition_image_filter(a, method="fir", fir_half_width=7)
