@@ -16,6 +16,7 @@ functional API takes them.
 
 from __future__ import annotations
 
+import math
 import sys
 from dataclasses import dataclass, field
 from typing import Any, Optional, Sequence, Tuple
@@ -148,7 +149,7 @@ def geometry_from(
             np.array(itk.array_from_matrix(x.GetDirection()), dtype=np.float64),
         )
     s = _per_axis(spacing, ndim, "spacing", 1.0)
-    if any(not (v > 0 and np.isfinite(v)) for v in s):
+    if any(not (v > 0 and math.isfinite(v)) for v in s):
         raise ValueError(f"spacing must be positive and finite, not {s}")
     o = _per_axis(origin, ndim, "origin", 0.0)
     if direction is None:

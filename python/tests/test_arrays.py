@@ -100,25 +100,6 @@ def test_inputs_are_never_modified():
     np.testing.assert_array_equal(a, before)
 
 
-def test_torch_cpu_tensors_like_numpy(torch_cpu):
-    torch = torch_cpu
-    a = random_image((10, 12, 9), np.int16, seed=6)
-    t = torch.from_numpy(a)
-    out = cif.median_image_filter(t, radius=1)
-    assert isinstance(out, torch.Tensor) and out.device.type == "cpu" and out.dtype == torch.int16
-    np.testing.assert_array_equal(out.numpy(), cif.median_image_filter(a, radius=1))
-    strided = torch.from_numpy(a).transpose(0, 2)  # not contiguous: copied
-    np.testing.assert_array_equal(
-        cif.mean_image_filter(strided, radius=1).numpy(),
-        cif.mean_image_filter(np.ascontiguousarray(a.transpose(2, 1, 0)), radius=1),
-    )
-    mask = cif.threshold_to_packed_mask(t, -100, 100)
-    assert isinstance(mask.words, torch.Tensor)
-    np.testing.assert_array_equal(
-        cif.unpack_mask(mask, inside_value=1).numpy(), ((a >= -100) & (a <= 100)).astype(np.uint8)
-    )
-
-
 # ---------------------------------------------------------------- bad input
 def test_wrong_dtype_is_a_type_error():
     with pytest.raises(TypeError, match="float64 is not supported"):

@@ -1,5 +1,6 @@
 """GPU arrays (CuPy, torch CUDA): in place on the GPU, on the caller's
-stream, no host round trip; and the GPU paths against the CPU cores.
+stream, no host round trip; and the GPU paths against the CPU cores. Also
+torch CPU tensors (torch is on the GPU machine, not in CI).
 
 Every test here needs a GPU: it skips without one, and fails instead under
 CUDAIMAGEFILTERS_REQUIRE_GPU=1 (as a missing CuPy or torch then does).
@@ -144,6 +145,25 @@ def test_the_callers_stream_is_used(torch_cuda, cupy):
         got = cupy.asnumpy(y, stream=s)
     s.synchronize()
     np.testing.assert_array_equal(got, expected)
+
+
+def test_torch_cpu_tensors_like_numpy(torch_cpu):
+    torch = torch_cpu
+    a = random_image((10, 12, 9), np.int16, seed=6)
+    t = torch.from_numpy(a)
+    out = cif.median_image_filter(t, radius=1)
+    assert isinstance(out, torch.Tensor) and out.device.type == "cpu" and out.dtype == torch.int16
+    np.testing.assert_array_equal(out.numpy(), cif.median_image_filter(a, radius=1))
+    strided = torch.from_numpy(a).transpose(0, 2)  # not contiguous: copied
+    np.testing.assert_array_equal(
+        cif.mean_image_filter(strided, radius=1).numpy(),
+        cif.mean_image_filter(np.ascontiguousarray(a.transpose(2, 1, 0)), radius=1),
+    )
+    mask = cif.threshold_to_packed_mask(t, -100, 100)
+    assert isinstance(mask.words, torch.Tensor)
+    np.testing.assert_array_equal(
+        cif.unpack_mask(mask, inside_value=1).numpy(), ((a >= -100) & (a <= 100)).astype(np.uint8)
+    )
 
 
 def test_gpu_array_with_device_cpu_is_refused(cupy):
