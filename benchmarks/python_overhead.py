@@ -55,6 +55,25 @@ def device_ms(f, reps):
     return statistics.median(times)
 
 
+def paired_overhead_us(ours, raw, reps):
+    """Median of (Python call - extension call alone), the two timed in
+    alternation so that drifts of the GPU's speed cancel: the Python layer's
+    own cost (array checks, output allocation, the report)."""
+    ours(), raw()
+    cp.cuda.Stream.null.synchronize()
+    diffs = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        raw()
+        cp.cuda.Stream.null.synchronize()
+        t1 = time.perf_counter()
+        ours()
+        cp.cuda.Stream.null.synchronize()
+        t2 = time.perf_counter()
+        diffs.append(((t2 - t1) - (t1 - t0)) * 1e6)
+    return statistics.median(diffs)
+
+
 def wall_ms(f, reps):
     f()
     cp.cuda.Stream.null.synchronize()
@@ -91,6 +110,12 @@ def jobs():
         RAW[("median r=1", shape)] = lambda x=x, y=y: _cif.median(x, y, [1, 1, 1], "gpu", 0, 0, "auto")
         RAW[("mean r=1", shape)] = lambda x=x, y=y: _cif.box_mean(x, y, [1, 1, 1], "gpu", 0, 0)
         RAW[("erosion r=1", shape)] = lambda x=x, y=y: _cif.box_erode(x, y, [1, 1, 1], None, "gpu", 0, 0)
+        RAW[("bilateral r=2", shape)] = lambda x=x, y=y: _cif.bilateral(
+            x, y, [2, 2, 2], [0.8, 0.8, 0.8], [1.0, 1.0, 1.0], 200.0, 1, "gpu", 0, 0
+        )
+        RAW[("rotating mask", shape)] = lambda x=x, y=y: _cif.rotating_mask(x, y, 1, "gpu", 0, 0)
+        labels = cp.empty(shape, dtype=cp.uint8)
+        RAW[("threshold", shape)] = lambda x=x, l=labels: _cif.binary_threshold(x, l, lo, hi, 255, 0, "gpu", 0, 0)
         yield "median r=1", shape, lambda x=x: cif.median_image_filter(x, radius=1), lambda x=x: cndi.median_filter(
             x, size=3, mode="nearest"
         ), "median_filter"
@@ -112,6 +137,10 @@ def jobs():
         x = cp.asarray(rng.uniform(0, 1000, shape).astype(np.float32))
         m, off = rotation(shape)
         mc, offc = cp.asarray(m), cp.asarray(off)
+        c = cp.empty_like(x)
+        RAW[("prefilter (recursive)", shape)] = lambda x=x, c=c: _cif.bspline_decomposition(
+            x, c, 3, "recursive", 13, "gpu", 0, 0
+        )
         yield "prefilter (recursive)", shape, lambda x=x: cif.bspline_decomposition_image_filter(
             x
         ), lambda x=x: cndi.spline_filter(x, order=3, mode="mirror", output=cp.float32), "spline_filter"
@@ -157,13 +186,19 @@ def main():
         raw = RAW.get((name, tuple(shape)))
         raw_ms = wall_ms(raw, args.reps) if raw is not None else float("nan")
         raw_device_ms = device_ms(raw, args.reps) if raw is not None else float("nan")
+        layer_us = paired_overhead_us(ours, raw, args.reps) if raw is not None else float("nan")
         rows.append(
             dict(job=name, shape=list(shape), cpp_ms=cpp_ms, python_ms=py, overhead_us=overhead_us, cupy_ms=peer_ms,
-                 cupy_op=peer_name, extension_call_ms=raw_ms, extension_call_device_ms=raw_device_ms)
+                 cupy_op=peer_name, extension_call_ms=raw_ms, extension_call_device_ms=raw_device_ms,
+                 python_layer_us=layer_us)
         )
         shape_text = "x".join(str(n) for n in shape)
         peer_text = f"{peer_ms:10.4f}" if peer is not None else f"{'':>10s}"
-        raw_text = f"  (extension call alone {raw_ms:.4f} ms, GPU time {raw_device_ms:.4f} ms)" if raw is not None else ""
+        raw_text = (
+            f"  (extension call alone {raw_ms:.4f} ms, GPU {raw_device_ms:.4f} ms; Python layer {layer_us:.1f} us paired)"
+            if raw is not None
+            else ""
+        )
         print(f"{name:22s} {shape_text:>15s} {cpp_ms:10.4f} {py:10.4f} {overhead_us:8.1f}us {peer_text}  {peer_name}{raw_text}")
     after = run_cpp()
     for r, second in zip(rows, after["results"]):
@@ -173,9 +208,16 @@ def main():
     by_job = {}
     for r in rows:
         by_job.setdefault(r["job"], []).append(r["overhead_us"])
-    print("overhead per call (small, large size) in microseconds, against the faster C++ run:")
+    print("overhead per call (small, large size) in microseconds, against the faster C++ run; the C++ spread;")
+    print("and the Python layer alone (paired with the extension call, small, large):")
+    spread = {}
+    layer = {}
+    for r in rows:
+        spread.setdefault(r["job"], []).append(abs(r["cpp_ms"] - r["cpp_ms_after"]) * 1e3)
+        layer.setdefault(r["job"], []).append(r["python_layer_us"])
     for job, values in by_job.items():
-        print(f"  {job:22s} " + ", ".join(f"{v:6.1f}" for v in values))
+        print(f"  {job:22s} " + ", ".join(f"{v:6.1f}" for v in values) + "   C++ spread "
+              + ", ".join(f"{v:6.1f}" for v in spread[job]) + "   Python layer " + ", ".join(f"{v:6.1f}" for v in layer[job]))
     if args.json:
         json.dump(dict(device=cif.device_description(), cpp_device=cpp["device"], rows=rows), open(args.json, "w"),
                   indent=1)
