@@ -7,7 +7,10 @@ For each job it times, in one run:
 - the Python function on CuPy arrays (cudaimagefilters), device-resident too;
 - cupyx.scipy.ndimage's counterpart where there is one.
 All are wall-clock times of a call that returns after the GPU finished
-(median of --reps calls after a warm-up). The Python layer's overhead is the
+(median of --reps calls after a warm-up). Every job alternates between two
+inputs (and the C++ reference between two outputs too; the Python calls get
+fresh outputs), so that no call finds its data in the L2 cache from the call
+before: the large sizes would fit in an H100's 50 MB L2 otherwise. The Python layer's overhead is the
 difference to the C++ call; it should be a constant (under 50 microseconds),
 the same for the small and the large size of a job, not proportional to the
 image.
@@ -16,6 +19,7 @@ image.
 """
 
 import argparse
+import itertools
 import json
 import math
 import statistics
@@ -104,52 +108,72 @@ def jobs():
     _cif = cif._cif
     for shape in ((16, 64, 64), (72, 512, 512)):
         rng = np.random.default_rng(5)
-        x = cp.asarray(rng.integers(0, 4096, shape, dtype=np.uint16))
-        y = cp.empty_like(x)
-        # the extension's own call on a preallocated output (no Python layer)
-        RAW[("median r=1", shape)] = lambda x=x, y=y: _cif.median(x, y, [1, 1, 1], "gpu", 0, 0, "auto")
-        RAW[("mean r=1", shape)] = lambda x=x, y=y: _cif.box_mean(x, y, [1, 1, 1], "gpu", 0, 0)
-        RAW[("erosion r=1", shape)] = lambda x=x, y=y: _cif.box_erode(x, y, [1, 1, 1], None, "gpu", 0, 0)
-        RAW[("bilateral r=2", shape)] = lambda x=x, y=y: _cif.bilateral(
-            x, y, [2, 2, 2], [0.8, 0.8, 0.8], [1.0, 1.0, 1.0], 200.0, 1, "gpu", 0, 0
+        xs = [cp.asarray(rng.integers(0, 4096, shape, dtype=np.uint16)) for _ in range(2)]
+        ys = [cp.empty_like(xs[0]) for _ in range(2)]
+        ls = [cp.empty(shape, dtype=cp.uint8) for _ in range(2)]
+        turn = itertools.count()
+
+        def pick(arrays):
+            return arrays[next(turn) & 1]
+
+        def io():
+            k = next(turn) & 1
+            return xs[k], ys[k]
+
+        # the extension's own call on preallocated outputs (no Python layer)
+        RAW[("median r=1", shape)] = lambda: _cif.median(*io(), [1, 1, 1], "gpu", 0, 0, "auto")
+        RAW[("mean r=1", shape)] = lambda: _cif.box_mean(*io(), [1, 1, 1], "gpu", 0, 0)
+        RAW[("erosion r=1", shape)] = lambda: _cif.box_erode(*io(), [1, 1, 1], None, "gpu", 0, 0)
+        RAW[("bilateral r=2", shape)] = lambda: _cif.bilateral(
+            *io(), [2, 2, 2], [0.8, 0.8, 0.8], [1.0, 1.0, 1.0], 200.0, 1, "gpu", 0, 0
         )
-        RAW[("rotating mask", shape)] = lambda x=x, y=y: _cif.rotating_mask(x, y, 1, "gpu", 0, 0)
-        labels = cp.empty(shape, dtype=cp.uint8)
-        RAW[("threshold", shape)] = lambda x=x, l=labels: _cif.binary_threshold(x, l, lo, hi, 255, 0, "gpu", 0, 0)
-        yield "median r=1", shape, lambda x=x: cif.median_image_filter(x, radius=1), lambda x=x: cndi.median_filter(
-            x, size=3, mode="nearest"
+        RAW[("rotating mask", shape)] = lambda: _cif.rotating_mask(*io(), 1, "gpu", 0, 0)
+        RAW[("threshold", shape)] = lambda: _cif.binary_threshold(pick(xs), pick(ls), lo, hi, 255, 0, "gpu", 0, 0)
+        yield "median r=1", shape, lambda: cif.median_image_filter(pick(xs), radius=1), lambda: cndi.median_filter(
+            pick(xs), size=3, mode="nearest"
         ), "median_filter"
-        yield "mean r=1", shape, lambda x=x: cif.mean_image_filter(x, radius=1), lambda x=x: cndi.uniform_filter(
-            x, size=3, mode="nearest"
+        yield "mean r=1", shape, lambda: cif.mean_image_filter(pick(xs), radius=1), lambda: cndi.uniform_filter(
+            pick(xs), size=3, mode="nearest"
         ), "uniform_filter"
-        yield "erosion r=1", shape, lambda x=x: cif.grayscale_erode_image_filter(
-            x, radius=1
-        ), lambda x=x: cndi.grey_erosion(x, size=3, mode="nearest"), "grey_erosion"
-        yield "bilateral r=2", shape, lambda x=x: cif.bilateral_image_filter(
-            x, domain_sigma=0.8, range_sigma=200.0
+        yield "erosion r=1", shape, lambda: cif.grayscale_erode_image_filter(
+            pick(xs), radius=1
+        ), lambda: cndi.grey_erosion(pick(xs), size=3, mode="nearest"), "grey_erosion"
+        yield "bilateral r=2", shape, lambda: cif.bilateral_image_filter(
+            pick(xs), domain_sigma=0.8, range_sigma=200.0
         ), None, ""
-        yield "rotating mask", shape, lambda x=x: cif.rotating_mask_image_filter(x), None, ""
-        yield "threshold", shape, lambda x=x: cif.binary_threshold_image_filter(
-            x, lo, hi
-        ), lambda x=x: ((x >= lo) & (x <= hi)).astype(cp.uint8) * 255, "elementwise"
+        yield "rotating mask", shape, lambda: cif.rotating_mask_image_filter(pick(xs)), None, ""
+        yield "threshold", shape, lambda: cif.binary_threshold_image_filter(
+            pick(xs), lo, hi
+        ), lambda: ((pick(xs) >= lo) & (pick(xs) <= hi)).astype(cp.uint8) * 255, "elementwise"
     for shape in ((32, 32, 32), (256, 256, 256)):
         rng = np.random.default_rng(5)
-        x = cp.asarray(rng.uniform(0, 1000, shape).astype(np.float32))
+        fs = [cp.asarray(rng.uniform(0, 1000, shape).astype(np.float32)) for _ in range(2)]
+        cs = [cp.empty_like(fs[0]) for _ in range(2)]
+        fturn = itertools.count()
+
+        def fpick(arrays=fs, turn=fturn):
+            return arrays[next(turn) & 1]
+
+        def fio(turn=fturn):
+            k = next(turn) & 1
+            return fs[k], cs[k]
+
         m, off = rotation(shape)
         mc, offc = cp.asarray(m), cp.asarray(off)
-        c = cp.empty_like(x)
-        RAW[("prefilter (recursive)", shape)] = lambda x=x, c=c: _cif.bspline_decomposition(
-            x, c, 3, "recursive", 13, "gpu", 0, 0
+        RAW[("prefilter (recursive)", shape)] = lambda fio=fio: _cif.bspline_decomposition(
+            *fio(), 3, "recursive", 13, "gpu", 0, 0
         )
-        yield "prefilter (recursive)", shape, lambda x=x: cif.bspline_decomposition_image_filter(
-            x
-        ), lambda x=x: cndi.spline_filter(x, order=3, mode="mirror", output=cp.float32), "spline_filter"
-        yield "resample linear", shape, lambda x=x, m=m, off=off: cif.resample_image_filter(
-            x, matrix=m, offset=off, interpolator="linear"
-        ), lambda x=x, m=mc, off=offc: cndi.affine_transform(x, m, off, order=1), "affine_transform order 1"
-        yield "resample cubic", shape, lambda x=x, m=m, off=off: cif.resample_image_filter(
-            x, matrix=m, offset=off, interpolator="bspline"
-        ), lambda x=x, m=mc, off=offc: cndi.affine_transform(x, m, off, order=3, mode="mirror"), "affine_transform order 3"
+        yield "prefilter (recursive)", shape, lambda fpick=fpick: cif.bspline_decomposition_image_filter(
+            fpick()
+        ), lambda fpick=fpick: cndi.spline_filter(fpick(), order=3, mode="mirror", output=cp.float32), "spline_filter"
+        yield "resample linear", shape, lambda fpick=fpick, m=m, off=off: cif.resample_image_filter(
+            fpick(), matrix=m, offset=off, interpolator="linear"
+        ), lambda fpick=fpick, m=mc, off=offc: cndi.affine_transform(fpick(), m, off, order=1), "affine_transform order 1"
+        yield "resample cubic", shape, lambda fpick=fpick, m=m, off=off: cif.resample_image_filter(
+            fpick(), matrix=m, offset=off, interpolator="bspline"
+        ), lambda fpick=fpick, m=mc, off=offc: cndi.affine_transform(
+            fpick(), m, off, order=3, mode="mirror"
+        ), "affine_transform order 3"
 
 
 def main():
