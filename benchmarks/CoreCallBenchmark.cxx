@@ -94,8 +94,12 @@ main(int argc, char ** argv)
   {
     const double ms = cif_bench::TimeWall(f, reps);
     results.push_back({ job, { s[0], s[1], s[2] }, ms });
-    std::printf("%-22s %5lldx%4lldx%4lld  %9.4f ms\n", job.c_str(), static_cast<long long>(s[0]),
-                static_cast<long long>(s[1]), static_cast<long long>(s[2]), ms);
+    std::printf("%-22s %5lldx%4lldx%4lld  %9.4f ms\n",
+                job.c_str(),
+                static_cast<long long>(s[0]),
+                static_cast<long long>(s[1]),
+                static_cast<long long>(s[2]),
+                ms);
   };
 
   const std::int64_t filterShapes[2][3] = { { 16, 64, 64 }, { 72, 512, 512 } }; // z, y, x
@@ -108,8 +112,8 @@ main(int argc, char ** argv)
                                      itk::CudaDeviceBuffer(n * sizeof(unsigned short)) };
     itk::CudaDeviceBuffer labels[2] = { itk::CudaDeviceBuffer(n), itk::CudaDeviceBuffer(n) };
     int                   turn = 0; // alternates the buffers from call to call
-    auto x = [&] { return static_cast<const unsigned short *>(in[turn & 1].GetPointer()); };
-    auto y = [&] { return static_cast<unsigned short *>(out[turn++ & 1].GetPointer()); };
+    auto                  x = [&] { return static_cast<const unsigned short *>(in[turn & 1].GetPointer()); };
+    auto                  y = [&] { return static_cast<unsigned short *>(out[turn++ & 1].GetPointer()); };
     {
       cif::MedianGeometry g;
       for (int a = 0; a < 3; ++a)
@@ -152,24 +156,33 @@ main(int argc, char ** argv)
       e.size[2] = s[0];
       e.inputRowPitch = s[2];
       e.inputSlicePitch = s[1] * s[2];
-      record("threshold", s, [&] {
-        const unsigned short * source = x();
-        auto *                 l = static_cast<unsigned char *>(labels[turn++ & 1].GetPointer());
-        cif::ThresholdCUDA(source, l, e, static_cast<unsigned short>(1000), static_cast<unsigned short>(3000),
-                           static_cast<unsigned char>(255), static_cast<unsigned char>(0));
-      });
+      record("threshold",
+             s,
+             [&]
+             {
+               const unsigned short * source = x();
+               auto *                 l = static_cast<unsigned char *>(labels[turn++ & 1].GetPointer());
+               cif::ThresholdCUDA(source,
+                                  l,
+                                  e,
+                                  static_cast<unsigned short>(1000),
+                                  static_cast<unsigned short>(3000),
+                                  static_cast<unsigned char>(255),
+                                  static_cast<unsigned char>(0));
+             });
     }
   }
 
   const std::int64_t volumeShapes[2][3] = { { 32, 32, 32 }, { 256, 256, 256 } };
   for (const auto & s : volumeShapes)
   {
-    const std::int64_t    n = s[0] * s[1] * s[2];
-    itk::CudaDeviceBuffer in[2] = { RandomOnDevice<float>(n, 0, 1000), RandomOnDevice<float>(n, 0, 1000) };
-    itk::CudaDeviceBuffer out[2] = { itk::CudaDeviceBuffer(n * sizeof(float)), itk::CudaDeviceBuffer(n * sizeof(float)) };
-    int                   turn = 0;
-    auto x = [&] { return static_cast<const float *>(in[turn & 1].GetPointer()); };
-    auto y = [&] { return static_cast<float *>(out[turn++ & 1].GetPointer()); };
+    const std::int64_t       n = s[0] * s[1] * s[2];
+    itk::CudaDeviceBuffer    in[2] = { RandomOnDevice<float>(n, 0, 1000), RandomOnDevice<float>(n, 0, 1000) };
+    itk::CudaDeviceBuffer    out[2] = { itk::CudaDeviceBuffer(n * sizeof(float)),
+                                        itk::CudaDeviceBuffer(n * sizeof(float)) };
+    int                      turn = 0;
+    auto                     x = [&] { return static_cast<const float *>(in[turn & 1].GetPointer()); };
+    auto                     y = [&] { return static_cast<float *>(out[turn++ & 1].GetPointer()); };
     cif::PrefilterGeometry   pg;
     cif::PrefilterParameters pp;
     for (int a = 0; a < 3; ++a)
@@ -203,12 +216,15 @@ main(int argc, char ** argv)
     cif::ResampleParameters cubic = linear;
     cubic.interpolation = cif::Interpolation::CubicBSpline;
     // the coefficients allocated per call, as the ITK filter and the Python function do
-    record("resample cubic", s, [&] {
-      itk::CudaDeviceBuffer coefficientBuffer(n * sizeof(float));
-      auto *                k = static_cast<float *>(coefficientBuffer.GetPointer());
-      cif::PrefilterCUDA(x(), k, pg, pp);
-      cif::ResampleCUDA(static_cast<const float *>(k), y(), g, cubic);
-    });
+    record("resample cubic",
+           s,
+           [&]
+           {
+             itk::CudaDeviceBuffer coefficientBuffer(n * sizeof(float));
+             auto *                k = static_cast<float *>(coefficientBuffer.GetPointer());
+             cif::PrefilterCUDA(x(), k, pg, pp);
+             cif::ResampleCUDA(static_cast<const float *>(k), y(), g, cubic);
+           });
   }
 
   if (!json.empty())

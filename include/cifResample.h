@@ -128,7 +128,11 @@ struct ResampleGrid
  * which output chunks use to find the part of the input they read. For a
  * grid transform, pass A = I and b = 0 and set the result's `grid`. */
 ResampleGeometry
-ResampleGeometryFor(int dimension, const ResampleGrid & input, const ResampleGrid & output, const double A[3][3], const double b[3]);
+ResampleGeometryFor(int                  dimension,
+                    const ResampleGrid & input,
+                    const ResampleGrid & output,
+                    const double         A[3][3],
+                    const double         b[3]);
 
 struct ResampleParameters
 {

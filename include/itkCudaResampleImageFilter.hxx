@@ -305,7 +305,7 @@ CudaResampleImageFilter<TInputImage, TOutputImage, TInterpolatorPrecisionType, T
     // pixel as ITK's non-linear path does; the affine map is then unused
     cif::TransformGrid  grid;
     std::vector<double> gridValues;
-    const bool          gridTransform = TransformGridOf<TTransformPrecisionType, D>(this->GetTransform(), grid, gridValues);
+    const bool gridTransform = TransformGridOf<TTransformPrecisionType, D>(this->GetTransform(), grid, gridValues);
     AffineOf<TTransformPrecisionType, D>(gridTransform ? nullptr : this->GetTransform(), A, b);
     InterpolationOf(this->GetInterpolator(), rule);
 

@@ -593,8 +593,8 @@ RecursivePassCUDA(const TIn *        in,
   }
   else
   {
-    RecursiveGlobalKernel<TIn, T>
-      <<<BlocksFor(pass.nu * pass.nv), kThreads, 0, ::cif::Stream()>>>(in, out, pass, static_cast<T>(z), static_cast<T>(gain), horizon);
+    RecursiveGlobalKernel<TIn, T><<<BlocksFor(pass.nu * pass.nv), kThreads, 0, ::cif::Stream()>>>(
+      in, out, pass, static_cast<T>(z), static_cast<T>(gain), horizon);
     CIF_CUDA_CHECK_LAUNCH("RecursiveGlobalKernel");
   }
 }

@@ -43,7 +43,6 @@ BSplinePoles(int splineOrder)
   }
 }
 
-
 double
 CubicPole()
 {

@@ -437,8 +437,11 @@ BilateralCUDA(const TIn * input, TOut * output, const ClampedNeighborhoodGeometr
   else
   {
     globalWeights.Allocate(weights.size() * sizeof(float));
-    CIF_CUDA_CHECK(
-      cudaMemcpyAsync(globalWeights.GetPointer(), weights.data(), weights.size() * sizeof(float), cudaMemcpyHostToDevice, ::cif::Stream()));
+    CIF_CUDA_CHECK(cudaMemcpyAsync(globalWeights.GetPointer(),
+                                   weights.data(),
+                                   weights.size() * sizeof(float),
+                                   cudaMemcpyHostToDevice,
+                                   ::cif::Stream()));
   }
   const auto * w = static_cast<const float *>(globalWeights.GetPointer());
   if (p.iterations == 1)

@@ -254,7 +254,8 @@ LaunchPass(const TSrc * src, TDst * dst, const BoxPass & p, const TOp & op)
     const std::int64_t blocks = tiles * a.s1 * a.s2;
     CheckBlocks(blocks, "RowPassKernel");
     const std::size_t shared = sizeof(TSrc) * static_cast<std::size_t>(kRowTile + 2 * p.radius);
-    RowPassKernel<TSrc, TDst, TOp><<<static_cast<unsigned>(blocks), kRowTile, shared, ::cif::Stream()>>>(src, dst, a, tiles, op);
+    RowPassKernel<TSrc, TDst, TOp>
+      <<<static_cast<unsigned>(blocks), kRowTile, shared, ::cif::Stream()>>>(src, dst, a, tiles, op);
     CIF_CUDA_CHECK_LAUNCH("RowPassKernel");
     return;
   }
@@ -265,8 +266,9 @@ LaunchPass(const TSrc * src, TDst * dst, const BoxPass & p, const TOp & op)
   CheckBlocks(blocks, "ColumnPassKernel");
   const std::size_t shared =
     sizeof(TSrc) * static_cast<std::size_t>(kColumnLanes) * static_cast<std::size_t>(kColumnTile + 2 * p.radius);
-  ColumnPassKernel<TSrc, TDst, TOp><<<static_cast<unsigned>(blocks), dim3(kColumnLanes, kColumnRows), shared, ::cif::Stream()>>>(
-    src, dst, a, p.axis, xTiles, axisTiles, op);
+  ColumnPassKernel<TSrc, TDst, TOp>
+    <<<static_cast<unsigned>(blocks), dim3(kColumnLanes, kColumnRows), shared, ::cif::Stream()>>>(
+      src, dst, a, p.axis, xTiles, axisTiles, op);
   CIF_CUDA_CHECK_LAUNCH("ColumnPassKernel");
 }
 
@@ -465,7 +467,8 @@ LaunchDirectMean(const TIn * input, TOut * output, const DirectArgs & a, std::si
     CIF_CUDA_CHECK(cudaFuncSetAttribute(
       DirectMeanKernel<TIn, TOut>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)));
   }
-  DirectMeanKernel<TIn, TOut><<<static_cast<unsigned>(blocks), dim3(kDirectX, kDirectY), bytes, ::cif::Stream()>>>(input, output, a);
+  DirectMeanKernel<TIn, TOut>
+    <<<static_cast<unsigned>(blocks), dim3(kDirectX, kDirectY), bytes, ::cif::Stream()>>>(input, output, a);
   CIF_CUDA_CHECK_LAUNCH("DirectMeanKernel");
   CIF_CUDA_SYNCHRONIZE_STREAM();
 }

@@ -310,7 +310,8 @@ MedianOfIntegralFloats(const float *          input,
   {
     return false;
   }
-  ToOffsetsKernel<<<GridFor(inCount), 256, 0, ::cif::Stream()>>>(input, inCount, bounds[0], static_cast<unsigned short *>(in.pointer));
+  ToOffsetsKernel<<<GridFor(inCount), 256, 0, ::cif::Stream()>>>(
+    input, inCount, bounds[0], static_cast<unsigned short *>(in.pointer));
   CIF_CUDA_CHECK_LAUNCH("ToOffsetsKernel");
   plan =
     MedianCUDA(static_cast<const unsigned short *>(in.pointer), static_cast<unsigned short *>(out.pointer), g, request);

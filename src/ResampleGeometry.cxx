@@ -10,7 +10,11 @@ namespace cif
 {
 
 ResampleGeometry
-ResampleGeometryFor(int dimension, const ResampleGrid & input, const ResampleGrid & output, const double A[3][3], const double b[3])
+ResampleGeometryFor(int                  dimension,
+                    const ResampleGrid & input,
+                    const ResampleGrid & output,
+                    const double         A[3][3],
+                    const double         b[3])
 {
   const int D = dimension;
   // map = inPointToIndex * A * outIndexToPoint, in the order itk::Matrix

@@ -158,9 +158,9 @@ DispatchScalar(const ArrayInfo & a, const char * function, F && f)
       f(0.0f);
       return;
     default:
-      throw nb::type_error((std::string(function) + ": pixel type " + a.dtype +
-                            " is not supported; use uint8, int16, uint16 or float32")
-                             .c_str());
+      throw nb::type_error(
+        (std::string(function) + ": pixel type " + a.dtype + " is not supported; use uint8, int16, uint16 or float32")
+          .c_str());
   }
 }
 

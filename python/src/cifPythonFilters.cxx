@@ -74,13 +74,13 @@ NoCudaReason(bool compiled)
 }
 
 Report
-Median(const InArray &           input,
-       const OutArray &          output,
-       const std::vector<int> &  radius,
-       const std::string &       device,
-       std::uintptr_t            stream,
-       int                       threads,
-       const std::string &       kernel)
+Median(const InArray &          input,
+       const OutArray &         output,
+       const std::vector<int> & radius,
+       const std::string &      device,
+       std::uintptr_t           stream,
+       int                      threads,
+       const std::string &      kernel)
 {
   const char * name = "median_image_filter";
   const auto   in = Inspect(input, "image");
@@ -101,29 +101,28 @@ Median(const InArray &           input,
   const cif::MedianKernel request = ParseMedianKernel(kernel);
   std::string             note;
   Report                  report;
-  DispatchScalar(in,
-                 name,
-                 [&](auto tag)
-                 {
-                   using T = decltype(tag);
-                   report = RunJob(
-                     name,
-                     device,
-                     NoCudaReason(cif::MedianCUDAIsCompiled()),
-                     { in },
-                     { out },
-                     stream,
-                     [&](const JobPointers & p)
-                     {
-                       note = cif::MedianCUDA(static_cast<const T *>(p.in[0]), static_cast<T *>(p.out[0]), g, request)
-                                .description;
-                     },
-                     [&](const JobPointers & p)
-                     {
-                       cif::MedianCPU(static_cast<const T *>(p.in[0]), static_cast<T *>(p.out[0]), g, Threads(threads));
-                       note.clear();
-                     });
-                 });
+  DispatchScalar(
+    in,
+    name,
+    [&](auto tag)
+    {
+      using T = decltype(tag);
+      report = RunJob(
+        name,
+        device,
+        NoCudaReason(cif::MedianCUDAIsCompiled()),
+        { in },
+        { out },
+        stream,
+        [&](const JobPointers & p) {
+          note = cif::MedianCUDA(static_cast<const T *>(p.in[0]), static_cast<T *>(p.out[0]), g, request).description;
+        },
+        [&](const JobPointers & p)
+        {
+          cif::MedianCPU(static_cast<const T *>(p.in[0]), static_cast<T *>(p.out[0]), g, Threads(threads));
+          note.clear();
+        });
+    });
   if (!note.empty())
   {
     std::get<1>(report) += "; " + note;
@@ -234,27 +233,26 @@ BoxErode(const InArray &          input,
   CheckFilterArrays(in, out, name);
   const auto g = BoxGeometryOf(in, radius, name);
   Report     report;
-  DispatchScalar(in,
-                 name,
-                 [&](auto tag)
-                 {
-                   using T = decltype(tag);
-                   // ITK's default boundary: the pixel type's largest value
-                   const T b = boundary.is_none() ? std::numeric_limits<T>::max() : nb::cast<T>(boundary);
-                   report = RunJob(
-                     name,
-                     device,
-                     BoxGPUProblem(g),
-                     { in },
-                     { out },
-                     stream,
-                     [&](const JobPointers & p)
-                     { cif::BoxMinCUDA(static_cast<const T *>(p.in[0]), static_cast<T *>(p.out[0]), g, b); },
-                     [&](const JobPointers & p) {
-                       cif::BoxMinCPU(
-                         static_cast<const T *>(p.in[0]), static_cast<T *>(p.out[0]), g, b, Threads(threads));
-                     });
-                 });
+  DispatchScalar(
+    in,
+    name,
+    [&](auto tag)
+    {
+      using T = decltype(tag);
+      // ITK's default boundary: the pixel type's largest value
+      const T b = boundary.is_none() ? std::numeric_limits<T>::max() : nb::cast<T>(boundary);
+      report = RunJob(
+        name,
+        device,
+        BoxGPUProblem(g),
+        { in },
+        { out },
+        stream,
+        [&](const JobPointers & p)
+        { cif::BoxMinCUDA(static_cast<const T *>(p.in[0]), static_cast<T *>(p.out[0]), g, b); },
+        [&](const JobPointers & p)
+        { cif::BoxMinCPU(static_cast<const T *>(p.in[0]), static_cast<T *>(p.out[0]), g, b, Threads(threads)); });
+    });
   return report;
 }
 
@@ -353,27 +351,27 @@ RotatingMask(const InArray &     input,
   }
   std::string note;
   Report      report;
-  DispatchScalar(in,
-                 name,
-                 [&](auto tag)
-                 {
-                   using T = decltype(tag);
-                   report = RunJob(
-                     name,
-                     device,
-                     gpuProblem,
-                     { in },
-                     { out },
-                     stream,
-                     [&](const JobPointers & q)
-                     { note = cif::RotatingMaskCUDA(static_cast<const T *>(q.in[0]), static_cast<T *>(q.out[0]), g, p); },
-                     [&](const JobPointers & q)
-                     {
-                       cif::RotatingMaskCPU(
-                         static_cast<const T *>(q.in[0]), static_cast<T *>(q.out[0]), g, p, Threads(threads));
-                       note.clear();
-                     });
-                 });
+  DispatchScalar(
+    in,
+    name,
+    [&](auto tag)
+    {
+      using T = decltype(tag);
+      report = RunJob(
+        name,
+        device,
+        gpuProblem,
+        { in },
+        { out },
+        stream,
+        [&](const JobPointers & q)
+        { note = cif::RotatingMaskCUDA(static_cast<const T *>(q.in[0]), static_cast<T *>(q.out[0]), g, p); },
+        [&](const JobPointers & q)
+        {
+          cif::RotatingMaskCPU(static_cast<const T *>(q.in[0]), static_cast<T *>(q.out[0]), g, p, Threads(threads));
+          note.clear();
+        });
+    });
   if (!note.empty())
   {
     std::get<1>(report) += "; " + note;
@@ -474,40 +472,37 @@ BinaryThreshold(const InArray &     input,
                    using TIn = decltype(tagIn);
                    const TIn lo = ThresholdValue<TIn>(lower, "lower", name);
                    const TIn hi = ThresholdValue<TIn>(upper, "upper", name);
-                   DispatchOutput(out,
-                                  name,
-                                  [&](auto tagOut)
-                                  {
-                                    using TOut = decltype(tagOut);
-                                    const TOut vin = ThresholdValue<TOut>(inside, "inside_value", name);
-                                    const TOut vout = ThresholdValue<TOut>(outside, "outside_value", name);
-                                    report = RunJob(
-                                      name,
-                                      device,
-                                      NoCudaReason(cif::PackedMaskCUDAIsCompiled()),
-                                      { in },
-                                      { out },
-                                      stream,
-                                      [&](const JobPointers & p) {
-                                        cif::ThresholdCUDA(static_cast<const TIn *>(p.in[0]),
-                                                           static_cast<TOut *>(p.out[0]),
-                                                           g,
-                                                           lo,
-                                                           hi,
-                                                           vin,
-                                                           vout);
-                                      },
-                                      [&](const JobPointers & p) {
-                                        cif::ThresholdCPU(static_cast<const TIn *>(p.in[0]),
-                                                          static_cast<TOut *>(p.out[0]),
-                                                          g,
-                                                          lo,
-                                                          hi,
-                                                          vin,
-                                                          vout,
-                                                          Threads(threads));
-                                      });
-                                  });
+                   DispatchOutput(
+                     out,
+                     name,
+                     [&](auto tagOut)
+                     {
+                       using TOut = decltype(tagOut);
+                       const TOut vin = ThresholdValue<TOut>(inside, "inside_value", name);
+                       const TOut vout = ThresholdValue<TOut>(outside, "outside_value", name);
+                       report = RunJob(
+                         name,
+                         device,
+                         NoCudaReason(cif::PackedMaskCUDAIsCompiled()),
+                         { in },
+                         { out },
+                         stream,
+                         [&](const JobPointers & p) {
+                           cif::ThresholdCUDA(
+                             static_cast<const TIn *>(p.in[0]), static_cast<TOut *>(p.out[0]), g, lo, hi, vin, vout);
+                         },
+                         [&](const JobPointers & p)
+                         {
+                           cif::ThresholdCPU(static_cast<const TIn *>(p.in[0]),
+                                             static_cast<TOut *>(p.out[0]),
+                                             g,
+                                             lo,
+                                             hi,
+                                             vin,
+                                             vout,
+                                             Threads(threads));
+                         });
+                     });
                  });
   return report;
 }
@@ -528,34 +523,29 @@ ThresholdToPackedMask(const InArray &     input,
   CheckWords(w, in, name);
   const auto e = ExtentOf(in);
   Report     report;
-  DispatchScalar(in,
-                 name,
-                 [&](auto tag)
-                 {
-                   using T = decltype(tag);
-                   const T lo = ThresholdValue<T>(lower, "lower", name);
-                   const T hi = ThresholdValue<T>(upper, "upper", name);
-                   report = RunJob(
-                     name,
-                     device,
-                     NoCudaReason(cif::PackedMaskCUDAIsCompiled()),
-                     { in },
-                     { w },
-                     stream,
-                     [&](const JobPointers & p) {
-                       cif::ThresholdPackCUDA(
-                         static_cast<const T *>(p.in[0]), static_cast<std::uint32_t *>(p.out[0]), e, lo, hi);
-                     },
-                     [&](const JobPointers & p)
-                     {
-                       cif::ThresholdPackCPU(static_cast<const T *>(p.in[0]),
-                                             static_cast<std::uint32_t *>(p.out[0]),
-                                             e,
-                                             lo,
-                                             hi,
-                                             Threads(threads));
-                     });
-                 });
+  DispatchScalar(
+    in,
+    name,
+    [&](auto tag)
+    {
+      using T = decltype(tag);
+      const T lo = ThresholdValue<T>(lower, "lower", name);
+      const T hi = ThresholdValue<T>(upper, "upper", name);
+      report = RunJob(
+        name,
+        device,
+        NoCudaReason(cif::PackedMaskCUDAIsCompiled()),
+        { in },
+        { w },
+        stream,
+        [&](const JobPointers & p)
+        { cif::ThresholdPackCUDA(static_cast<const T *>(p.in[0]), static_cast<std::uint32_t *>(p.out[0]), e, lo, hi); },
+        [&](const JobPointers & p)
+        {
+          cif::ThresholdPackCPU(
+            static_cast<const T *>(p.in[0]), static_cast<std::uint32_t *>(p.out[0]), e, lo, hi, Threads(threads));
+        });
+    });
   return report;
 }
 
@@ -575,34 +565,29 @@ UnpackMask(const InArray &     words,
   CheckWords(w, out, name);
   const auto e = ExtentOf(out);
   Report     report;
-  DispatchScalar(out,
-                 name,
-                 [&](auto tag)
-                 {
-                   using T = decltype(tag);
-                   const T vin = ThresholdValue<T>(inside, "inside_value", name);
-                   const T vout = ThresholdValue<T>(outside, "outside_value", name);
-                   report = RunJob(
-                     name,
-                     device,
-                     NoCudaReason(cif::PackedMaskCUDAIsCompiled()),
-                     { w },
-                     { out },
-                     stream,
-                     [&](const JobPointers & p) {
-                       cif::UnpackMaskCUDA(
-                         static_cast<const std::uint32_t *>(p.in[0]), static_cast<T *>(p.out[0]), e, vin, vout);
-                     },
-                     [&](const JobPointers & p)
-                     {
-                       cif::UnpackMaskCPU(static_cast<const std::uint32_t *>(p.in[0]),
-                                          static_cast<T *>(p.out[0]),
-                                          e,
-                                          vin,
-                                          vout,
-                                          Threads(threads));
-                     });
-                 });
+  DispatchScalar(
+    out,
+    name,
+    [&](auto tag)
+    {
+      using T = decltype(tag);
+      const T vin = ThresholdValue<T>(inside, "inside_value", name);
+      const T vout = ThresholdValue<T>(outside, "outside_value", name);
+      report = RunJob(
+        name,
+        device,
+        NoCudaReason(cif::PackedMaskCUDAIsCompiled()),
+        { w },
+        { out },
+        stream,
+        [&](const JobPointers & p)
+        { cif::UnpackMaskCUDA(static_cast<const std::uint32_t *>(p.in[0]), static_cast<T *>(p.out[0]), e, vin, vout); },
+        [&](const JobPointers & p)
+        {
+          cif::UnpackMaskCPU(
+            static_cast<const std::uint32_t *>(p.in[0]), static_cast<T *>(p.out[0]), e, vin, vout, Threads(threads));
+        });
+    });
   return report;
 }
 
@@ -720,9 +705,8 @@ BSplineDecomposition(const InArray &     input,
       stream,
       [&](const JobPointers & q)
       { cif::PrefilterCUDA(static_cast<const TIn *>(q.in[0]), static_cast<TOut *>(q.out[0]), g, p); },
-      [&](const JobPointers & q) {
-        cif::PrefilterCPU(static_cast<const TIn *>(q.in[0]), static_cast<TOut *>(q.out[0]), g, p, Threads(threads));
-      });
+      [&](const JobPointers & q)
+      { cif::PrefilterCPU(static_cast<const TIn *>(q.in[0]), static_cast<TOut *>(q.out[0]), g, p, Threads(threads)); });
   };
   auto withOutput = [&](auto tagIn)
   {
@@ -821,7 +805,8 @@ RegisterFilters(nb::module_ & m)
         "device"_a,
         "stream"_a,
         "threads"_a);
-  m.def("unpack_mask", &UnpackMask, "words"_a, "output"_a, "inside"_a, "outside"_a, "device"_a, "stream"_a, "threads"_a);
+  m.def(
+    "unpack_mask", &UnpackMask, "words"_a, "output"_a, "inside"_a, "outside"_a, "device"_a, "stream"_a, "threads"_a);
   m.def("apply_packed_mask",
         &ApplyPackedMask,
         "image"_a,

@@ -165,9 +165,8 @@ ParseMode(const std::string & text)
 Report
 ToReport(const itk::CudaExecutionReport & report)
 {
-  return Report(report.Device == itk::CudaExecutedOn::GPU ? "GPU" : "CPU",
-                report.Message,
-                report.FellBackAfterOutOfMemory);
+  return Report(
+    report.Device == itk::CudaExecutedOn::GPU ? "GPU" : "CPU", report.Message, report.FellBackAfterOutOfMemory);
 }
 
 int
@@ -185,9 +184,8 @@ RequirePixel(const ArrayInfo & a, Pixel pixel, const char * function)
 {
   if (a.pixel != pixel)
   {
-    throw nb::type_error((std::string(function) + ": " + a.name + " must be " + PixelName(pixel) + ", not " +
-                          a.dtype)
-                           .c_str());
+    throw nb::type_error(
+      (std::string(function) + ": " + a.name + " must be " + PixelName(pixel) + ", not " + a.dtype).c_str());
   }
 }
 
@@ -201,8 +199,7 @@ RequireSameShape(const ArrayInfo & a, const ArrayInfo & b, const char * function
   }
   if (!same)
   {
-    throw std::invalid_argument(std::string(function) + ": " + a.name + " and " + b.name +
-                                " must have the same shape");
+    throw std::invalid_argument(std::string(function) + ": " + a.name + " and " + b.name + " must have the same shape");
   }
 }
 
@@ -372,19 +369,21 @@ NB_MODULE(_cif, m)
   m.def("is_compiled_with_cuda", &itk::CudaRuntime::IsCompiledWithCuda, "True when the extension was built with nvcc.");
   m.def("is_device_available", &itk::CudaRuntime::IsDeviceAvailable, "True when a usable CUDA device exists.");
   m.def("unavailable_reason", &itk::CudaRuntime::GetUnavailableReason, "Why no GPU is used ('' when one is).");
-  m.def("device_description", &itk::CudaRuntime::GetDeviceDescription, "The GPU's name, compute capability and memory.");
+  m.def(
+    "device_description", &itk::CudaRuntime::GetDeviceDescription, "The GPU's name, compute capability and memory.");
   m.def("free_device_memory", &itk::CudaRuntime::GetFreeMemory);
   m.def("set_allocation_limit",
         &itk::CudaRuntime::SetAllocationLimit,
         "Caps the device memory the module's own allocations may hold (bytes, 0 = no cap); for tests.");
   m.def("get_allocation_limit", &itk::CudaRuntime::GetAllocationLimit);
-  m.def("transfer_counters",
-        []
-        {
-          const auto c = itk::CudaRuntime::GetTransferCounters();
-          return std::make_tuple(c.HostToDeviceCount, c.HostToDeviceBytes, c.DeviceToHostCount, c.DeviceToHostBytes);
-        },
-        "(host-to-device copies, bytes, device-to-host copies, bytes) the module made since the last reset.");
+  m.def(
+    "transfer_counters",
+    []
+    {
+      const auto c = itk::CudaRuntime::GetTransferCounters();
+      return std::make_tuple(c.HostToDeviceCount, c.HostToDeviceBytes, c.DeviceToHostCount, c.DeviceToHostBytes);
+    },
+    "(host-to-device copies, bytes, device-to-host copies, bytes) the module made since the last reset.");
   m.def("reset_transfer_counters", &itk::CudaRuntime::ResetTransferCounters);
   m.def(
     "decide_gpu",

@@ -153,8 +153,8 @@ ResampleOnGpu(const ArrayInfo &                in,
   {
     // output chunks, each uploading only the part of the input it reads
     std::vector<unsigned char> hostOut(out.onGpu ? out.bytes : 0);
-    T *    target = out.onGpu ? reinterpret_cast<T *>(hostOut.data()) : static_cast<T *>(out.data);
-    int    chunks = 0;
+    T *                        target = out.onGpu ? reinterpret_cast<T *>(hostOut.data()) : static_cast<T *>(out.data);
+    int                        chunks = 0;
     if (cubic)
     {
       std::vector<Coefficient> host(pixels);
@@ -188,25 +188,25 @@ ResampleOnGpu(const ArrayInfo &                in,
 }
 
 Report
-ResampleGpu(const InArray &               input,
-            const OutArray &              output,
-            const std::vector<double> &   inputOrigin,
-            const std::vector<double> &   inputIndexToPoint,
-            const std::vector<double> &   inputPointToIndex,
-            const std::vector<double> &   outputOrigin,
-            const std::vector<double> &   outputIndexToPoint,
-            const std::vector<double> &   matrix,
-            const std::vector<double> &   offset,
-            const std::string &           gridKind,
-            std::optional<InArray>        gridValues,
-            const std::vector<double> &   gridOrigin,
-            const std::vector<double> &   gridPointToIndex,
-            const std::string &           interpolator,
-            double                        defaultValue,
-            const std::string &           prefilter,
-            int                           firHalfWidth,
-            bool                          fast,
-            std::uintptr_t                stream)
+ResampleGpu(const InArray &             input,
+            const OutArray &            output,
+            const std::vector<double> & inputOrigin,
+            const std::vector<double> & inputIndexToPoint,
+            const std::vector<double> & inputPointToIndex,
+            const std::vector<double> & outputOrigin,
+            const std::vector<double> & outputIndexToPoint,
+            const std::vector<double> & matrix,
+            const std::vector<double> & offset,
+            const std::string &         gridKind,
+            std::optional<InArray>      gridValues,
+            const std::vector<double> & gridOrigin,
+            const std::vector<double> & gridPointToIndex,
+            const std::string &         interpolator,
+            double                      defaultValue,
+            const std::string &         prefilter,
+            int                         firHalfWidth,
+            bool                        fast,
+            std::uintptr_t              stream)
 {
   const char * name = "resample_image_filter";
   const auto   in = Inspect(input, "image");
@@ -300,7 +300,7 @@ ResampleGpu(const InArray &               input,
   {
     throw cif::GpuUnavailable(std::string(name) + ": GPU execution was requested but is impossible: " +
                               (cif::ResampleCUDAIsCompiled() ? itk::CudaRuntime::GetUnavailableReason()
-                                                              : std::string("this build has no CUDA code")));
+                                                             : std::string("this build has no CUDA code")));
   }
   switch (in.pixel)
   {
@@ -320,13 +320,13 @@ ResampleGpu(const InArray &               input,
       run(0.0);
       break;
     default:
-      throw nb::type_error((std::string(name) + ": the GPU resamples uint8, int16, uint16, float32 and float64").c_str());
+      throw nb::type_error(
+        (std::string(name) + ": the GPU resamples uint8, int16, uint16, float32 and float64").c_str());
   }
   std::string message = "GPU: " + itk::CudaRuntime::GetDeviceDescription();
   if (chunks > 0)
   {
-    message += " (in " + std::to_string(chunks) +
-               " output chunks: the whole job did not fit the device memory" +
+    message += " (in " + std::to_string(chunks) + " output chunks: the whole job did not fit the device memory" +
                (fast ? "; cubic evaluated in the accurate mode, which chunks need)" : ")");
   }
   return Report("GPU", message, false);
@@ -420,8 +420,8 @@ public:
           m_OnGpu = false;
         };
         const bool cudaCompiled = cif::PrefilterCUDAIsCompiled() && cif::BSplineEvaluateCUDAIsCompiled();
-        m_Report = cif::RunWithFallback(
-          ParseMode(device), cudaCompiled ? "" : "this build has no CUDA code", name, gpu, cpu);
+        m_Report =
+          cif::RunWithFallback(ParseMode(device), cudaCompiled ? "" : "this build has no CUDA code", name, gpu, cpu);
       };
       if (m_Double)
         withOutput(0.0);
@@ -467,17 +467,17 @@ public:
    * outputs may be None; they and the points are host arrays or GPU arrays
    * (all on one side), moved to the coefficients' side when needed. */
   Report
-  Evaluate(const InArray &               points,
-           std::optional<OutArray>       values,
-           std::optional<OutArray>       gradients,
-           std::optional<OutArray>       inside,
-           bool                          pointsAreIndices,
-           const std::vector<double> &   origin,
-           const std::vector<double> &   pointToIndex,
-           const std::vector<double> &   spacing,
-           const std::vector<double> &   gradientMatrix,
-           std::uintptr_t                stream,
-           int                           threads)
+  Evaluate(const InArray &             points,
+           std::optional<OutArray>     values,
+           std::optional<OutArray>     gradients,
+           std::optional<OutArray>     inside,
+           bool                        pointsAreIndices,
+           const std::vector<double> & origin,
+           const std::vector<double> & pointToIndex,
+           const std::vector<double> & spacing,
+           const std::vector<double> & gradientMatrix,
+           std::uintptr_t              stream,
+           int                         threads)
   {
     const char * name = "BSplineInterpolator.evaluate";
     const auto   pts = Inspect(points, "points");
@@ -523,9 +523,9 @@ public:
     nb::gil_scoped_release release;
     cif::StreamScope       scope(pts.onGpu ? reinterpret_cast<void *>(stream) : nullptr);
     // the batch's pointers on the coefficients' side
-    std::vector<itk::CudaDeviceBuffer>         device;
-    std::vector<std::vector<unsigned char>>    host;
-    auto                                       stage = [&](const ArrayInfo & a, bool copyIn) -> void *
+    std::vector<itk::CudaDeviceBuffer>      device;
+    std::vector<std::vector<unsigned char>> host;
+    auto                                    stage = [&](const ArrayInfo & a, bool copyIn) -> void *
     {
       if (a.onGpu == m_OnGpu)
       {
