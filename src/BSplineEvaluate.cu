@@ -21,6 +21,7 @@
 #include "cifCudaStream.h"
 #include "cifBSplineEvaluate.h"
 #include "cifCudaError.h"
+#include "cifBSplineWeights.h"
 #include "cifMirror.h"
 
 #include <cuda_runtime.h>
@@ -39,78 +40,6 @@ BSplineEvaluateCUDAIsCompiled()
 
 namespace
 {
-
-/** Offsets and weights of the four coefficients along one axis. */
-template <typename R>
-struct AxisSupport
-{
-  std::int64_t offset[4];
-  R            weight[4];
-  R            derivative[4];
-};
-
-template <typename R, bool Gradient>
-__device__ __forceinline__ void
-CubicSupport(double c, std::int64_t start, std::int64_t size, std::int64_t stride, AxisSupport<R> & s)
-{
-  // ITK's DetermineRegionOfSupport: (long) std::floor((float) x + 0.0f) - 1.
-  const std::int64_t first = static_cast<std::int64_t>(floorf(__double2float_rn(c))) - 1;
-
-  // ITK's SetInterpolationWeights, case 3 (double).
-  {
-    const double w = c - static_cast<double>(first + 1);
-    const double w3 = (1.0 / 6.0) * w * w * w;
-    const double w0 = (1.0 / 6.0) + 0.5 * w * (w - 1.0) - w3;
-    const double w2 = w + w0 - 2.0 * w3;
-    const double w1 = 1.0 - w0 - w2 - w3;
-    s.weight[0] = static_cast<R>(w0);
-    s.weight[1] = static_cast<R>(w1);
-    s.weight[2] = static_cast<R>(w2);
-    s.weight[3] = static_cast<R>(w3);
-  }
-  if constexpr (Gradient)
-  {
-    // ITK's SetDerivativeWeights for spline order 3 (its case 2: the
-    // differences of the quadratic weights at x + 1/2).
-    const double w = c + 0.5 - static_cast<double>(first + 2);
-    const double q2 = 0.75 - w * w;
-    const double q3 = 0.5 * (w - q2 + 1.0);
-    const double q1 = 1.0 - q2 - q3;
-    s.derivative[0] = static_cast<R>(0.0 - q1);
-    s.derivative[1] = static_cast<R>(q1 - q2);
-    s.derivative[2] = static_cast<R>(q2 - q3);
-    s.derivative[3] = static_cast<R>(q3);
-  }
-
-  // ITK's ApplyMirrorBoundaryConditions: one reflection about the first and
-  // the last sample; an axis of length 1 uses its one sample. For an axis
-  // of length 2 one reflection can leave the buffer (ITK then reads outside
-  // it); the full mirror fold keeps the index inside.
-  const std::int64_t end = start + size - 1;
-#pragma unroll
-  for (int k = 0; k < 4; ++k)
-  {
-    std::int64_t i = first + k;
-    if (i < start)
-    {
-      i = start + (start - i);
-    }
-    if (i >= end)
-    {
-      i = end - (i - end);
-    }
-    i -= start;
-    if (size == 1)
-    {
-      i = 0;
-    }
-    else if (i < 0 || i >= size)
-    {
-      i = MirrorIndex(i, size);
-    }
-    s.offset[k] = i * stride;
-  }
-}
 
 template <int D, typename T, bool Gradient>
 __global__ void
@@ -183,11 +112,11 @@ EvaluateKernel(const T * __restrict__ coefficients, BSplineEvaluateGeometry g, B
       continue;
     }
 
-    AxisSupport<R> s[D];
+    CubicAxisSupport<R> s[D];
 #pragma unroll
     for (int a = 0; a < D; ++a)
     {
-      CubicSupport<R, Gradient>(c[a], g.start[a], g.size[a], stride[a], s[a]);
+      CubicSupport<R>(c[a], g.start[a], g.size[a], stride[a], Gradient, s[a]);
     }
 
     // Separable sums: x innermost. For D == 2 the z loop has one term of weight 1.
@@ -222,7 +151,7 @@ EvaluateKernel(const T * __restrict__ coefficients, BSplineEvaluateGeometry g, B
       }
       if constexpr (D == 3)
       {
-        const AxisSupport<R> & z = s[D == 3 ? 2 : 0];
+        const CubicAxisSupport<R> & z = s[D == 3 ? 2 : 0];
         value += z.weight[k] * planeValue;
         if constexpr (Gradient)
         {

@@ -4,7 +4,7 @@
  *  itk::BSplineInterpolateImageFunction<..., double> for spline order 3.
  *=========================================================================*/
 #include "cifBSplineEvaluate.h"
-#include "cifMirror.h"
+#include "cifBSplineWeights.h"
 #include "cifParallelFor.h"
 
 #include <cmath>
@@ -15,67 +15,6 @@ namespace cif
 {
 namespace
 {
-
-/** One axis of the support: the four coefficient offsets and weights. */
-struct Support
-{
-  std::int64_t offset[4];
-  double       weight[4];
-  double       derivative[4];
-};
-
-void
-CubicSupport(double c, std::int64_t start, std::int64_t size, std::int64_t stride, bool gradient, Support & s)
-{
-  // ITK's DetermineRegionOfSupport: floor((float) x) - 1.
-  const std::int64_t first = static_cast<std::int64_t>(std::floor(static_cast<float>(c))) - 1;
-  // ITK's SetInterpolationWeights, spline order 3.
-  const double w = c - static_cast<double>(first + 1);
-  s.weight[3] = (1.0 / 6.0) * w * w * w;
-  s.weight[0] = (1.0 / 6.0) + 0.5 * w * (w - 1.0) - s.weight[3];
-  s.weight[2] = w + s.weight[0] - 2.0 * s.weight[3];
-  s.weight[1] = 1.0 - s.weight[0] - s.weight[2] - s.weight[3];
-  if (gradient)
-  {
-    // ITK's SetDerivativeWeights for spline order 3: differences of the
-    // quadratic weights at x + 1/2.
-    const double v = c + 0.5 - static_cast<double>(first + 2);
-    const double q1 = 0.75 - v * v;
-    const double q2 = 0.5 * (v - q1 + 1.0);
-    const double q3 = 1.0 - q1 - q2;
-    s.derivative[0] = 0.0 - q3;
-    s.derivative[1] = q3 - q1;
-    s.derivative[2] = q1 - q2;
-    s.derivative[3] = q2;
-  }
-  // ITK's ApplyMirrorBoundaryConditions (one reflection about the first and
-  // the last sample; a length-1 axis uses its one sample), then the full
-  // fold for the length-2 case where one reflection leaves the buffer, as
-  // the GPU kernel does.
-  const std::int64_t end = start + size - 1;
-  for (int k = 0; k < 4; ++k)
-  {
-    std::int64_t i = first + k;
-    if (i < start)
-    {
-      i = start + (start - i);
-    }
-    if (i >= end)
-    {
-      i = end - (i - end);
-    }
-    i -= start;
-    if (size == 1)
-    {
-      i = 0;
-    }
-    else if (i < 0 || i >= size)
-    {
-      i = MirrorIndex(i, size);
-    }
-    s.offset[k] = i * stride;
-  }
-}
 
 template <typename T>
 void
@@ -136,11 +75,11 @@ EvaluatePoint(const T * coefficients, const BSplineEvaluateGeometry & g, const B
     }
     return;
   }
-  const std::int64_t stride[3] = { 1, g.size[0], g.size[0] * g.size[1] };
-  Support            s[3];
+  const std::int64_t       stride[3] = { 1, g.size[0], g.size[0] * g.size[1] };
+  CubicAxisSupport<double> s[3];
   for (int a = 0; a < D; ++a)
   {
-    CubicSupport(c[a], g.start[a], g.size[a], stride[a], gradient, s[a]);
+    CubicSupport<double>(c[a], g.start[a], g.size[a], stride[a], gradient, s[a]);
   }
   const int points = D == 2 ? 16 : 64;
   if (b.values != nullptr)

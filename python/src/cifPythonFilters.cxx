@@ -20,6 +20,7 @@
 #include <cmath>
 #include <limits>
 #include <sstream>
+#include <type_traits>
 
 namespace cifpy
 {
@@ -73,6 +74,75 @@ NoCudaReason(bool compiled)
   return compiled ? std::string() : std::string("this build has no CUDA code");
 }
 
+/** Runs a filter whose output has the input's shape and pixel type (uint8,
+ * int16, uint16 or float32). `gpu` and `cpu` are called as
+ * f(const T * input, T * output) on the side they run on, and return a note
+ * for the report (empty for none). */
+template <typename TGpu, typename TCpu>
+Report
+RunSameTypeFilter(const char *        name,
+                  const std::string & device,
+                  const std::string & gpuProblem,
+                  const ArrayInfo &   in,
+                  const ArrayInfo &   out,
+                  std::uintptr_t      stream,
+                  TGpu &&             gpu,
+                  TCpu &&             cpu)
+{
+  std::string note;
+  Report      report;
+  DispatchScalar(
+    in,
+    name,
+    [&](auto tag)
+    {
+      using T = decltype(tag);
+      report = RunJob(
+        name,
+        device,
+        gpuProblem,
+        { in },
+        { out },
+        stream,
+        [&](const JobPointers & p) { note = gpu(static_cast<const T *>(p.in[0]), static_cast<T *>(p.out[0])); },
+        [&](const JobPointers & p) { note = cpu(static_cast<const T *>(p.in[0]), static_cast<T *>(p.out[0])); });
+    });
+  if (!note.empty())
+  {
+    std::get<1>(report) += "; " + note;
+  }
+  return report;
+}
+
+/** The element type behind a pointer, for the generic bodies of RunSameTypeFilter. */
+template <typename P>
+using Pointee = std::remove_cv_t<std::remove_pointer_t<P>>;
+
+/** A threshold given as a Python number, in the pixel type T: ITK's
+ * BinaryThresholdImageFilter compares in the input type, so a value the
+ * type cannot hold exactly is refused. */
+template <typename T>
+T
+ThresholdValue(double v, const char * what, const char * function)
+{
+  if (std::isnan(v))
+  {
+    throw std::invalid_argument(std::string(function) + ": " + what + " is NaN");
+  }
+  if constexpr (std::is_integral<T>::value)
+  {
+    if (!(v >= static_cast<double>(std::numeric_limits<T>::lowest()) &&
+          v <= static_cast<double>(std::numeric_limits<T>::max())) ||
+        v != std::floor(v))
+    {
+      std::ostringstream why;
+      why << function << ": " << what << " = " << v << " is not a value of the image's pixel type";
+      throw std::invalid_argument(why.str());
+    }
+  }
+  return static_cast<T>(v);
+}
+
 Report
 Median(const InArray &          input,
        const OutArray &         output,
@@ -99,35 +169,19 @@ Median(const InArray &          input,
     throw std::invalid_argument(std::string(name) + ": " + problem);
   }
   const cif::MedianKernel request = ParseMedianKernel(kernel);
-  std::string             note;
-  Report                  report;
-  DispatchScalar(
-    in,
+  return RunSameTypeFilter(
     name,
-    [&](auto tag)
+    device,
+    NoCudaReason(cif::MedianCUDAIsCompiled()),
+    in,
+    out,
+    stream,
+    [&](const auto * x, auto * y) { return cif::MedianCUDA(x, y, g, request).description; },
+    [&](const auto * x, auto * y)
     {
-      using T = decltype(tag);
-      report = RunJob(
-        name,
-        device,
-        NoCudaReason(cif::MedianCUDAIsCompiled()),
-        { in },
-        { out },
-        stream,
-        [&](const JobPointers & p) {
-          note = cif::MedianCUDA(static_cast<const T *>(p.in[0]), static_cast<T *>(p.out[0]), g, request).description;
-        },
-        [&](const JobPointers & p)
-        {
-          cif::MedianCPU(static_cast<const T *>(p.in[0]), static_cast<T *>(p.out[0]), g, Threads(threads));
-          note.clear();
-        });
+      cif::MedianCPU(x, y, g, Threads(threads));
+      return std::string();
     });
-  if (!note.empty())
-  {
-    std::get<1>(report) += "; " + note;
-  }
-  return report;
 }
 
 /** Why the GPU box passes cannot take a radius (empty if they can). */
@@ -174,48 +228,32 @@ BoxMean(const InArray &          input,
   const auto   in = Inspect(input, "image");
   const auto   out = Inspect(output, "output");
   CheckFilterArrays(in, out, name);
-  const auto  g = BoxGeometryOf(in, radius, name);
-  std::string note;
-  Report      report;
-  DispatchScalar(in,
-                 name,
-                 [&](auto tag)
-                 {
-                   using T = decltype(tag);
-                   report = RunJob(
-                     name,
-                     device,
-                     BoxGPUProblem(g),
-                     { in },
-                     { out },
-                     stream,
-                     [&](const JobPointers & p)
-                     {
-                       switch (cif::BoxMeanCUDA(static_cast<const T *>(p.in[0]), static_cast<T *>(p.out[0]), g))
-                       {
-                         case cif::BoxMeanMethod::SeparableInteger:
-                           note = "separable integer sums (exact)";
-                           break;
-                         case cif::BoxMeanMethod::DirectITKOrder:
-                           note = "direct double sums in ITK's order";
-                           break;
-                         case cif::BoxMeanMethod::SeparableDouble:
-                           note = "separable double sums";
-                           break;
-                       }
-                     },
-                     [&](const JobPointers & p)
-                     {
-                       cif::BoxMeanCPU(
-                         static_cast<const T *>(p.in[0]), static_cast<T *>(p.out[0]), g, Threads(threads));
-                       note.clear();
-                     });
-                 });
-  if (!note.empty())
-  {
-    std::get<1>(report) += "; " + note;
-  }
-  return report;
+  const auto g = BoxGeometryOf(in, radius, name);
+  return RunSameTypeFilter(
+    name,
+    device,
+    BoxGPUProblem(g),
+    in,
+    out,
+    stream,
+    [&](const auto * x, auto * y)
+    {
+      switch (cif::BoxMeanCUDA(x, y, g))
+      {
+        case cif::BoxMeanMethod::SeparableInteger:
+          return std::string("separable integer sums (exact)");
+        case cif::BoxMeanMethod::DirectITKOrder:
+          return std::string("direct double sums in ITK's order");
+        case cif::BoxMeanMethod::SeparableDouble:
+          break;
+      }
+      return std::string("separable double sums");
+    },
+    [&](const auto * x, auto * y)
+    {
+      cif::BoxMeanCPU(x, y, g, Threads(threads));
+      return std::string();
+    });
 }
 
 Report
@@ -231,29 +269,32 @@ BoxErode(const InArray &          input,
   const auto   in = Inspect(input, "image");
   const auto   out = Inspect(output, "output");
   CheckFilterArrays(in, out, name);
-  const auto g = BoxGeometryOf(in, radius, name);
-  Report     report;
-  DispatchScalar(
-    in,
+  const auto   g = BoxGeometryOf(in, radius, name);
+  const bool   itkDefault = boundary.is_none();
+  const double value = itkDefault ? 0.0 : nb::cast<double>(boundary);
+  // ITK's default boundary: the pixel type's largest value
+  auto boundaryOf = [&](auto tag)
+  {
+    using T = decltype(tag);
+    return itkDefault ? std::numeric_limits<T>::max() : ThresholdValue<T>(value, "boundary", name);
+  };
+  return RunSameTypeFilter(
     name,
-    [&](auto tag)
+    device,
+    BoxGPUProblem(g),
+    in,
+    out,
+    stream,
+    [&](const auto * x, auto * y)
     {
-      using T = decltype(tag);
-      // ITK's default boundary: the pixel type's largest value
-      const T b = boundary.is_none() ? std::numeric_limits<T>::max() : nb::cast<T>(boundary);
-      report = RunJob(
-        name,
-        device,
-        BoxGPUProblem(g),
-        { in },
-        { out },
-        stream,
-        [&](const JobPointers & p)
-        { cif::BoxMinCUDA(static_cast<const T *>(p.in[0]), static_cast<T *>(p.out[0]), g, b); },
-        [&](const JobPointers & p)
-        { cif::BoxMinCPU(static_cast<const T *>(p.in[0]), static_cast<T *>(p.out[0]), g, b, Threads(threads)); });
+      cif::BoxMinCUDA(x, y, g, boundaryOf(Pointee<decltype(x)>{}));
+      return std::string();
+    },
+    [&](const auto * x, auto * y)
+    {
+      cif::BoxMinCPU(x, y, g, boundaryOf(Pointee<decltype(x)>{}), Threads(threads));
+      return std::string();
     });
-  return report;
 }
 
 Report
@@ -292,31 +333,19 @@ Bilateral(const InArray &             input,
   {
     throw std::invalid_argument(std::string(name) + ": " + problem);
   }
-  std::string note;
-  Report      report;
-  DispatchScalar(in,
-                 name,
-                 [&](auto tag)
-                 {
-                   using T = decltype(tag);
-                   report = RunJob(
-                     name,
-                     device,
-                     NoCudaReason(cif::BilateralCUDAIsCompiled()),
-                     { in },
-                     { out },
-                     stream,
-                     [&](const JobPointers & q)
-                     { note = cif::BilateralCUDA(static_cast<const T *>(q.in[0]), static_cast<T *>(q.out[0]), g, p); },
-                     [&](const JobPointers & q)
-                     {
-                       cif::BilateralCPU(
-                         static_cast<const T *>(q.in[0]), static_cast<T *>(q.out[0]), g, p, Threads(threads));
-                       note = "the module's CPU core (exact range Gaussian)";
-                     });
-                 });
-  std::get<1>(report) += "; " + note;
-  return report;
+  return RunSameTypeFilter(
+    name,
+    device,
+    NoCudaReason(cif::BilateralCUDAIsCompiled()),
+    in,
+    out,
+    stream,
+    [&](const auto * x, auto * y) { return cif::BilateralCUDA(x, y, g, p); },
+    [&](const auto * x, auto * y)
+    {
+      cif::BilateralCPU(x, y, g, p, Threads(threads));
+      return std::string("the module's CPU core (exact range Gaussian)");
+    });
 }
 
 Report
@@ -349,59 +378,19 @@ RotatingMask(const InArray &     input,
   {
     gpuProblem = "the output has more rows or slices than the GPU kernel's grid covers";
   }
-  std::string note;
-  Report      report;
-  DispatchScalar(
-    in,
+  return RunSameTypeFilter(
     name,
-    [&](auto tag)
+    device,
+    gpuProblem,
+    in,
+    out,
+    stream,
+    [&](const auto * x, auto * y) { return cif::RotatingMaskCUDA(x, y, g, p); },
+    [&](const auto * x, auto * y)
     {
-      using T = decltype(tag);
-      report = RunJob(
-        name,
-        device,
-        gpuProblem,
-        { in },
-        { out },
-        stream,
-        [&](const JobPointers & q)
-        { note = cif::RotatingMaskCUDA(static_cast<const T *>(q.in[0]), static_cast<T *>(q.out[0]), g, p); },
-        [&](const JobPointers & q)
-        {
-          cif::RotatingMaskCPU(static_cast<const T *>(q.in[0]), static_cast<T *>(q.out[0]), g, p, Threads(threads));
-          note.clear();
-        });
+      cif::RotatingMaskCPU(x, y, g, p, Threads(threads));
+      return std::string();
     });
-  if (!note.empty())
-  {
-    std::get<1>(report) += "; " + note;
-  }
-  return report;
-}
-
-/** A threshold given as a Python number, in the pixel type T: ITK's
- * BinaryThresholdImageFilter compares in the input type, so a value the
- * type cannot hold exactly is refused. */
-template <typename T>
-T
-ThresholdValue(double v, const char * what, const char * function)
-{
-  if (std::isnan(v))
-  {
-    throw std::invalid_argument(std::string(function) + ": " + what + " is NaN");
-  }
-  if constexpr (std::is_integral<T>::value)
-  {
-    if (!(v >= static_cast<double>(std::numeric_limits<T>::lowest()) &&
-          v <= static_cast<double>(std::numeric_limits<T>::max())) ||
-        v != std::floor(v))
-    {
-      std::ostringstream why;
-      why << function << ": " << what << " = " << v << " is not a value of the image's pixel type";
-      throw std::invalid_argument(why.str());
-    }
-  }
-  return static_cast<T>(v);
 }
 
 /** Calls f(TOut{}) for an output pixel type of the threshold filters. */
