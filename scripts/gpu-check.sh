@@ -3,10 +3,12 @@
 # a cp312 wheel of the Python package in .whl/ (pip wheel with Python 3.12):
 #   1. every C++ test with CUDAIMAGEFILTERS_REQUIRE_GPU=1 (GPU tests must run);
 #   2. pytest with CUDAIMAGEFILTERS_REQUIRE_GPU=1 (the ITK-comparison files
-#      skip there: the GPU machine has no PyPI itk; test_gpu.py compares the
-#      GPU with the CPU cores those files check against ITK, and with SciPy);
-#   3. compute-sanitizer memcheck (leak check on) on GPU tests of the Python
-#      package and of the C++ interpolator;
+#      skip unless PyPI itk is on PYTHONPATH: the GPU machine has none, see
+#      docs/Python.md for carrying it; test_gpu.py compares the GPU with the
+#      CPU cores those files check against ITK, and with SciPy);
+#   3. compute-sanitizer memcheck on GPU tests of the Python package (no leak
+#      check there: CuPy's and torch's pools keep blocks until exit) and, with
+#      the leak check, of the C++ interpolator;
 #   4. benchmarks/python_overhead.py against CoreCallBenchmark and CuPy.
 # Usage there: bash scripts/gpu-check.sh [steps, default "1 2 3 4"]; logs in $OUT.
 set -uo pipefail
@@ -20,7 +22,7 @@ nvidia-smi -L
 .device/run true || exit 1
 build=$(cat .device/origin)
 python3 -m pip install -q --no-index --no-deps --no-compile --upgrade --target /tmp/site .whl/*.whl || exit 1
-export PYTHONPATH=/tmp/site
+export PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH}
 export CUDAIMAGEFILTERS_REQUIRE_GPU=1 CUDAIMAGEFILTERS_CLI="$build/bin/cudaimagefilters" CUDAIMAGEFILTERS_TEST_DATA="$build/Data"
 repo=$PWD
 for step in $steps; do
