@@ -11,6 +11,7 @@ itk_module(CudaImageFilters
     ITKImageFeature
     ITKImageFunction
     ITKImageGrid
+    ITKIOImageBase
     ITKTransform
     ITKDisplacementField
     ITKSmoothing

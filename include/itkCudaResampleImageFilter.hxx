@@ -361,7 +361,7 @@ CudaResampleImageFilter<TInputImage, TOutputImage, TInterpolatorPrecisionType, T
     p.outputMin = static_cast<double>(NumericTraits<OutputPixelType>::NonpositiveMin());
     p.outputMax = static_cast<double>(NumericTraits<OutputPixelType>::max());
 
-    using Coefficient = std::conditional_t<std::is_same<InputPixelType, double>::value, double, float>;
+    using Coefficient = typename std::conditional<std::is_same<InputPixelType, double>::value, double, float>::type;
     const bool               cubic = rule == cif::Interpolation::CubicBSpline;
     cif::PrefilterGeometry   pg;
     cif::PrefilterParameters pp;
