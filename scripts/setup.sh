@@ -6,7 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(cmake g++ make libinsighttoolkit5-dev insighttoolkit5-examples libgtest-dev python3-venv python3-dev)
+packages=(cmake g++ make libeigen3-dev libinsighttoolkit5-dev insighttoolkit5-examples libgtest-dev python3-venv python3-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

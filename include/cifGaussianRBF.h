@@ -1,0 +1,159 @@
+/*=========================================================================
+ *  CudaImageFilters: the core of Gaussian radial basis function (GRBF)
+ *  interpolation (seed 003: Chen, Chen, Yu, 2014), plain types only.
+ *
+ *  The interpolant of samples f_i on the pixel grid is
+ *      S(x) = sum_i a_i exp(-|x - x_i|^2 / (2 sigma^2)),  with S(x_j) = f_j,
+ *  i.e. Phi a = f with Phi_ij = exp(-|x_i - x_j|^2 / (2 sigma^2)). On a
+ *  rectangular grid with a per-axis sigma (in index units) the Gaussian
+ *  factorises, Phi is the Kronecker product of per-axis Gram matrices G_a,
+ *  and S on another axis-aligned grid is F multiplied along each axis by
+ *  M_a = E_a G_a^-1 (E_a: Gaussians between the axis's output positions and
+ *  its input nodes). The rows of M_a are the cardinal functions; they decay
+ *  exponentially, so each row is truncated to the taps whose dropped weight
+ *  (L1) stays below a tolerance.
+ *
+ *  Building M_a: the nodes are uniform, so every window of W consecutive
+ *  nodes has the same Gram matrix (Toeplitz). One Cholesky factorisation of
+ *  that W x W matrix in double precision (Eigen's LLT) gives its inverse C;
+ *  an output at position p takes the window of W nodes centred on it
+ *  (clamped to the axis) and its weights C e(p), e(p) the Gaussians between
+ *  p and the window's nodes. W = min(n, 2 H + 1) with H = 100 sigma (at
+ *  least 32): the nodes beyond H change the weights by less than the
+ *  conditioning allows one to see (tested against the full solve). So
+ *  building costs O(H^3 + outputs H sigma), whatever the axis length.
+ *=========================================================================*/
+#ifndef cifGaussianRBF_h
+#define cifGaussianRBF_h
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace cif
+{
+
+/** Options of the exact (separable) GRBF method. */
+struct GrbfOptions
+{
+  /** Bound on the error against the exact interpolant, relative to the
+   * largest input magnitude: the truncation of each axis's cardinal
+   * functions drops at most tolerance / 8 of weight (L1) per output, and
+   * the Gram matrices must be well enough conditioned for double precision
+   * to reach it (else ValidateGrbf... throws). In (0, 0.01]. */
+  double tolerance{ 1e-6 };
+  /** lambda >= 0 added to the diagonal of every Gram matrix (Tikhonov). 0
+   * interpolates (S(x_i) = f_i); lambda > 0 smooths instead and bounds the
+   * condition number by about (sum of a Gram row + lambda) / lambda, which
+   * extends the usable sigma. */
+  double ridge{ 0.0 };
+};
+
+/** The truncated operator of one axis: output k = sum over t < taps of
+ * weights[k * taps + t] * input[first[k] + t]. Positions are continuous
+ * indices along the axis (node i at i). */
+struct GrbfAxisOperator
+{
+  std::int64_t inputSize{ 0 };
+  std::int64_t outputSize{ 0 };
+  double       sigma{ 1.0 }; ///< in index units
+  /** Output node k equals input node k (k < n = outputSize): M is the identity. */
+  bool                      identity{ false };
+  int                       taps{ 0 };
+  std::vector<std::int64_t> first;
+  std::vector<double>       weights;
+  /** 1 where the position lies outside [-0.5, n - 0.5), the extent of
+   * itk::ResampleImageFilter's IsInsideBuffer: such outputs get the default
+   * value (their weights are 0). */
+  std::vector<std::uint8_t> outside;
+  /** The 1-norm condition number of the (ridged) window Gram matrix. */
+  double conditionNumber{ 1.0 };
+  /** Largest L1 norm of a row (the operator's infinity norm: how much it can
+   * amplify errors in its input). */
+  double largestRowL1{ 1.0 };
+  /** Largest weight (L1) dropped from a row by the truncation. */
+  double truncatedL1{ 0.0 };
+  /** Window size W used for the factorisation. */
+  std::int64_t window{ 0 };
+};
+
+/** Builds the operator of one axis for the output positions
+ * firstPosition + k * step, k < outputSize (step may be negative), with
+ * Gaussian sigma (index units). Throws std::invalid_argument for sizes < 1,
+ * sigma <= 0, non-finite positions or parameters, a tolerance outside
+ * (0, 0.01] or a negative ridge, and std::domain_error when the Gram matrix
+ * is too ill-conditioned for double precision to reach the tolerance (it
+ * names sigma, the condition number and the largest usable sigma). */
+GrbfAxisOperator
+BuildGrbfAxisOperator(std::int64_t        inputSize,
+                      double              sigma,
+                      std::int64_t        outputSize,
+                      double              firstPosition,
+                      double              step,
+                      const GrbfOptions & options);
+
+/** Condition number of the Gaussian Gram matrix of a long uniform axis at
+ * sigma (index units), about exp(pi^2 sigma^2 / 2) / 2, and the largest
+ * sigma whose condition number keeps double precision within `tolerance`
+ * (the limit BuildGrbfAxisOperator enforces, with ridge 0). */
+double
+GrbfLargestSigma(double tolerance);
+
+/** A separable GRBF job: D = 1, 2 or 3 axes (x fastest, dense buffers), one
+ * operator per axis (shared pointers so that plans can share them). */
+struct GrbfSeparableJob
+{
+  int                                     dimension{ 2 };
+  std::shared_ptr<const GrbfAxisOperator> axis[3];
+  /** Written where some axis's position is outside the input's extent. */
+  double defaultValue{ 0.0 };
+  /** Results are clamped to [outputMin, outputMax], then converted with
+   * static_cast (itk::ResampleImageFilter's rule); NaN stays NaN for
+   * floating-point outputs and becomes the default value for integers. */
+  double outputMin{ -1e308 };
+  double outputMax{ 1e308 };
+};
+
+/** Checks a job; returns an empty string when it is valid, else why not. */
+std::string
+ValidateGrbfJob(const GrbfSeparableJob & job);
+
+/** The order in which the axes are applied: identity axes skipped, then
+ * shrinking axes before growing ones (the intermediate images stay small). */
+std::vector<int>
+GrbfPassOrder(const GrbfSeparableJob & job);
+
+/** CPU core: T is unsigned char, short, unsigned short, float or double.
+ * Each axis pass accumulates in double and stores float (double for double
+ * images) intermediates. Multi-threaded. */
+template <typename T>
+void
+GrbfSeparableCPU(const T * input, T * output, const GrbfSeparableJob & job, int numberOfThreads);
+
+/** The device-side form of a job's operators (banded blocks for cuBLAS),
+ * built once and reused by GrbfSeparableCUDA; opaque. */
+class GrbfDevicePlan;
+
+/** Uploads a job's operators to the current device (float weights, double
+ * for double images). Throws cif::CudaFailure / cif::CudaOutOfMemory. */
+std::shared_ptr<GrbfDevicePlan>
+MakeGrbfDevicePlan(const GrbfSeparableJob & job, bool doublePrecision);
+
+/** GPU core (device pointers): each axis pass is a banded matrix product,
+ * blocks of output rows times the band of input rows they reach, through
+ * cuBLAS (SGEMM in float32 without TF32, DGEMM for double images), on the
+ * current stream; then the default value outside and the cast. `plan` comes
+ * from MakeGrbfDevicePlan for this job (nullptr: built here). Returns after
+ * the device finished. */
+template <typename T>
+void
+GrbfSeparableCUDA(const T * input, T * output, const GrbfSeparableJob & job, const GrbfDevicePlan * plan = nullptr);
+
+/** Whether this build has the GPU core. */
+bool
+GrbfCUDAIsCompiled();
+
+} // namespace cif
+
+#endif

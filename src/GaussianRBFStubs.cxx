@@ -1,0 +1,42 @@
+/*=========================================================================
+ *  CudaImageFilters: the GRBF GPU entry points in a build without nvcc
+ *  (they say there is no GPU code).
+ *=========================================================================*/
+#include "cifCudaError.h"
+#include "cifGaussianRBF.h"
+
+#ifndef CUDAIMAGEFILTERS_WITH_CUDA
+namespace cif
+{
+class GrbfDevicePlan
+{
+};
+
+bool
+GrbfCUDAIsCompiled()
+{
+  return false;
+}
+
+std::shared_ptr<GrbfDevicePlan>
+MakeGrbfDevicePlan(const GrbfSeparableJob &, bool)
+{
+  throw CudaFailure(-1, "CudaImageFilters was built without CUDA", "MakeGrbfDevicePlan");
+}
+
+template <typename T>
+void
+GrbfSeparableCUDA(const T *, T *, const GrbfSeparableJob &, const GrbfDevicePlan *)
+{
+  throw CudaFailure(-1, "CudaImageFilters was built without CUDA", "GrbfSeparableCUDA");
+}
+
+#  define CIF_INSTANTIATE_GRBF_STUB(T)                                                                                 \
+    template void GrbfSeparableCUDA<T>(const T *, T *, const GrbfSeparableJob &, const GrbfDevicePlan *);
+CIF_INSTANTIATE_GRBF_STUB(unsigned char)
+CIF_INSTANTIATE_GRBF_STUB(short)
+CIF_INSTANTIATE_GRBF_STUB(unsigned short)
+CIF_INSTANTIATE_GRBF_STUB(float)
+CIF_INSTANTIATE_GRBF_STUB(double)
+} // namespace cif
+#endif

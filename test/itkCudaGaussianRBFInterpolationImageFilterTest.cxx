@@ -1,0 +1,480 @@
+/*=========================================================================
+ *  Tests of Gaussian RBF interpolation (seed 003).
+ *
+ *  The reference is written here, independently of the module: the full
+ *  tensor system Phi a = f over all pixels (Phi_ij = exp(-sum_a (x_ia -
+ *  x_ja)^2 / (2 s_a^2))), solved densely in double precision with Eigen's
+ *  LU with partial pivoting (the module uses per-axis Cholesky factors of a
+ *  window), then S(p) = sum_i a_i phi(p - x_i) summed over every pixel.
+ *  Tolerances: 1e-6 of the input's range for the CPU core (its documented
+ *  bound), 2e-6 for the GPU (float32 weights and sums, plus the bound).
+ *=========================================================================*/
+#include "CudaImageFiltersTestUtilities.h"
+#include "cifGaussianRBF.h"
+#include "itkCudaRuntime.h"
+
+#include <Eigen/Dense>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <memory>
+#include <random>
+#include <stdexcept>
+#include <vector>
+
+namespace
+{
+
+using cif::GrbfAxisOperator;
+using cif::GrbfOptions;
+using cif::GrbfSeparableJob;
+
+/** Per-axis grid of output positions: first + k * step, k < size. */
+struct AxisGrid
+{
+  std::int64_t inputSize;
+  double       sigma;
+  std::int64_t outputSize;
+  double       first;
+  double       step;
+};
+
+/** The dense float64 reference (see the file comment); x fastest. */
+std::vector<double>
+DenseReference(const std::vector<double> & f, const std::vector<AxisGrid> & axes)
+{
+  const int                        D = static_cast<int>(axes.size());
+  std::vector<std::vector<double>> nodes(D);
+  std::int64_t                     N = 1, M = 1;
+  for (int a = 0; a < D; ++a)
+  {
+    N *= axes[a].inputSize;
+    M *= axes[a].outputSize;
+  }
+  auto coordinate = [&](std::int64_t i, int a, const std::vector<std::int64_t> & sizes)
+  {
+    for (int b = 0; b < a; ++b)
+    {
+      i /= sizes[b];
+    }
+    return i % sizes[a];
+  };
+  std::vector<std::int64_t> inSizes(D), outSizes(D);
+  for (int a = 0; a < D; ++a)
+  {
+    inSizes[a] = axes[a].inputSize;
+    outSizes[a] = axes[a].outputSize;
+  }
+  Eigen::MatrixXd Phi(N, N);
+  for (std::int64_t i = 0; i < N; ++i)
+  {
+    for (std::int64_t j = 0; j < N; ++j)
+    {
+      double e = 0;
+      for (int a = 0; a < D; ++a)
+      {
+        const double d = static_cast<double>(coordinate(i, a, inSizes) - coordinate(j, a, inSizes));
+        e += d * d / (2 * axes[a].sigma * axes[a].sigma);
+      }
+      Phi(i, j) = std::exp(-e);
+    }
+  }
+  Eigen::VectorXd F(N);
+  for (std::int64_t i = 0; i < N; ++i)
+  {
+    F(i) = f[i];
+  }
+  const Eigen::VectorXd A = Phi.partialPivLu().solve(F);
+  std::vector<double>   out(M);
+  for (std::int64_t o = 0; o < M; ++o)
+  {
+    double s = 0;
+    for (std::int64_t i = 0; i < N; ++i)
+    {
+      double e = 0;
+      for (int a = 0; a < D; ++a)
+      {
+        const double p = axes[a].first + static_cast<double>(coordinate(o, a, outSizes)) * axes[a].step;
+        const double d = p - static_cast<double>(coordinate(i, a, inSizes));
+        e += d * d / (2 * axes[a].sigma * axes[a].sigma);
+      }
+      s += A(i) * std::exp(-e);
+    }
+    out[o] = s;
+  }
+  return out;
+}
+
+GrbfSeparableJob
+MakeJob(const std::vector<AxisGrid> & axes, const GrbfOptions & options = {})
+{
+  GrbfSeparableJob job;
+  job.dimension = static_cast<int>(axes.size());
+  for (int a = 0; a < job.dimension; ++a)
+  {
+    job.axis[a] = std::make_shared<GrbfAxisOperator>(cif::BuildGrbfAxisOperator(
+      axes[a].inputSize, axes[a].sigma, axes[a].outputSize, axes[a].first, axes[a].step, options));
+  }
+  return job;
+}
+
+/** A smooth field plus texture, in [0, 100]. */
+std::vector<double>
+TestImage(const std::vector<AxisGrid> & axes, unsigned seed = 7)
+{
+  std::int64_t N = 1;
+  for (const auto & a : axes)
+  {
+    N *= a.inputSize;
+  }
+  std::mt19937                           rng(seed);
+  std::uniform_real_distribution<double> u(0.0, 20.0);
+  std::vector<double>                    f(N);
+  for (std::int64_t i = 0; i < N; ++i)
+  {
+    std::int64_t r = i;
+    double       v = 40;
+    for (const auto & a : axes)
+    {
+      const double x = static_cast<double>(r % a.inputSize);
+      r /= a.inputSize;
+      v += 20 * std::sin(0.5 * x + 0.3);
+    }
+    f[i] = std::clamp(v + u(rng), 0.0, 100.0);
+  }
+  return f;
+}
+
+double
+MaxAbsDifference(const std::vector<double> & a, const std::vector<double> & b)
+{
+  double m = 0;
+  for (std::size_t i = 0; i < a.size(); ++i)
+  {
+    m = std::max(m, std::abs(a[i] - b[i]));
+  }
+  return m;
+}
+
+template <typename T>
+std::vector<double>
+RunCpu(const std::vector<double> & f, const GrbfSeparableJob & job)
+{
+  std::vector<T> in(f.begin(), f.end());
+  std::int64_t   M = 1;
+  for (int a = 0; a < job.dimension; ++a)
+  {
+    M *= job.axis[a]->outputSize;
+  }
+  std::vector<T> out(M, T(-1));
+  cif::GrbfSeparableCPU<T>(in.data(), out.data(), job, 2);
+  return std::vector<double>(out.begin(), out.end());
+}
+
+// ---------------------------------------------------------------------------
+// The operators
+
+TEST(GrbfCore, OneAxisMatchesTheDenseSolveUpToSigmaTwo)
+{
+  for (double sigma : { 0.5, 1.0, 1.6, 2.0 })
+  {
+    const std::vector<AxisGrid> axes{ { 40, sigma, 79, 0.0, 0.5 } };
+    const auto                  f = TestImage(axes);
+    const auto                  reference = DenseReference(f, axes);
+    const auto                  cpu = RunCpu<double>(f, MakeJob(axes));
+    EXPECT_LE(MaxAbsDifference(cpu, reference), 1e-6 * 100) << "sigma " << sigma;
+  }
+}
+
+TEST(GrbfCore, LongAxisWindowMatchesTheFullSolve)
+{
+  // 700 nodes: the operator factorises a window of 2 H + 1 < 700 nodes
+  for (double sigma : { 1.0, 2.0 })
+  {
+    const std::vector<AxisGrid> axes{ { 700, sigma, 1400, -0.25, 0.5 } };
+    const auto                  op = cif::BuildGrbfAxisOperator(700, sigma, 1400, -0.25, 0.5, GrbfOptions{});
+    EXPECT_LT(op.window, 700);
+    const auto f = TestImage(axes);
+    EXPECT_LE(MaxAbsDifference(RunCpu<double>(f, MakeJob(axes)), DenseReference(f, axes)), 1e-6 * 100)
+      << "sigma " << sigma;
+  }
+}
+
+TEST(GrbfCore, TapsFollowTheTolerance)
+{
+  const auto loose = cif::BuildGrbfAxisOperator(200, 1.0, 400, 0.0, 0.5, GrbfOptions{ 1e-3, 0.0 });
+  const auto tight = cif::BuildGrbfAxisOperator(200, 1.0, 400, 0.0, 0.5, GrbfOptions{ 1e-6, 0.0 });
+  EXPECT_LT(loose.taps, tight.taps);
+  EXPECT_LE(tight.truncatedL1, 1e-6 / 8);
+  EXPECT_LE(loose.truncatedL1, 1e-3 / 8);
+  // seed 003's sigma = 1: the cardinal functions need a few tens of taps
+  EXPECT_GT(tight.taps, 30);
+  EXPECT_LT(tight.taps, 80);
+  EXPECT_GT(tight.conditionNumber, 50);
+  EXPECT_LT(tight.conditionNumber, 100); // exp(pi^2 / 2) / 2 = 69.5
+}
+
+TEST(GrbfCore, TwoDimensionsMatchTheDenseTensorSolve)
+{
+  // zoom x2 (pixel centres), and an anisotropic sigma with another zoom
+  const std::vector<std::vector<AxisGrid>> cases{
+    { { 14, 1.0, 28, -0.25, 0.5 }, { 11, 1.0, 22, -0.25, 0.5 } },
+    { { 13, 1.3, 20, 0.1, 0.6 }, { 9, 0.8, 30, -0.4, 0.3 } },
+  };
+  for (const auto & axes : cases)
+  {
+    const auto f = TestImage(axes);
+    const auto reference = DenseReference(f, axes);
+    const auto job = MakeJob(axes);
+    EXPECT_LE(MaxAbsDifference(RunCpu<double>(f, job), reference), 1e-6 * 100);
+    EXPECT_LE(MaxAbsDifference(RunCpu<float>(f, job), reference), 1e-6 * 100 + 100 * 6e-8 * 4);
+  }
+}
+
+TEST(GrbfCore, ThreeDimensionsMatchTheDenseTensorSolve)
+{
+  // slices added along z (x and y are identity axes), and a full 3D zoom
+  const std::vector<std::vector<AxisGrid>> cases{
+    { { 7, 1.0, 7, 0.0, 1.0 }, { 6, 1.0, 6, 0.0, 1.0 }, { 8, 1.0, 16, -0.25, 0.5 } },
+    { { 7, 1.0, 10, 0.0, 0.65 }, { 6, 0.9, 9, -0.2, 0.6 }, { 5, 1.2, 9, -0.3, 0.5 } },
+  };
+  for (const auto & axes : cases)
+  {
+    const auto f = TestImage(axes);
+    EXPECT_LE(MaxAbsDifference(RunCpu<double>(f, MakeJob(axes)), DenseReference(f, axes)), 1e-6 * 100);
+  }
+  const auto identity = MakeJob(cases[0]);
+  EXPECT_TRUE(identity.axis[0]->identity);
+  EXPECT_TRUE(identity.axis[1]->identity);
+  EXPECT_FALSE(identity.axis[2]->identity);
+  EXPECT_EQ(cif::GrbfPassOrder(identity), std::vector<int>{ 2 });
+}
+
+TEST(GrbfCore, ReproducesTheInputAtItsNodes)
+{
+  // every second node (zoom 0.5) and the nodes themselves: exact
+  const std::vector<AxisGrid> axes{ { 20, 1.5, 10, 0.0, 2.0 }, { 9, 1.0, 9, 0.0, 1.0 } };
+  const auto                  f = TestImage(axes);
+  const auto                  out = RunCpu<double>(f, MakeJob(axes));
+  for (std::int64_t y = 0; y < 9; ++y)
+  {
+    for (std::int64_t x = 0; x < 10; ++x)
+    {
+      EXPECT_EQ(out[y * 10 + x], f[y * 20 + 2 * x]);
+    }
+  }
+  // a reversed axis (step -1) is a flip
+  const std::vector<AxisGrid> flipped{ { 12, 1.0, 12, 11.0, -1.0 } };
+  const auto                  g = TestImage(flipped);
+  const auto                  h = RunCpu<float>(g, MakeJob(flipped));
+  for (int i = 0; i < 12; ++i)
+  {
+    EXPECT_EQ(h[i], static_cast<float>(g[11 - i]));
+  }
+}
+
+TEST(GrbfCore, OutsideTheExtentGetsTheDefaultValue)
+{
+  // ITK's IsInsideBuffer extent [-0.5, n - 0.5): -0.5 is inside, n - 0.5 is not
+  const std::vector<AxisGrid> axes{ { 10, 1.0, 12, -1.0, 1.0 } }; // -1, 0, ..., 10
+  auto                        job = MakeJob(axes);
+  job.defaultValue = -7;
+  const auto f = TestImage(axes);
+  const auto out = RunCpu<double>(f, job);
+  EXPECT_EQ(out[0], -7);  // -1
+  EXPECT_EQ(out[11], -7); // 10
+  EXPECT_EQ(out[1], f[0]);
+  const auto start = cif::BuildGrbfAxisOperator(10, 1.0, 2, -0.5001, 0.0001, GrbfOptions{});
+  EXPECT_EQ(start.outside[0], 1); // -0.5001
+  EXPECT_EQ(start.outside[1], 0); // -0.5
+  const auto end = cif::BuildGrbfAxisOperator(10, 1.0, 2, 9.4999, 0.0001, GrbfOptions{});
+  EXPECT_EQ(end.outside[0], 0); // 9.4999
+  EXPECT_EQ(end.outside[1], 1); // 9.5
+}
+
+TEST(GrbfCore, IntegerOutputsAreClampedAndTruncatedLikeItksResampler)
+{
+  // a step from 0 to 255 overshoots on both sides: clamped to [0, 255]
+  const std::vector<AxisGrid> axes{ { 16, 1.0, 32, -0.25, 0.5 } };
+  std::vector<double>         f(16);
+  for (int i = 0; i < 16; ++i)
+  {
+    f[i] = i < 8 ? 0 : 255;
+  }
+  auto job = MakeJob(axes);
+  job.outputMin = 0;
+  job.outputMax = 255;
+  const auto exact = DenseReference(f, axes);
+  const auto out = RunCpu<unsigned char>(f, job);
+  bool       overshoot = false;
+  for (std::size_t i = 0; i < out.size(); ++i)
+  {
+    const double expected = std::trunc(std::clamp(exact[i], 0.0, 255.0));
+    overshoot = overshoot || exact[i] < 0 || exact[i] > 255;
+    // at most one step off where the exact value is within 1e-4 of an integer
+    EXPECT_LE(std::abs(out[i] - expected), std::abs(exact[i] - std::round(exact[i])) < 1e-4 ? 1.0 : 0.0) << i;
+  }
+  EXPECT_TRUE(overshoot);
+}
+
+TEST(GrbfCore, NaNSpreadsOnlyWithinTheTaps)
+{
+  const std::vector<AxisGrid> axes{ { 200, 1.0, 200, 0.5, 1.0 } };
+  auto                        f = TestImage(axes);
+  f[100] = std::numeric_limits<double>::quiet_NaN();
+  const auto job = MakeJob(axes);
+  const auto out = RunCpu<float>(f, job);
+  EXPECT_TRUE(std::isnan(out[100]));
+  EXPECT_FALSE(std::isnan(out[0]));
+  EXPECT_FALSE(std::isnan(out[199]));
+}
+
+TEST(GrbfCore, TheConditioningGuardNamesSigmaAndTheLimit)
+{
+  EXPECT_GT(cif::GrbfLargestSigma(1e-6), 2.0);
+  EXPECT_LT(cif::GrbfLargestSigma(1e-6), 2.3);
+  try
+  {
+    cif::BuildGrbfAxisOperator(100, 2.6, 200, 0.0, 0.5, GrbfOptions{});
+    FAIL() << "no exception";
+  }
+  catch (const std::domain_error & e)
+  {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("sigma = 2.6"), std::string::npos) << what;
+    // sqrt(2 ln(2 * 1e-6 / (4 * 2.2e-16)) / pi^2) = 2.09
+    EXPECT_NE(what.find("limit is sigma <= 2.09 pixels"), std::string::npos) << what;
+    EXPECT_NE(what.find("ridge"), std::string::npos) << what;
+  }
+  // a ridge makes it solvable (and the result smooths: no longer exact at the nodes)
+  const auto ridged = cif::BuildGrbfAxisOperator(100, 2.6, 100, 0.0, 1.0, GrbfOptions{ 1e-6, 1e-3 });
+  EXPECT_FALSE(ridged.identity);
+  EXPECT_LT(ridged.conditionNumber, 1e5);
+}
+
+TEST(GrbfCore, BadParametersThrow)
+{
+  const GrbfOptions o;
+  const double      nan = std::numeric_limits<double>::quiet_NaN();
+  EXPECT_THROW(cif::BuildGrbfAxisOperator(0, 1.0, 4, 0, 1, o), std::invalid_argument);
+  EXPECT_THROW(cif::BuildGrbfAxisOperator(4, 1.0, 0, 0, 1, o), std::invalid_argument);
+  EXPECT_THROW(cif::BuildGrbfAxisOperator(4, 0.0, 4, 0, 1, o), std::invalid_argument);
+  EXPECT_THROW(cif::BuildGrbfAxisOperator(4, -1.0, 4, 0, 1, o), std::invalid_argument);
+  EXPECT_THROW(cif::BuildGrbfAxisOperator(4, nan, 4, 0, 1, o), std::invalid_argument);
+  EXPECT_THROW(cif::BuildGrbfAxisOperator(4, 1.0, 4, nan, 1, o), std::invalid_argument);
+  EXPECT_THROW(cif::BuildGrbfAxisOperator(4, 1.0, 4, 0, std::numeric_limits<double>::infinity(), o),
+               std::invalid_argument);
+  EXPECT_THROW(cif::BuildGrbfAxisOperator(4, 1.0, 4, 0, 1, GrbfOptions{ 0.0, 0.0 }), std::invalid_argument);
+  EXPECT_THROW(cif::BuildGrbfAxisOperator(4, 1.0, 4, 0, 1, GrbfOptions{ 0.5, 0.0 }), std::invalid_argument);
+  EXPECT_THROW(cif::BuildGrbfAxisOperator(4, 1.0, 4, 0, 1, GrbfOptions{ 1e-6, -1.0 }), std::invalid_argument);
+
+  GrbfSeparableJob job;
+  job.dimension = 2;
+  job.axis[0] = std::make_shared<GrbfAxisOperator>(cif::BuildGrbfAxisOperator(4, 1.0, 8, 0, 0.5, o));
+  EXPECT_NE(cif::ValidateGrbfJob(job), ""); // axis 1 missing
+  std::vector<float> in(4), out(8);
+  EXPECT_THROW(cif::GrbfSeparableCPU<float>(in.data(), out.data(), job, 1), std::invalid_argument);
+  job.dimension = 4;
+  EXPECT_NE(cif::ValidateGrbfJob(job), "");
+}
+
+TEST(GrbfCore, SizeOneAxes)
+{
+  // a single node: S(x) = f0 exp(-x^2 / (2 s^2)); at the node itself f0
+  const auto op = cif::BuildGrbfAxisOperator(1, 1.0, 3, -0.4, 0.4, GrbfOptions{});
+  EXPECT_EQ(op.taps, 1);
+  EXPECT_NEAR(op.weights[0], std::exp(-0.16 / 2), 1e-12);
+  EXPECT_EQ(op.weights[1], 1.0);
+  EXPECT_NEAR(op.weights[2], std::exp(-0.16 / 2), 1e-12);
+  EXPECT_TRUE(cif::BuildGrbfAxisOperator(1, 1.0, 1, 0.0, 1.0, GrbfOptions{}).identity);
+}
+
+// ---------------------------------------------------------------------------
+// The GPU core against the CPU core and the dense reference
+
+template <typename T>
+std::vector<double>
+RunGpu(const std::vector<double> & f, const GrbfSeparableJob & job, bool reusePlan = false)
+{
+  std::vector<T> in(f.begin(), f.end());
+  std::int64_t   M = 1;
+  for (int a = 0; a < job.dimension; ++a)
+  {
+    M *= job.axis[a]->outputSize;
+  }
+  itk::CudaDeviceBuffer dIn(in.size() * sizeof(T)), dOut(M * sizeof(T));
+  dIn.CopyFromHost(in.data(), in.size() * sizeof(T));
+  dOut.FillBytes(0x7f); // poison
+  std::shared_ptr<cif::GrbfDevicePlan> plan;
+  if (reusePlan)
+  {
+    plan = cif::MakeGrbfDevicePlan(job, std::is_same<T, double>::value);
+    cif::GrbfSeparableCUDA<T>(
+      static_cast<const T *>(dIn.GetPointer()), static_cast<T *>(dOut.GetPointer()), job, plan.get());
+    dOut.FillBytes(0x7f);
+  }
+  cif::GrbfSeparableCUDA<T>(
+    static_cast<const T *>(dIn.GetPointer()), static_cast<T *>(dOut.GetPointer()), job, plan.get());
+  std::vector<T> out(M);
+  dOut.CopyToHost(out.data(), M * sizeof(T));
+  return std::vector<double>(out.begin(), out.end());
+}
+
+TEST(GrbfCoreGpu, MatchesTheDenseSolveIn2DAnd3D)
+{
+  CIF_REQUIRE_GPU_OR_SKIP();
+  const std::vector<std::vector<AxisGrid>> cases{
+    { { 14, 1.0, 28, -0.25, 0.5 }, { 11, 1.0, 22, -0.25, 0.5 } },
+    { { 13, 1.3, 20, 0.1, 0.6 }, { 9, 0.8, 30, -0.4, 0.3 } },
+    { { 7, 1.0, 7, 0.0, 1.0 }, { 6, 1.0, 6, 0.0, 1.0 }, { 8, 1.0, 16, -0.25, 0.5 } },
+    { { 7, 1.0, 10, 0.0, 0.65 }, { 6, 0.9, 9, -0.2, 0.6 }, { 5, 1.2, 9, -0.3, 0.5 } },
+  };
+  for (const auto & axes : cases)
+  {
+    const auto f = TestImage(axes);
+    const auto reference = DenseReference(f, axes);
+    const auto job = MakeJob(axes);
+    EXPECT_LE(MaxAbsDifference(RunGpu<float>(f, job), reference), 2e-6 * 100);
+    EXPECT_LE(MaxAbsDifference(RunGpu<double>(f, job, true), reference), 1e-6 * 100);
+  }
+}
+
+TEST(GrbfCoreGpu, MatchesTheCpuCoreOnLargerImagesForEveryType)
+{
+  CIF_REQUIRE_GPU_OR_SKIP();
+  // several banded blocks per axis, a shorter last block, outside rows,
+  // shrinking and growing axes, every pass layout (x, middle, slowest)
+  const std::vector<std::vector<AxisGrid>> cases{
+    { { 300, 1.0, 700, -0.4, 0.43 }, { 130, 1.0, 257, -0.25, 0.5 } },
+    { { 90, 1.0, 45, 0.5, 2.0 }, { 70, 1.4, 150, -0.3, 0.47 }, { 40, 1.0, 83, -0.9, 0.5 } },
+    { { 64, 1.0, 64, 0.0, 1.0 }, { 48, 1.0, 48, 0.0, 1.0 }, { 50, 1.0, 150, -1.0 / 3, 1.0 / 3 } },
+  };
+  for (const auto & axes : cases)
+  {
+    const auto f = TestImage(axes, 3);
+    auto       job = MakeJob(axes);
+    job.defaultValue = 3;
+    const auto cpu = RunCpu<double>(f, job);
+    EXPECT_LE(MaxAbsDifference(RunGpu<float>(f, job), cpu), 2e-6 * 100);
+    EXPECT_LE(MaxAbsDifference(RunGpu<double>(f, job), cpu), 1e-9 * 100);
+    job.outputMin = 0;
+    job.outputMax = 65535;
+    // integer types: equal except where float32 rounding crosses an integer
+    for (int type = 0; type < 3; ++type)
+    {
+      std::vector<double> g = type == 0 ? RunGpu<unsigned char>(f, job)
+                                        : (type == 1 ? RunGpu<short>(f, job) : RunGpu<unsigned short>(f, job));
+      std::vector<double> c = type == 0 ? RunCpu<unsigned char>(f, job)
+                                        : (type == 1 ? RunCpu<short>(f, job) : RunCpu<unsigned short>(f, job));
+      std::size_t         differ = 0;
+      for (std::size_t i = 0; i < g.size(); ++i)
+      {
+        ASSERT_LE(std::abs(g[i] - c[i]), 1.0) << i;
+        differ += g[i] != c[i];
+      }
+      EXPECT_LE(differ, g.size() / 1000 + 1) << "type " << type;
+    }
+  }
+}
+} // namespace
