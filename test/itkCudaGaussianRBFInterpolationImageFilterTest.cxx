@@ -11,7 +11,11 @@
  *=========================================================================*/
 #include "CudaImageFiltersTestUtilities.h"
 #include "cifGaussianRBF.h"
+#include "itkCudaGaussianRBFInterpolationImageFilter.h"
 #include "itkCudaRuntime.h"
+#include "itkExtractImageFilter.h"
+#include "itkImageRegionIterator.h"
+#include "itkImageRegionIteratorWithIndex.h"
 
 #include <Eigen/Dense>
 #include <gtest/gtest.h>
@@ -476,5 +480,397 @@ TEST(GrbfCoreGpu, MatchesTheCpuCoreOnLargerImagesForEveryType)
       EXPECT_LE(differ, g.size() / 1000 + 1) << "type " << type;
     }
   }
+}
+// ---------------------------------------------------------------------------
+// The ITK filter
+
+using F2 = itk::Image<float, 2>;
+using D2 = itk::Image<double, 2>;
+using U2 = itk::Image<unsigned char, 2>;
+using F3 = itk::Image<float, 3>;
+using Mode = itk::CudaExecutionMode;
+
+/** The dense reference at the filter's output pixels, with the output
+ * geometry taken from the output image through ITK's transforms (independent
+ * of the filter's own grid arithmetic). Sigma in index units per axis. */
+template <typename TIn, typename TOut>
+std::vector<double>
+DenseAtOutput(const TIn * input, const TOut * output, const std::vector<double> & sigmaIndex)
+{
+  constexpr unsigned int D = TIn::ImageDimension;
+  const auto             region = input->GetBufferedRegion();
+  std::vector<double>    f = cif_test::ToVector(input);
+  std::vector<AxisGrid>  axes(D);
+  std::int64_t           N = 1;
+  for (unsigned a = 0; a < D; ++a)
+  {
+    axes[a] = AxisGrid{ static_cast<std::int64_t>(region.GetSize(a)), sigmaIndex[a], 1, 0.0, 1.0 };
+    N *= axes[a].inputSize;
+  }
+  // solve once with a 1-point output, then evaluate at every output pixel
+  Eigen::MatrixXd Phi(N, N);
+  auto            coord = [&](std::int64_t i, unsigned a)
+  {
+    for (unsigned b = 0; b < a; ++b)
+    {
+      i /= axes[b].inputSize;
+    }
+    return static_cast<double>(i % axes[a].inputSize);
+  };
+  for (std::int64_t i = 0; i < N; ++i)
+  {
+    for (std::int64_t j = 0; j < N; ++j)
+    {
+      double e = 0;
+      for (unsigned a = 0; a < D; ++a)
+      {
+        const double d = coord(i, a) - coord(j, a);
+        e += d * d / (2 * sigmaIndex[a] * sigmaIndex[a]);
+      }
+      Phi(i, j) = std::exp(-e);
+    }
+  }
+  Eigen::VectorXd     F = Eigen::Map<Eigen::VectorXd>(f.data(), N);
+  Eigen::VectorXd     A = Phi.partialPivLu().solve(F);
+  std::vector<double> out;
+  for (itk::ImageRegionConstIteratorWithIndex<TOut> it(output, output->GetBufferedRegion()); !it.IsAtEnd(); ++it)
+  {
+    typename TOut::PointType p;
+    output->TransformIndexToPhysicalPoint(it.GetIndex(), p);
+    itk::ContinuousIndex<double, D> c;
+    input->TransformPhysicalPointToContinuousIndex(p, c);
+    bool inside = true;
+    for (unsigned a = 0; a < D; ++a)
+    {
+      c[a] -= static_cast<double>(region.GetIndex(a));
+      inside = inside && c[a] >= -0.5 && c[a] < static_cast<double>(region.GetSize(a)) - 0.5;
+    }
+    double s = 0;
+    for (std::int64_t i = 0; i < N && inside; ++i)
+    {
+      double e = 0;
+      for (unsigned a = 0; a < D; ++a)
+      {
+        const double d = c[a] - coord(i, a);
+        e += d * d / (2 * sigmaIndex[a] * sigmaIndex[a]);
+      }
+      s += A(i) * std::exp(-e);
+    }
+    out.push_back(inside ? s : std::numeric_limits<double>::quiet_NaN());
+  }
+  return out;
+}
+
+/** A crop of the brain slice from ITK's examples, as float. */
+F2::Pointer
+BrainCrop(unsigned x0, unsigned y0, unsigned n)
+{
+  auto image = cif_test::ReadImage<F2>(cif_test::ExampleData("BrainProtonDensitySlice.png"));
+  auto extract = itk::ExtractImageFilter<F2, F2>::New();
+  extract->SetInput(image);
+  F2::RegionType region({ { x0, y0 } }, { { n, n } });
+  extract->SetExtractionRegion(region);
+  extract->SetDirectionCollapseToIdentity();
+  extract->Update();
+  F2::Pointer crop = extract->GetOutput();
+  crop->DisconnectPipeline();
+  // physical geometry that is not trivial: spacing, origin, region index
+  F2::SpacingType spacing;
+  spacing[0] = 0.8;
+  spacing[1] = 1.3;
+  crop->SetSpacing(spacing);
+  F2::PointType origin;
+  origin[0] = -12.5;
+  origin[1] = 40.25;
+  crop->SetOrigin(origin);
+  return crop;
+}
+
+template <typename TImage>
+double
+MaxDifferenceInside(const TImage * output, const std::vector<double> & reference, double * defaultSeen = nullptr)
+{
+  const auto v = cif_test::ToVector(output);
+  double     m = 0;
+  for (std::size_t i = 0; i < v.size(); ++i)
+  {
+    if (std::isnan(reference[i]))
+    {
+      if (defaultSeen)
+      {
+        *defaultSeen = v[i];
+      }
+      continue;
+    }
+    m = std::max(m, std::abs(v[i] - reference[i]));
+  }
+  return m;
+}
+
+TEST(GrbfFilter, ZoomOfARealImageMatchesTheDenseSolve)
+{
+  auto input = BrainCrop(80, 90, 26); // 676 unknowns for the dense reference
+  for (Mode mode : { Mode::CPU, Mode::Automatic })
+  {
+    auto filter = itk::CudaGaussianRBFInterpolationImageFilter<F2>::New();
+    filter->SetInput(input);
+    itk::FixedArray<double, 2> zoom;
+    zoom[0] = 2;
+    zoom[1] = 3;
+    filter->SetZoomFactors(zoom);
+    filter->SetExecutionMode(mode);
+    filter->Update();
+    const F2 * out = filter->GetOutput();
+    EXPECT_EQ(out->GetLargestPossibleRegion().GetSize(0), 52u);
+    EXPECT_EQ(out->GetLargestPossibleRegion().GetSize(1), 78u);
+    EXPECT_NEAR(out->GetSpacing()[0], 0.4, 1e-12);
+    // the same field of view: the first output pixel's corner is the input's
+    // (the crop keeps its index 80: its first pixel is at -12.5 + 80 * 0.8)
+    EXPECT_NEAR(out->GetOrigin()[0] - 0.5 * out->GetSpacing()[0], -12.5 + 80 * 0.8 - 0.4, 1e-12);
+    EXPECT_NEAR(out->GetOrigin()[1] - 0.5 * out->GetSpacing()[1], 40.25 + 90 * 1.3 - 0.65, 1e-12);
+    const auto   reference = DenseAtOutput(input.GetPointer(), out, { 1.0, 1.0 });
+    const double range = 255.0;
+    const bool   gpu = filter->GetLastExecutedOn() == itk::CudaExecutedOn::GPU;
+    EXPECT_LE(MaxDifferenceInside(out, reference), (gpu ? 2e-6 : 1e-6) * range)
+      << filter->GetLastExecutionReport().Message;
+  }
+}
+
+TEST(GrbfFilter, ExplicitGridWithFlipAnisotropicSigmaAndDefaultValue)
+{
+  auto input = BrainCrop(100, 60, 20);
+  auto filter = itk::CudaGaussianRBFInterpolationImageFilter<F2>::New();
+  filter->SetInput(input);
+  filter->SetExecutionMode(Mode::CPU);
+  // an output grid flipped along y, finer along x, reaching past the input
+  F2::DirectionType dir;
+  dir.SetIdentity();
+  dir[1][1] = -1;
+  F2::SpacingType spacing;
+  spacing[0] = 0.35;
+  spacing[1] = 0.9;
+  F2::PointType origin;
+  origin[0] = -14.0;
+  origin[1] = 40.25 + 1.3 * 19;
+  F2::SizeType size;
+  size[0] = 50;
+  size[1] = 30;
+  filter->SetOutputDirection(dir);
+  filter->SetOutputSpacing(spacing);
+  filter->SetOutputOrigin(origin);
+  filter->SetSize(size);
+  filter->SetDefaultPixelValue(-5);
+  itk::FixedArray<double, 2> sigma;
+  sigma[0] = 0.8 * 1.2; // 1.2 pixels along x
+  sigma[1] = 1.3 * 0.9; // 0.9 pixels along y
+  filter->SetSigma(sigma);
+  filter->Update();
+  const auto reference = DenseAtOutput(input.GetPointer(), filter->GetOutput(), { 1.2, 0.9 });
+  double     seen = 0;
+  EXPECT_LE(MaxDifferenceInside(filter->GetOutput(), reference, &seen), 1e-6 * 255);
+  EXPECT_EQ(seen, -5); // some pixels fall outside and get the default value
+
+  // a rotated output grid is not separable: a clear exception
+  dir[0][0] = std::cos(0.1);
+  dir[0][1] = -std::sin(0.1);
+  dir[1][0] = std::sin(0.1);
+  dir[1][1] = std::cos(0.1);
+  filter->SetOutputDirection(dir);
+  EXPECT_THROW(filter->Update(), itk::ExceptionObject);
+}
+
+TEST(GrbfFilter, ReferenceImageAndStackSlices)
+{
+  // a 3D stack: slices added along z, x and y untouched (identity axes)
+  auto         input = F3::New();
+  F3::SizeType size;
+  size[0] = 9;
+  size[1] = 8;
+  size[2] = 6;
+  input->SetRegions(size);
+  F3::SpacingType spacing;
+  spacing[0] = 0.2;
+  spacing[1] = 0.2;
+  spacing[2] = 0.4; // the seed's LSCM stack: 0.4 um between slices
+  input->SetSpacing(spacing);
+  input->Allocate();
+  std::mt19937 rng(5);
+  for (itk::ImageRegionIterator<F3> it(input, input->GetBufferedRegion()); !it.IsAtEnd(); ++it)
+  {
+    it.Set(static_cast<float>(std::uniform_real_distribution<double>(0, 100)(rng)));
+  }
+  auto         reference = F3::New();
+  F3::SizeType refSize = size;
+  refSize[2] = 12;
+  reference->SetRegions(refSize);
+  F3::SpacingType refSpacing = spacing;
+  refSpacing[2] = 0.2;
+  reference->SetSpacing(refSpacing);
+  F3::PointType refOrigin;
+  refOrigin.Fill(0);
+  refOrigin[2] = -0.1;
+  reference->SetOrigin(refOrigin);
+  auto filter = itk::CudaGaussianRBFInterpolationImageFilter<F3>::New();
+  filter->SetInput(input);
+  filter->SetReferenceImage(reference);
+  filter->UseReferenceImageOn();
+  itk::FixedArray<double, 3> sigma;
+  sigma.Fill(0.0); // one input spacing per axis
+  filter->SetSigma(sigma);
+  filter->Update();
+  EXPECT_EQ(filter->GetOutput()->GetLargestPossibleRegion().GetSize(2), 12u);
+  EXPECT_TRUE(filter->GetAxisOperator(0)->identity);
+  EXPECT_TRUE(filter->GetAxisOperator(1)->identity);
+  EXPECT_FALSE(filter->GetAxisOperator(2)->identity);
+  const auto dense = DenseAtOutput(input.GetPointer(), filter->GetOutput(), { 1.0, 1.0, 1.0 });
+  const bool gpu = filter->GetLastExecutedOn() == itk::CudaExecutedOn::GPU;
+  EXPECT_LE(MaxDifferenceInside(filter->GetOutput(), dense), (gpu ? 2e-6 : 1e-6) * 100);
+}
+
+TEST(GrbfFilter, IntegerPixelsAreClampedLikeItksResampler)
+{
+  auto         input = U2::New();
+  U2::SizeType size;
+  size[0] = 16;
+  size[1] = 4;
+  input->SetRegions(size);
+  input->Allocate();
+  for (itk::ImageRegionIterator<U2> it(input, input->GetBufferedRegion()); !it.IsAtEnd(); ++it)
+  {
+    it.Set(it.GetIndex()[0] < 8 ? 0 : 255); // a step: the interpolant overshoots both ways
+  }
+  auto filter = itk::CudaGaussianRBFInterpolationImageFilter<U2>::New();
+  filter->SetInput(input);
+  itk::FixedArray<double, 2> zoom;
+  zoom.Fill(2);
+  filter->SetZoomFactors(zoom);
+  filter->SetExecutionMode(Mode::CPU);
+  filter->Update();
+  const auto dense = DenseAtOutput(input.GetPointer(), filter->GetOutput(), { 1.0, 1.0 });
+  const auto out = cif_test::ToVector(filter->GetOutput());
+  for (std::size_t i = 0; i < out.size(); ++i)
+  {
+    const double expected = std::trunc(std::clamp(dense[i], 0.0, 255.0));
+    const bool   nearInteger = std::abs(dense[i] - std::round(dense[i])) < 1e-4;
+    EXPECT_LE(std::abs(out[i] - expected), nearInteger ? 1.0 : 0.0) << i;
+  }
+}
+
+TEST(GrbfFilter, BadInputGivesClearExceptions)
+{
+  auto input = BrainCrop(10, 10, 12);
+  auto filter = itk::CudaGaussianRBFInterpolationImageFilter<F2>::New();
+  filter->SetInput(input);
+  filter->SetExecutionMode(Mode::CPU);
+  itk::FixedArray<double, 2> zoom;
+  zoom[0] = 2;
+  zoom[1] = -1;
+  filter->SetZoomFactors(zoom);
+  EXPECT_THROW(filter->Update(), itk::ExceptionObject);
+  zoom[1] = 2;
+  filter->SetZoomFactors(zoom);
+  itk::FixedArray<double, 2> sigma;
+  sigma[0] = 0.8 * 3.0; // 3 pixels: beyond double precision
+  sigma[1] = 0;
+  filter->SetSigma(sigma);
+  try
+  {
+    filter->Update();
+    FAIL() << "no exception";
+  }
+  catch (const itk::ExceptionObject & e)
+  {
+    EXPECT_NE(std::string(e.GetDescription()).find("sigma = 3 pixels"), std::string::npos) << e.GetDescription();
+  }
+  sigma[0] = -1;
+  filter->SetSigma(sigma);
+  EXPECT_THROW(filter->Update(), itk::ExceptionObject);
+  sigma[0] = 0;
+  filter->SetSigma(sigma);
+  filter->SetTolerance(0);
+  EXPECT_THROW(filter->Update(), itk::ExceptionObject);
+  filter->SetTolerance(1e-6);
+  filter->Update(); // and it recovers
+  // no output grid at all
+  auto none = itk::CudaGaussianRBFInterpolationImageFilter<F2>::New();
+  none->SetInput(input);
+  EXPECT_THROW(none->Update(), itk::ExceptionObject);
+  // an empty input
+  auto         empty = F2::New();
+  F2::SizeType zero;
+  zero.Fill(0);
+  empty->SetRegions(zero);
+  empty->Allocate();
+  auto onEmpty = itk::CudaGaussianRBFInterpolationImageFilter<F2>::New();
+  onEmpty->SetInput(empty);
+  zoom.Fill(2);
+  onEmpty->SetZoomFactors(zoom);
+  EXPECT_THROW(onEmpty->Update(), itk::ExceptionObject);
+}
+
+TEST(GrbfFilter, GpuModeWithoutGpuThrows)
+{
+  if (itk::CudaRuntime::IsDeviceAvailable())
+  {
+    GTEST_SKIP() << "this machine has a GPU";
+  }
+  auto filter = itk::CudaGaussianRBFInterpolationImageFilter<F2>::New();
+  filter->SetInput(BrainCrop(10, 10, 12));
+  itk::FixedArray<double, 2> zoom;
+  zoom.Fill(2);
+  filter->SetZoomFactors(zoom);
+  filter->SetExecutionMode(Mode::GPU);
+  EXPECT_THROW(filter->Update(), itk::ExceptionObject);
+}
+
+TEST(GrbfFilterGpu, MatchesTheCpuAndKeepsDataOnTheDevice)
+{
+  CIF_REQUIRE_GPU_OR_SKIP();
+  auto                       image = cif_test::ReadImage<F2>(cif_test::ExampleData("BrainProtonDensitySlice.png"));
+  itk::FixedArray<double, 2> zoom;
+  zoom[0] = 2.5;
+  zoom[1] = 2;
+  auto run = [&](Mode mode)
+  {
+    auto filter = itk::CudaGaussianRBFInterpolationImageFilter<F2>::New();
+    filter->SetInput(image);
+    filter->SetZoomFactors(zoom);
+    filter->SetExecutionMode(mode);
+    filter->Update();
+    EXPECT_EQ(filter->GetLastExecutedOn(), mode == Mode::GPU ? itk::CudaExecutedOn::GPU : itk::CudaExecutedOn::CPU);
+    F2::Pointer out = filter->GetOutput();
+    out->DisconnectPipeline();
+    return out;
+  };
+  const auto gpu = cif_test::ToVector(run(Mode::GPU).GetPointer());
+  const auto cpu = cif_test::ToVector(run(Mode::CPU).GetPointer());
+  EXPECT_LE(MaxAbsDifference(gpu, cpu), 2e-6 * 255);
+
+  // CudaImage in and out: the second filter reads the first one's device copy
+  using C2 = itk::CudaImage<float, 2>;
+  auto cudaInput = C2::New();
+  cudaInput->Graft(image);
+  auto first = itk::CudaGaussianRBFInterpolationImageFilter<C2>::New();
+  first->SetInput(cudaInput);
+  first->SetZoomFactors(zoom);
+  first->SetExecutionMode(Mode::GPU);
+  auto second = itk::CudaGaussianRBFInterpolationImageFilter<C2>::New();
+  second->SetInput(first->GetOutput());
+  itk::FixedArray<double, 2> back;
+  back[0] = 1 / 2.5;
+  back[1] = 0.5;
+  second->SetZoomFactors(back);
+  second->SetExecutionMode(Mode::GPU);
+  first->Update();
+  const auto before = itk::CudaRuntime::GetTransferCounters();
+  second->Update();
+  const auto after = itk::CudaRuntime::GetTransferCounters();
+  // uploaded: only the second filter's operators (a few hundred kB), not the
+  // zoomed image (640 x 512 floats); nothing downloaded
+  const std::uint64_t zoomedBytes = 640u * 512u * sizeof(float);
+  EXPECT_LT(after.HostToDeviceBytes - before.HostToDeviceBytes, zoomedBytes / 2)
+    << "the zoomed image was uploaded again";
+  EXPECT_EQ(after.DeviceToHostBytes, before.DeviceToHostBytes);
+  EXPECT_EQ(second->GetOutput()->GetLargestPossibleRegion().GetSize(0), image->GetLargestPossibleRegion().GetSize(0));
 }
 } // namespace

@@ -1,0 +1,310 @@
+/*=========================================================================
+ *  CudaImageFilters
+ *=========================================================================*/
+#ifndef itkCudaGaussianRBFInterpolationImageFilter_hxx
+#define itkCudaGaussianRBFInterpolationImageFilter_hxx
+
+#include "itkCudaGaussianRBFInterpolationImageFilter.h"
+
+#include "itkContinuousIndex.h"
+#include "itkNumericTraits.h"
+
+#include <cmath>
+#include <limits>
+#include <sstream>
+#include <stdexcept>
+
+namespace itk
+{
+
+namespace CudaGaussianRBFDetail
+{
+template <typename T>
+constexpr bool CoreSupports = CudaIsOneOf<T, unsigned char, short, unsigned short, float, double>;
+}
+
+template <typename TInputImage, typename TOutputImage>
+CudaGaussianRBFInterpolationImageFilter<TInputImage, TOutputImage>::CudaGaussianRBFInterpolationImageFilter()
+{
+  Self::AddOptionalInputName("ReferenceImage", 1);
+  m_Sigma.Fill(0.0);
+  m_ZoomFactors.Fill(0.0);
+  m_Size.Fill(0);
+  m_OutputSpacing.Fill(1.0);
+  m_OutputOrigin.Fill(0.0);
+  m_OutputDirection.SetIdentity();
+  m_OutputStartIndex.Fill(0);
+}
+
+template <typename TInputImage, typename TOutputImage>
+std::string
+CudaGaussianRBFInterpolationImageFilter<TInputImage, TOutputImage>::GetGPUUnsupportedReason() const
+{
+  if constexpr (!CudaGaussianRBFDetail::CoreSupports<OutputPixelType>)
+  {
+    return std::string("pixel type ") + CudaPixelTypeName<OutputPixelType>() +
+           " (the GPU takes unsigned char, short, unsigned short, float and double)";
+  }
+  if (ImageDimension < 2 || ImageDimension > 3)
+  {
+    return "dimension " + std::to_string(ImageDimension) + " (the GPU takes 2D and 3D images)";
+  }
+  return {};
+}
+
+template <typename TInputImage, typename TOutputImage>
+void
+CudaGaussianRBFInterpolationImageFilter<TInputImage, TOutputImage>::GenerateOutputInformation()
+{
+  Superclass::GenerateOutputInformation(); // copies the input's information first
+  const TInputImage * input = this->GetInput();
+  TOutputImage *      output = this->GetOutput();
+  if (input == nullptr || output == nullptr)
+  {
+    return;
+  }
+  bool zoom = false;
+  for (unsigned int d = 0; d < ImageDimension; ++d)
+  {
+    zoom = zoom || m_ZoomFactors[d] != 0.0;
+  }
+  typename TOutputImage::RegionType region;
+  if (zoom)
+  {
+    const auto & inRegion = input->GetLargestPossibleRegion();
+    SpacingType  spacing;
+    SizeType     size;
+    PointType    origin;
+    for (unsigned int d = 0; d < ImageDimension; ++d)
+    {
+      const double z = m_ZoomFactors[d];
+      if (!(z > 0.0) || !std::isfinite(z))
+      {
+        itkExceptionMacro(<< "zoom factors must be positive and finite (axis " << d << ": " << z << ")");
+      }
+      const double n = static_cast<double>(inRegion.GetSize(d));
+      size[d] = static_cast<SizeValueType>(std::max(1.0, std::round(n * z)));
+      // the same field of view: n input pixels become size[d] output pixels
+      spacing[d] = input->GetSpacing()[d] * n / static_cast<double>(size[d]);
+    }
+    // the first output pixel's centre, half an output pixel inside the input's first pixel's corner
+    ContinuousIndex<double, ImageDimension> first;
+    for (unsigned int d = 0; d < ImageDimension; ++d)
+    {
+      first[d] = static_cast<double>(inRegion.GetIndex(d)) - 0.5 + 0.5 * spacing[d] / input->GetSpacing()[d];
+    }
+    input->TransformContinuousIndexToPhysicalPoint(first, origin);
+    output->SetSpacing(spacing);
+    output->SetOrigin(origin);
+    output->SetDirection(input->GetDirection());
+    region.SetSize(size);
+    IndexType start;
+    start.Fill(0);
+    region.SetIndex(start);
+  }
+  else if (m_UseReferenceImage && this->GetReferenceImage() != nullptr)
+  {
+    const ReferenceImageBaseType * reference = this->GetReferenceImage();
+    output->SetSpacing(reference->GetSpacing());
+    output->SetOrigin(reference->GetOrigin());
+    output->SetDirection(reference->GetDirection());
+    region = reference->GetLargestPossibleRegion();
+  }
+  else
+  {
+    output->SetSpacing(m_OutputSpacing);
+    output->SetOrigin(m_OutputOrigin);
+    output->SetDirection(m_OutputDirection);
+    region.SetSize(m_Size);
+    region.SetIndex(m_OutputStartIndex);
+  }
+  output->SetLargestPossibleRegion(region);
+}
+
+template <typename TInputImage, typename TOutputImage>
+void
+CudaGaussianRBFInterpolationImageFilter<TInputImage, TOutputImage>::GenerateInputRequestedRegion()
+{
+  // GRBF interpolation is global (its cardinal functions reach far): the whole input
+  auto * input = const_cast<TInputImage *>(this->GetInput());
+  if (input != nullptr)
+  {
+    input->SetRequestedRegionToLargestPossibleRegion();
+  }
+}
+
+template <typename TInputImage, typename TOutputImage>
+void
+CudaGaussianRBFInterpolationImageFilter<TInputImage, TOutputImage>::PrepareJob()
+{
+  const TInputImage *  input = this->GetInput();
+  const TOutputImage * output = this->GetOutput();
+  const auto &         inRegion = input->GetBufferedRegion();
+  const auto &         outRegion = output->GetRequestedRegion();
+  for (unsigned int d = 0; d < ImageDimension; ++d)
+  {
+    if (outRegion.GetSize(d) == 0)
+    {
+      itkExceptionMacro(<< "the output size is 0 along axis " << d << " (set Size, a reference image or zoom factors)");
+    }
+  }
+  // output index -> input continuous index must be diagonal (axis-aligned grids)
+  const auto   M = input->GetInverseDirection() * output->GetDirection();
+  const double tol = 1e-9;
+  for (unsigned int i = 0; i < ImageDimension; ++i)
+  {
+    for (unsigned int j = 0; j < ImageDimension; ++j)
+    {
+      const double expected = i == j ? std::abs(M[i][j]) : 0.0;
+      if (std::abs(std::abs(M[i][j]) - expected) > tol || (i == j && std::abs(std::abs(M[i][j]) - 1.0) > tol))
+      {
+        itkExceptionMacro(<< "the output grid's axes are not parallel to the input's (output direction "
+                          << output->GetDirection() << ", input direction " << input->GetDirection()
+                          << "): the exact GRBF method is separable along the input's axes");
+      }
+    }
+  }
+  // the first requested output pixel, and one step along each axis, in input continuous indices
+  PointType p0;
+  output->TransformIndexToPhysicalPoint(outRegion.GetIndex(), p0);
+  ContinuousIndex<double, ImageDimension> c0;
+  input->TransformPhysicalPointToContinuousIndex(p0, c0);
+
+  std::vector<double> key;
+  double              first[ImageDimension], step[ImageDimension], sigma[ImageDimension];
+  for (unsigned int d = 0; d < ImageDimension; ++d)
+  {
+    first[d] = c0[d] - static_cast<double>(inRegion.GetIndex(d));
+    step[d] = (M[d][d] > 0 ? 1.0 : -1.0) * output->GetSpacing()[d] / input->GetSpacing()[d];
+    const double s = m_Sigma[d] == 0.0 ? input->GetSpacing()[d] : m_Sigma[d];
+    if (!(s > 0.0) || !std::isfinite(s))
+    {
+      itkExceptionMacro(<< "sigma must be positive and finite (axis " << d << ": " << m_Sigma[d] << ")");
+    }
+    sigma[d] = s / input->GetSpacing()[d];
+    key.insert(key.end(),
+               { static_cast<double>(inRegion.GetSize(d)),
+                 static_cast<double>(outRegion.GetSize(d)),
+                 first[d],
+                 step[d],
+                 sigma[d] });
+  }
+  key.push_back(m_Tolerance);
+  key.push_back(m_Ridge);
+  if (key == m_JobKey && m_Job.axis[0] != nullptr)
+  {
+    return;
+  }
+  cif::GrbfSeparableJob job;
+  job.dimension = static_cast<int>(ImageDimension);
+  const cif::GrbfOptions options{ m_Tolerance, m_Ridge };
+  try
+  {
+    for (unsigned int d = 0; d < ImageDimension; ++d)
+    {
+      // axes with the same parameters share one operator
+      for (unsigned int e = 0; e < d && !job.axis[d]; ++e)
+      {
+        if (std::equal(key.begin() + 5 * e, key.begin() + 5 * e + 5, key.begin() + 5 * d))
+        {
+          job.axis[d] = job.axis[e];
+        }
+      }
+      if (!job.axis[d])
+      {
+        job.axis[d] = std::make_shared<cif::GrbfAxisOperator>(
+          cif::BuildGrbfAxisOperator(inRegion.GetSize(d), sigma[d], outRegion.GetSize(d), first[d], step[d], options));
+      }
+    }
+  }
+  catch (const std::exception & e)
+  {
+    itkExceptionMacro(<< e.what());
+  }
+  m_Job = job;
+  m_JobKey = key;
+  m_DevicePlan.reset();
+}
+
+template <typename TInputImage, typename TOutputImage>
+void
+CudaGaussianRBFInterpolationImageFilter<TInputImage, TOutputImage>::GenerateData()
+{
+  this->CheckInputNotEmpty(this->GetInput());
+  if constexpr (!CudaGaussianRBFDetail::CoreSupports<OutputPixelType> || ImageDimension > 3)
+  {
+    itkExceptionMacro(<< "pixel type " << CudaPixelTypeName<OutputPixelType>() << " in " << ImageDimension
+                      << "D is not supported (scalar unsigned char, short, unsigned short, float or double; 1D to 3D)");
+  }
+  else
+  {
+    this->PrepareJob();
+    m_Job.defaultValue = static_cast<double>(m_DefaultPixelValue);
+    if constexpr (std::is_integral<OutputPixelType>::value)
+    {
+      m_Job.outputMin = static_cast<double>(NumericTraits<OutputPixelType>::NonpositiveMin());
+      m_Job.outputMax = static_cast<double>(NumericTraits<OutputPixelType>::max());
+    }
+    this->RunOnGPUOrCPU(
+      this->GetGPUUnsupportedReason(), [this] { this->GPUGenerateData(); }, [this] { this->CPUGenerateData(); });
+  }
+}
+
+template <typename TInputImage, typename TOutputImage>
+void
+CudaGaussianRBFInterpolationImageFilter<TInputImage, TOutputImage>::GPUGenerateData()
+{
+  if constexpr (CudaGaussianRBFDetail::CoreSupports<OutputPixelType> && ImageDimension >= 2 && ImageDimension <= 3)
+  {
+    this->AllocateOutputs();
+    if (!m_DevicePlan)
+    {
+      m_DevicePlan = cif::MakeGrbfDevicePlan(m_Job, std::is_same<OutputPixelType, double>::value);
+    }
+    CudaInputBuffer<TInputImage>   input(this->GetInput());
+    CudaOutputBuffer<TOutputImage> output(this->GetOutput());
+    cif::GrbfSeparableCUDA<OutputPixelType>(input.Get(), output.Get(), m_Job, m_DevicePlan.get());
+    output.Commit();
+  }
+  else
+  {
+    itkExceptionMacro(<< "GPU path called for an unsupported request");
+  }
+}
+
+template <typename TInputImage, typename TOutputImage>
+void
+CudaGaussianRBFInterpolationImageFilter<TInputImage, TOutputImage>::CPUGenerateData()
+{
+  if constexpr (CudaGaussianRBFDetail::CoreSupports<OutputPixelType> && ImageDimension <= 3)
+  {
+    this->AllocateOutputs();
+    const int threads = static_cast<int>(this->GetMultiThreader()->GetMaximumNumberOfThreads());
+    cif::GrbfSeparableCPU<OutputPixelType>(
+      this->GetInput()->GetBufferPointer(), this->GetOutput()->GetBufferPointer(), m_Job, threads);
+  }
+  else
+  {
+    itkExceptionMacro(<< "unsupported request");
+  }
+}
+
+template <typename TInputImage, typename TOutputImage>
+void
+CudaGaussianRBFInterpolationImageFilter<TInputImage, TOutputImage>::PrintSelf(std::ostream & os, Indent indent) const
+{
+  Superclass::PrintSelf(os, indent);
+  os << indent << "Sigma: " << m_Sigma << std::endl;
+  os << indent << "Tolerance: " << m_Tolerance << std::endl;
+  os << indent << "Ridge: " << m_Ridge << std::endl;
+  os << indent << "ZoomFactors: " << m_ZoomFactors << std::endl;
+  os << indent << "Size: " << m_Size << std::endl;
+  os << indent << "OutputSpacing: " << m_OutputSpacing << std::endl;
+  os << indent << "OutputOrigin: " << m_OutputOrigin << std::endl;
+  os << indent << "UseReferenceImage: " << m_UseReferenceImage << std::endl;
+  this->PrintExecution(os, indent);
+}
+
+} // namespace itk
+
+#endif
