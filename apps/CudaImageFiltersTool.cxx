@@ -38,6 +38,7 @@ const Subcommand Subcommands[] = {
     BSplinePrefilterMain,
     BSplinePrefilterUsage },
   { "bilateral", "edge-preserving bilateral smoothing", BilateralMain, BilateralUsage },
+  { "grbf", "Gaussian RBF interpolation onto a zoomed or reference grid", GaussianRBFMain, GaussianRBFUsage },
   { "info", "whether CUDA is compiled in, and the GPU", InfoMain, InfoUsage },
   { "median", "the median of the box around every pixel", MedianMain, MedianUsage },
   { "resample", "an image resampled through a transform onto a grid", ResampleMain, ResampleUsage },

@@ -389,6 +389,11 @@ void
 ResampleUsage(std::ostream & os);
 
 int
+GaussianRBFMain(const std::vector<std::string> & args);
+void
+GaussianRBFUsage(std::ostream & os);
+
+int
 MedianMain(const std::vector<std::string> & args);
 void
 MedianUsage(std::ostream & os);

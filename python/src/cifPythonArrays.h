@@ -183,6 +183,8 @@ void
 RegisterFilters(nb::module_ & m);
 void
 RegisterResample(nb::module_ & m);
+void
+RegisterGaussianRBF(nb::module_ & m);
 
 } // namespace cifpy
 

@@ -398,4 +398,5 @@ NB_MODULE(_cif, m)
 
   RegisterFilters(m);
   RegisterResample(m);
+  RegisterGaussianRBF(m);
 }

@@ -254,3 +254,38 @@ def test_batch_interpolator_cupy_points(cupy):
     del interpolator, cpu
     gc.collect()
     assert alive() is None
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.int16, np.uint16, np.float32, np.float64])
+def test_gaussian_rbf_on_cupy_stays_on_the_gpu_and_follows_the_cpu(cupy, dtype):
+    a = smooth_image((12, 40, 36), dtype, seed=8)
+    grbf = cif.gaussian_rbf_interpolation_image_filter
+    cpu = grbf(a, zoom=(1.5, 1, 2), device="cpu")
+    x = cupy.asarray(a)
+    cif.reset_transfer_counters()
+    out = grbf(x, zoom=(1.5, 1, 2))
+    c = cif.transfer_counters()
+    assert cif.last_execution_report().device == "GPU", cif.last_execution_report().message
+    assert isinstance(out, cupy.ndarray) and out.shape == cpu.shape and out.dtype == a.dtype
+    # uploaded: the operators only (a few kB), never the image; nothing downloaded
+    assert c.host_to_device_bytes < a.nbytes // 4 and c.device_to_host_count == 0
+    g = cupy.asnumpy(out).astype(np.float64)
+    span = float(a.max()) - float(a.min())
+    if np.issubdtype(dtype, np.integer):
+        # float32 sums against the CPU's double sums: equal, or one step apart
+        assert np.abs(g - cpu).max() <= 1 and np.mean(g != cpu) < 1e-3
+    else:
+        np.testing.assert_allclose(g, cpu, rtol=0, atol=2e-6 * span)
+    np.testing.assert_array_equal(cupy.asnumpy(x), a)
+
+
+def test_gaussian_rbf_on_torch_cuda_and_cpu_tensors(torch_cuda):
+    torch = torch_cuda
+    a = smooth_image((40, 50), np.float32, seed=9)
+    cpu = cif.gaussian_rbf_interpolation_image_filter(a, zoom=3, device="cpu")
+    out = cif.gaussian_rbf_interpolation_image_filter(torch.from_numpy(a).cuda(), zoom=3)
+    assert out.is_cuda and tuple(out.shape) == cpu.shape
+    np.testing.assert_allclose(out.cpu().numpy(), cpu, rtol=0, atol=2e-6 * float(np.ptp(a)))
+    host = cif.gaussian_rbf_interpolation_image_filter(torch.from_numpy(a), zoom=3, device="gpu")
+    assert not host.is_cuda
+    np.testing.assert_allclose(host.numpy(), cpu, rtol=0, atol=2e-6 * float(np.ptp(a)))
