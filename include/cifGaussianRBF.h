@@ -150,6 +150,51 @@ template <typename T>
 void
 GrbfSeparableCUDA(const T * input, T * output, const GrbfSeparableJob & job, const GrbfDevicePlan * plan = nullptr);
 
+/** The seed's block mode (Chen, Chen, Yu 2014), for fidelity and
+ * comparison: the input is cut into blocks of blockSize nodes per axis that
+ * share `overlap` nodes with their neighbours (the last block of an axis is
+ * moved back to end at the last node); each block solves its own dense
+ * system Phi_B a = f_B (Phi_B of order prod(blockSize), LU with partial
+ * pivoting, i.e. Gaussian elimination, in float32 like the seed or in
+ * double); an output is evaluated from every block whose extent
+ * [start - 0.5, start + size - 0.5) holds it, blended linearly across the
+ * overlap of two blocks per axis (the seed's "natural stitching"). Without
+ * overlap the blocks meet at seams. Output positions are an axis-aligned
+ * grid as in the exact method; outside the input's extent the default
+ * value. */
+struct GrbfBlockJob
+{
+  int          dimension{ 2 };
+  std::int64_t inputSize[3]{ 1, 1, 1 };
+  std::int64_t outputSize[3]{ 1, 1, 1 };
+  double       first[3]{ 0, 0, 0 }; ///< output position of index 0, in input continuous index
+  double       step[3]{ 1, 1, 1 };
+  double       sigma[3]{ 1, 1, 1 }; ///< in pixels
+  int          blockSize[3]{ 16, 16, 8 };
+  int          overlap[3]{ 1, 1, 1 };
+  bool         doublePrecision{ false }; ///< false: float32 solve and sums (the seed)
+  double       defaultValue{ 0.0 };
+  double       outputMin{ -1e308 };
+  double       outputMax{ 1e308 };
+};
+
+/** Checks a block job (sizes, sigma > 0, 0 <= overlap <= blockSize / 2,
+ * blocks of at most 8192 nodes); empty when valid. */
+std::string
+ValidateGrbfBlockJob(const GrbfBlockJob & job);
+
+/** Block mode on the CPU (Eigen's LU), multi-threaded evaluation. */
+template <typename T>
+void
+GrbfBlockCPU(const T * input, T * output, const GrbfBlockJob & job, int numberOfThreads);
+
+/** Block mode on the GPU (device pointers): cuSOLVER getrf/getrs on the
+ * block system with every block's pixels as right-hand sides, then one
+ * thread per output. */
+template <typename T>
+void
+GrbfBlockCUDA(const T * input, T * output, const GrbfBlockJob & job);
+
 /** Whether this build has the GPU core. */
 bool
 GrbfCUDAIsCompiled();

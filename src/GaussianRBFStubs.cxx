@@ -31,8 +31,16 @@ GrbfSeparableCUDA(const T *, T *, const GrbfSeparableJob &, const GrbfDevicePlan
   throw CudaFailure(-1, "CudaImageFilters was built without CUDA", "GrbfSeparableCUDA");
 }
 
+template <typename T>
+void
+GrbfBlockCUDA(const T *, T *, const GrbfBlockJob &)
+{
+  throw CudaFailure(-1, "CudaImageFilters was built without CUDA", "GrbfBlockCUDA");
+}
+
 #  define CIF_INSTANTIATE_GRBF_STUB(T)                                                                                 \
-    template void GrbfSeparableCUDA<T>(const T *, T *, const GrbfSeparableJob &, const GrbfDevicePlan *);
+    template void GrbfSeparableCUDA<T>(const T *, T *, const GrbfSeparableJob &, const GrbfDevicePlan *);              \
+    template void GrbfBlockCUDA<T>(const T *, T *, const GrbfBlockJob &);
 CIF_INSTANTIATE_GRBF_STUB(unsigned char)
 CIF_INSTANTIATE_GRBF_STUB(short)
 CIF_INSTANTIATE_GRBF_STUB(unsigned short)

@@ -7,6 +7,7 @@
 
 #include "cifGaussianRBF.h"
 
+#include <algorithm>
 #include <type_traits>
 
 #ifdef __CUDACC__
@@ -43,6 +44,78 @@ inline T
 GrbfConvert(double v, const GrbfSeparableJob & job)
 {
   return GrbfConvertValue<T>(v, job.outputMin, job.outputMax, job.defaultValue);
+}
+
+/** The blocks of one axis in block mode: B nodes per block, stride S = B -
+ * overlap, `count` blocks; block k starts at min(k S, n - B). */
+struct GrbfBlockAxis
+{
+  long long n{ 1 };
+  int       B{ 1 };
+  int       S{ 1 };
+  int       count{ 1 };
+};
+
+CIF_GRBF_HD inline long long
+GrbfBlockStart(const GrbfBlockAxis & ax, int k)
+{
+  const long long s = static_cast<long long>(k) * ax.S;
+  return s + ax.B > ax.n ? ax.n - ax.B : s;
+}
+
+/** The blocks that hold position p (their extent [start - 0.5, start + B -
+ * 0.5)) and their weights: one block with weight 1, or the two that hold p
+ * with the largest starts, blended linearly across their overlap (the seed's
+ * natural stitching). Returns the number of blocks (0 outside the axis). */
+CIF_GRBF_HD inline int
+GrbfBlocksAt(const GrbfBlockAxis & ax, double p, int k[2], double w[2])
+{
+  // starts increase with k (only the last block is moved back), so the last
+  // two blocks found in ascending order are the two with the largest starts
+  int       hi = -1, lo = -1;
+  const int guess = static_cast<int>((p + 0.5) / ax.S);
+  for (int kk = guess - 3; kk <= guess + 1; ++kk)
+  {
+    if (kk < 0 || kk >= ax.count)
+    {
+      continue;
+    }
+    const double s = static_cast<double>(GrbfBlockStart(ax, kk));
+    if (p >= s - 0.5 && p < s + ax.B - 0.5)
+    {
+      lo = hi;
+      hi = kk;
+    }
+  }
+  if (hi < 0)
+  {
+    return 0;
+  }
+  if (lo < 0)
+  {
+    k[0] = hi;
+    w[0] = 1.0;
+    return 1;
+  }
+  const double a = static_cast<double>(GrbfBlockStart(ax, hi)) - 0.5;        // the overlap starts
+  const double b = static_cast<double>(GrbfBlockStart(ax, lo)) + ax.B - 0.5; // and ends
+  const double t = (p - a) / (b - a);
+  k[0] = lo;
+  w[0] = 1.0 - t;
+  k[1] = hi;
+  w[1] = t;
+  return 2;
+}
+
+inline GrbfBlockAxis
+MakeGrbfBlockAxis(const GrbfBlockJob & job, int a)
+{
+  GrbfBlockAxis ax;
+  ax.n = job.inputSize[a];
+  ax.B = static_cast<int>(a < job.dimension ? std::min<long long>(job.blockSize[a], ax.n) : 1);
+  ax.S = a < job.dimension ? std::max(1, ax.B - job.overlap[a]) : 1;
+  ax.count = ax.n <= ax.B ? 1 : static_cast<int>((ax.n - ax.B + ax.S - 1) / ax.S) + 1;
+  return ax;
 }
 
 } // namespace cif

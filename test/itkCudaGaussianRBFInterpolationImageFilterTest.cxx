@@ -874,3 +874,208 @@ TEST(GrbfFilterGpu, MatchesTheCpuAndKeepsDataOnTheDevice)
   EXPECT_EQ(second->GetOutput()->GetLargestPossibleRegion().GetSize(0), image->GetLargestPossibleRegion().GetSize(0));
 }
 } // namespace
+
+// ---------------------------------------------------------------------------
+// Block mode (the seed's algorithm)
+
+namespace
+{
+cif::GrbfBlockJob
+BlockJob(const std::vector<AxisGrid> & axes, int block, int overlap, bool doublePrecision)
+{
+  cif::GrbfBlockJob job;
+  job.dimension = static_cast<int>(axes.size());
+  for (int a = 0; a < job.dimension; ++a)
+  {
+    job.inputSize[a] = axes[a].inputSize;
+    job.outputSize[a] = axes[a].outputSize;
+    job.first[a] = axes[a].first;
+    job.step[a] = axes[a].step;
+    job.sigma[a] = axes[a].sigma;
+    job.blockSize[a] = block;
+    job.overlap[a] = overlap;
+  }
+  job.doublePrecision = doublePrecision;
+  return job;
+}
+
+template <typename T>
+std::vector<double>
+RunBlockCpu(const std::vector<double> & f, const cif::GrbfBlockJob & job)
+{
+  std::vector<T> in(f.begin(), f.end());
+  std::vector<T> out(job.outputSize[0] * job.outputSize[1] * job.outputSize[2], T(-1));
+  cif::GrbfBlockCPU<T>(in.data(), out.data(), job, 2);
+  return std::vector<double>(out.begin(), out.end());
+}
+
+/** Largest error against the exact result within `band` output pixels of
+ * an x block boundary of the non-overlapping tiling (block size `block`),
+ * and elsewhere. */
+std::pair<double, double>
+SeamErrors(const std::vector<double> & v,
+           const std::vector<double> & exact,
+           const AxisGrid &            x,
+           std::int64_t                rows,
+           int                         block)
+{
+  double near = 0, far = 0;
+  for (std::int64_t r = 0; r < rows; ++r)
+  {
+    for (std::int64_t k = 0; k < x.outputSize; ++k)
+    {
+      const double p = x.first + k * x.step;
+      const double edge = std::fmod(p + 0.5, static_cast<double>(block));
+      const bool   seam = p > block / 2.0 && p < x.inputSize - block / 2.0 && (edge < 1.0 || edge > block - 1.0);
+      const double e = std::abs(v[r * x.outputSize + k] - exact[r * x.outputSize + k]);
+      (seam ? near : far) = std::max(seam ? near : far, e);
+    }
+  }
+  return { near, far };
+}
+} // namespace
+
+TEST(GrbfBlock, OneBlockInDoubleIsTheExactMethod)
+{
+  const std::vector<AxisGrid> axes{ { 12, 1.0, 24, -0.25, 0.5 }, { 9, 1.2, 18, -0.25, 0.5 } };
+  const auto                  f = TestImage(axes);
+  const auto                  exact = DenseReference(f, axes);
+  EXPECT_LE(MaxAbsDifference(RunBlockCpu<double>(f, BlockJob(axes, 16, 0, true)), exact), 1e-6 * 100);
+  // float32 elimination of the same block: close at sigma 1.2, not exact
+  const double float32 = MaxAbsDifference(RunBlockCpu<double>(f, BlockJob(axes, 16, 0, false)), exact);
+  EXPECT_LE(float32, 1e-2 * 100);
+}
+
+TEST(GrbfBlock, OverlapAndStitchingReduceTheSeams)
+{
+  // 48 x 6 pixels, blocks of 12 along x: seams at 12, 24, 36 without overlap
+  const std::vector<AxisGrid> axes{ { 48, 1.0, 96, -0.25, 0.5 }, { 6, 1.0, 6, 0.0, 1.0 } };
+  const auto                  f = TestImage(axes, 11);
+  const auto                  exact = RunCpu<double>(f, MakeJob(axes));
+  auto                        plain = BlockJob(axes, 12, 0, true);
+  plain.blockSize[1] = 6;
+  auto stitched = BlockJob(axes, 14, 4, true); // 14 nodes, stride 10
+  stitched.blockSize[1] = 6;
+  stitched.overlap[1] = 0;
+  const auto seams = SeamErrors(RunBlockCpu<double>(f, plain), exact, axes[0], 6, 12);
+  const auto blended = MaxAbsDifference(RunBlockCpu<double>(f, stitched), exact);
+  // the seams are where the blocks' errors are: larger than inside the blocks
+  EXPECT_GT(seams.first, seams.second);
+  // stitching across an overlap of 4 nodes does better than the plain seams
+  EXPECT_LT(blended, seams.first);
+  // still not the exact interpolant: blocks truncate the global solve
+  EXPECT_GT(blended, 1e-6 * 100);
+}
+
+TEST(GrbfBlock, BadJobs)
+{
+  const std::vector<AxisGrid> axes{ { 20, 1.0, 40, 0.0, 0.5 }, { 20, 1.0, 40, 0.0, 0.5 } };
+  auto                        job = BlockJob(axes, 8, 5, false); // overlap > block / 2
+  EXPECT_NE(cif::ValidateGrbfBlockJob(job), "");
+  job = BlockJob(axes, 8, 2, false);
+  EXPECT_EQ(cif::ValidateGrbfBlockJob(job), "");
+  job.sigma[0] = 0;
+  EXPECT_NE(cif::ValidateGrbfBlockJob(job), "");
+  job = BlockJob({ { 200, 1.0, 40, 0.0, 0.5 }, { 200, 1.0, 40, 0.0, 0.5 } }, 100, 2, false);
+  EXPECT_NE(cif::ValidateGrbfBlockJob(job).find("8192"), std::string::npos);
+  std::vector<float> in(400), out(1600);
+  EXPECT_THROW(cif::GrbfBlockCPU<float>(in.data(), out.data(), BlockJob(axes, 8, 5, false), 1), std::invalid_argument);
+}
+
+TEST(GrbfBlockGpu, MatchesTheCpuBlockMode)
+{
+  CIF_REQUIRE_GPU_OR_SKIP();
+  const std::vector<std::vector<AxisGrid>> cases{
+    { { 70, 1.0, 140, -0.25, 0.5 }, { 45, 1.0, 90, -0.25, 0.5 } },
+    { { 40, 1.0, 40, 0.0, 1.0 }, { 36, 1.0, 36, 0.0, 1.0 }, { 20, 1.0, 40, -0.25, 0.5 } },
+  };
+  for (const auto & axes : cases)
+  {
+    const auto f = TestImage(axes, 5);
+    for (bool dp : { false, true })
+    {
+      auto job = BlockJob(axes, axes.size() == 2 ? 20 : 8, 2, dp);
+      if (axes.size() == 3)
+      {
+        job.blockSize[0] = job.blockSize[1] = 16;
+      }
+      const auto            cpu = RunBlockCpu<float>(f, job);
+      std::vector<float>    in(f.begin(), f.end());
+      const std::size_t     M = job.outputSize[0] * job.outputSize[1] * job.outputSize[2];
+      itk::CudaDeviceBuffer dIn(in.size() * sizeof(float)), dOut(M * sizeof(float));
+      dIn.CopyFromHost(in.data(), in.size() * sizeof(float));
+      dOut.FillBytes(0x7f);
+      cif::GrbfBlockCUDA<float>(
+        static_cast<const float *>(dIn.GetPointer()), static_cast<float *>(dOut.GetPointer()), job);
+      std::vector<float> gpu(M);
+      dOut.CopyToHost(gpu.data(), M * sizeof(float));
+      // different float32 LU implementations (Eigen, cuSOLVER): close, not equal
+      EXPECT_LE(MaxAbsDifference(std::vector<double>(gpu.begin(), gpu.end()), cpu), (dp ? 1e-5 : 1e-2) * 100)
+        << "double " << dp;
+    }
+  }
+}
+
+TEST(GrbfFilter, BlockModeOptions)
+{
+  auto                       input = BrainCrop(60, 70, 30);
+  itk::FixedArray<double, 2> zoom;
+  zoom.Fill(2);
+  auto run = [&](itk::CudaGaussianRBFMethod method, unsigned block, unsigned overlap, bool dp, Mode mode)
+  {
+    auto filter = itk::CudaGaussianRBFInterpolationImageFilter<F2>::New();
+    filter->SetInput(input);
+    filter->SetZoomFactors(zoom);
+    filter->SetMethod(method);
+    itk::FixedArray<unsigned int, 2> b, o;
+    b.Fill(block);
+    o.Fill(overlap);
+    filter->SetBlockSize(b);
+    filter->SetBlockOverlap(o);
+    filter->SetBlockDoublePrecision(dp);
+    filter->SetExecutionMode(mode);
+    filter->Update();
+    if (method == itk::CudaGaussianRBFMethod::Block)
+    {
+      EXPECT_NE(filter->GetLastExecutionReport().Message.find("block mode"), std::string::npos);
+    }
+    return cif_test::ToVector(filter->GetOutput());
+  };
+  const auto exact = run(itk::CudaGaussianRBFMethod::Exact, 62, 4, false, Mode::CPU);
+  // one block of the whole crop in double: the exact interpolant
+  EXPECT_LE(MaxAbsDifference(run(itk::CudaGaussianRBFMethod::Block, 30, 0, true, Mode::CPU), exact), 1e-6 * 255);
+  // blocks of 12 with 4 shared: close to exact, not equal
+  const double blocks = MaxAbsDifference(run(itk::CudaGaussianRBFMethod::Block, 12, 4, true, Mode::CPU), exact);
+  EXPECT_GT(blocks, 1e-6 * 255);
+  EXPECT_LT(blocks, 0.1 * 255);
+  // an overlap larger than half a block is refused
+  EXPECT_THROW(run(itk::CudaGaussianRBFMethod::Block, 12, 7, true, Mode::CPU), itk::ExceptionObject);
+}
+
+TEST(GrbfFilterGpu, BlockModeMatchesTheCpu)
+{
+  CIF_REQUIRE_GPU_OR_SKIP();
+  auto input = BrainCrop(60, 70, 40);
+  auto run = [&](bool dp, Mode mode)
+  {
+    auto filter = itk::CudaGaussianRBFInterpolationImageFilter<F2>::New();
+    filter->SetInput(input);
+    itk::FixedArray<double, 2> zoom;
+    zoom.Fill(2);
+    filter->SetZoomFactors(zoom);
+    filter->SetMethod(itk::CudaGaussianRBFMethod::Block);
+    itk::FixedArray<unsigned int, 2> b, o;
+    b.Fill(16);
+    o.Fill(4);
+    filter->SetBlockSize(b);
+    filter->SetBlockOverlap(o);
+    filter->SetBlockDoublePrecision(dp);
+    filter->SetExecutionMode(mode);
+    filter->Update();
+    EXPECT_EQ(filter->GetLastExecutedOn(), mode == Mode::GPU ? itk::CudaExecutedOn::GPU : itk::CudaExecutedOn::CPU);
+    return cif_test::ToVector(filter->GetOutput());
+  };
+  EXPECT_LE(MaxAbsDifference(run(true, Mode::GPU), run(true, Mode::CPU)), 1e-5 * 255);
+  // float32 LU in cuSOLVER and in Eigen: close at sigma 1, not equal
+  EXPECT_LE(MaxAbsDifference(run(false, Mode::GPU), run(false, Mode::CPU)), 1e-2 * 255);
+}
