@@ -1,7 +1,7 @@
 /*=========================================================================
  *  GaussianRBFBenchmark: the exact separable GRBF core (seed 003's cases).
  *
- *  Usage: GaussianRBFBenchmark [--reps N] [--sigma S] [--skip-cpu] [--threads N]
+ *  Usage: GaussianRBFBenchmark [--reps N] [--sigma S] [--skip-cpu] [--skip-itk] [--threads N]
  *
  *  Cases (float32, sigma = 1 pixel, the seed's default; output grids keep
  *  the input's field of view: spacing / zoom, pixel centres):
@@ -9,13 +9,19 @@
  *    x4; 512x512x192 with 2x and 3x slices along z.
  *  Per case: building the operators on the host (Eigen, double), making the
  *  device plan (upload), the GPU execution with the plan (CUDA events, the
- *  median of N after a warm-up), and the CPU core on all threads. The
+ *  median of N after a warm-up), the CPU core on all threads, and ITK's
+ *  nearest filter, itk::ResampleImageFilter with the cubic B-spline
+ *  interpolator (ITK has no GRBF), on all threads, onto the same grid. The
  *  arithmetic floor counts 2 flops per kept tap per output of every pass;
  *  bytes are the input read and the output written once.
  *=========================================================================*/
 #include "BenchmarkCommon.h"
 #include "cifGaussianRBF.h"
 #include "itkCudaRuntime.h"
+
+#include "itkBSplineInterpolateImageFunction.h"
+#include "itkImage.h"
+#include "itkResampleImageFilter.h"
 
 #include <cmath>
 #include <cstdio>
@@ -73,6 +79,50 @@ Flops(const cif::GrbfSeparableJob & job)
   return flops;
 }
 
+/** itk::ResampleImageFilter with the cubic B-spline interpolator onto the
+ * case's field-of-view grid: ms (median of 3, one run for large outputs). */
+template <unsigned int D>
+double
+ItkCubicMs(const Case & c, const std::vector<float> & pixels, int threads)
+{
+  using ImageType = itk::Image<float, D>;
+  auto                            image = ImageType::New();
+  typename ImageType::SizeType    size, outSize;
+  typename ImageType::SpacingType spacing;
+  typename ImageType::PointType   origin;
+  for (unsigned int a = 0; a < D; ++a)
+  {
+    size[a] = c.size[a];
+    outSize[a] = static_cast<itk::SizeValueType>(std::llround(static_cast<double>(c.size[a]) * c.zoom[a]));
+    spacing[a] = static_cast<double>(size[a]) / static_cast<double>(outSize[a]);
+    origin[a] = -0.5 + 0.5 * spacing[a];
+  }
+  image->SetRegions(size);
+  image->Allocate();
+  std::copy(pixels.begin(), pixels.end(), image->GetBufferPointer());
+  auto filter = itk::ResampleImageFilter<ImageType, ImageType>::New();
+  filter->SetInput(image);
+  filter->SetSize(outSize);
+  filter->SetOutputSpacing(spacing);
+  filter->SetOutputOrigin(origin);
+  auto interpolator = itk::BSplineInterpolateImageFunction<ImageType, double, double>::New();
+  interpolator->SetSplineOrder(3);
+  filter->SetInterpolator(interpolator);
+  filter->SetNumberOfWorkUnits(threads);
+  std::int64_t count = 1;
+  for (unsigned int a = 0; a < D; ++a)
+  {
+    count *= outSize[a];
+  }
+  return cif_bench::TimeWall(
+    [&]
+    {
+      filter->Modified();
+      filter->Update();
+    },
+    count > 20000000 ? 1 : 3);
+}
+
 } // namespace
 
 int
@@ -81,6 +131,7 @@ main(int argc, char * argv[])
   int    reps = 20;
   double sigma = 1.0;
   bool   skipCpu = false;
+  bool   skipItk = false;
   int    threads = static_cast<int>(std::thread::hardware_concurrency());
   for (int i = 1; i < argc; ++i)
   {
@@ -100,9 +151,13 @@ main(int argc, char * argv[])
     {
       skipCpu = true;
     }
+    else if (!std::strcmp(argv[i], "--skip-itk"))
+    {
+      skipItk = true;
+    }
     else
     {
-      std::fprintf(stderr, "usage: %s [--reps N] [--sigma S] [--skip-cpu] [--threads N]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--reps N] [--sigma S] [--skip-cpu] [--skip-itk] [--threads N]\n", argv[0]);
       return 2;
     }
   }
@@ -173,6 +228,11 @@ main(int argc, char * argv[])
       char cpuNote[200];
       std::snprintf(cpuNote, sizeof(cpuNote), "%s, %.1f GFLOP/s", note, gflop / ms * 1e3);
       rows.push_back({ c.name, "CPU core", ms, bytes, false, cpuNote });
+    }
+    if (!skipItk)
+    {
+      const double ms = c.dimension == 2 ? ItkCubicMs<2>(c, host, threads) : ItkCubicMs<3>(c, host, threads);
+      rows.push_back({ c.name, "ITK ResampleImageFilter cubic (CPU)", ms, bytes, false, "cubic B-spline, not GRBF" });
     }
   }
   cif_bench::PrintTable(rows, copy);

@@ -1,0 +1,132 @@
+"""GRBF interpolation against its peers, on the seed's cases, in one run.
+
+Times, on the same float32 images (random smooth fields):
+- cudaimagefilters.gaussian_rbf_interpolation_image_filter on a CuPy array
+  (the whole Python call: operators built on the host every call, upload,
+  GPU passes) and on a NumPy array with device="cpu";
+- scipy.interpolate.RBFInterpolator with the Gaussian kernel (epsilon =
+  1 / (sqrt(2) sigma), degree -1: the same interpolant), dense up to 60 x 60
+  and with `neighbors` (a local approximation) for 80^2 and 120^2; larger
+  cases are not run (hours);
+- scipy.ndimage.zoom(order=3, grid_mode=True) on the CPU and
+  cupyx.scipy.ndimage.zoom on the GPU, the cubic peer (not GRBF).
+It prints ms, the largest difference from the dense RBFInterpolator where
+one was run, and the device.
+
+Usage (on the GPU machine): python3 benchmarks/gaussian_rbf_peers.py [--reps N] [--sigma S]
+"""
+
+import argparse
+import time
+
+import numpy as np
+
+import cudaimagefilters as cif
+
+CASES = [
+    ("60x60 zoom 0.5", (60, 60), (0.5, 0.5)),
+    ("60x60 zoom 2", (60, 60), (2, 2)),
+    ("60x60 zoom 4", (60, 60), (4, 4)),
+    ("60x60 zoom 8", (60, 60), (8, 8)),
+    ("80x80 zoom 2", (80, 80), (2, 2)),
+    ("120x120 zoom 2", (120, 120), (2, 2)),
+    ("512x512 zoom 4", (512, 512), (4, 4)),
+    ("512x512x192 z x2", (192, 512, 512), (1, 1, 2)),  # array order: z, y, x; zoom x, y, z
+    ("512x512x192 z x3", (192, 512, 512), (1, 1, 3)),
+]
+
+
+def field(shape, seed=0):
+    rng = np.random.default_rng(seed)
+    grids = np.meshgrid(*[np.linspace(0, 4, n) for n in shape], indexing="ij")
+    return (100 * np.sin(sum(g * (k + 1.3) for k, g in enumerate(grids))) + rng.standard_normal(shape)).astype(
+        np.float32
+    )
+
+
+def median_ms(f, reps, sync=lambda: None):
+    f()
+    sync()
+    times = []
+    for _ in range(reps):
+        t = time.perf_counter()
+        f()
+        sync()
+        times.append((time.perf_counter() - t) * 1e3)
+    return float(np.median(times))
+
+
+def output_points(shape, zoom_xyz):
+    """Continuous indices (array order) of the field-of-view output grid."""
+    d = len(shape)
+    zoom = tuple(reversed(zoom_xyz))
+    axes = []
+    for a in range(d):
+        m = max(1, int(round(shape[a] * zoom[a])))
+        step = shape[a] / m
+        axes.append(-0.5 + 0.5 * step + step * np.arange(m))
+    mesh = np.meshgrid(*axes, indexing="ij")
+    return np.stack([g.ravel() for g in mesh], 1), tuple(len(x) for x in axes)
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--reps", type=int, default=10)
+    parser.add_argument("--sigma", type=float, default=1.0)
+    args = parser.parse_args()
+    import scipy
+    import scipy.ndimage
+    from scipy.interpolate import RBFInterpolator
+
+    try:
+        import cupy
+        import cupyx.scipy.ndimage as cndi
+
+        gpu = cif.is_gpu_available()
+    except ImportError:
+        cupy, gpu = None, False
+    print(f"Device: {cif.device_description() if gpu else 'no GPU'}; SciPy {scipy.__version__}; sigma {args.sigma} px")
+    print(f"{'case':18} {'method':44} {'ms':>10}  note")
+    grbf = cif.gaussian_rbf_interpolation_image_filter
+    eps = 1.0 / (np.sqrt(2.0) * args.sigma)
+    for name, shape, zoom in CASES:
+        a = field(shape)
+        big = a.size > 1e6
+        rows = []
+        if gpu:
+            x = cupy.asarray(a)
+            sync = cupy.cuda.get_current_stream().synchronize
+            ms = median_ms(lambda: grbf(x, zoom=zoom, sigma=args.sigma), args.reps, sync)
+            ours_gpu = cupy.asnumpy(grbf(x, zoom=zoom, sigma=args.sigma))
+            rows.append(("cudaimagefilters GRBF exact, CuPy (GPU)", ms, cif.last_execution_report().message[:60]))
+            ms = median_ms(lambda: cndi.zoom(x, tuple(reversed(zoom)), order=3, grid_mode=True, mode="grid-constant"),
+                           args.reps, sync)
+            rows.append(("cupyx.scipy.ndimage.zoom order 3 (GPU)", ms, "cubic, not GRBF"))
+        ours_cpu = None
+        ms = median_ms(lambda: grbf(a, zoom=zoom, sigma=args.sigma, device="cpu"), 1 if big else 3)
+        ours_cpu = grbf(a, zoom=zoom, sigma=args.sigma, device="cpu")
+        rows.append(("cudaimagefilters GRBF exact, NumPy (CPU core)", ms, ""))
+        ms = median_ms(lambda: scipy.ndimage.zoom(a, tuple(reversed(zoom)), order=3, grid_mode=True,
+                                                  mode="grid-constant"), 1 if big else 3)
+        rows.append(("scipy.ndimage.zoom order 3 (CPU)", ms, "cubic, not GRBF"))
+        if a.ndim == 2 and a.size <= 120 * 120:
+            nodes = np.stack([g.ravel() for g in np.meshgrid(*[np.arange(n) for n in shape], indexing="ij")], 1)
+            points, out_shape = output_points(shape, zoom)
+            dense = a.size <= 3600
+            kwargs = {} if dense else {"neighbors": 64}
+            t = time.perf_counter()
+            rbf = RBFInterpolator(nodes.astype(np.float64), a.ravel().astype(np.float64), kernel="gaussian",
+                                  epsilon=eps, degree=-1, **kwargs)
+            reference = rbf(points).reshape(out_shape)
+            ms = (time.perf_counter() - t) * 1e3
+            diff = np.abs(ours_cpu - reference).max()
+            note = f"max |ours CPU - it| {diff:.2e}"
+            if gpu:
+                note += f", GPU {np.abs(ours_gpu - reference).max():.2e}"
+            rows.append((f"SciPy RBFInterpolator gaussian {'dense' if dense else 'neighbors=64'}", ms, note))
+        for method, ms, note in rows:
+            print(f"{name:18} {method:44} {ms:10.3f}  {note}")
+
+
+if __name__ == "__main__":
+    main()
