@@ -13,6 +13,7 @@
 #include <limits>
 #include <sstream>
 #include <stdexcept>
+#include <unordered_map>
 
 namespace cif
 {
@@ -22,11 +23,15 @@ namespace
 constexpr double kPi = 3.14159265358979323846;
 constexpr double kEpsilon = std::numeric_limits<double>::epsilon();
 
-/** Half-width of the factorisation window, in nodes (see the header). */
+/** Half-width of the factorisation window, in nodes (see the header): the
+ * cardinal functions and the influence of the nodes beyond the window decay
+ * over a length that grows like sigma^2 (about 24 sigma^2 nodes to 1e-7);
+ * with 60 sigma^2 the windowed weights equal the full solve's to 2e-13 at
+ * sigma = 1, 3e-11 at 1.6, and to the conditioning's own noise (1e-7) at 2. */
 std::int64_t
 WindowHalfWidth(double sigma)
 {
-  return std::max<std::int64_t>(32, static_cast<std::int64_t>(std::ceil(100.0 * sigma)));
+  return std::max<std::int64_t>(32, static_cast<std::int64_t>(std::ceil(60.0 * sigma * sigma)));
 }
 
 /** The largest condition number whose solve still reaches `tolerance`: the
@@ -158,7 +163,8 @@ BuildGrbfAxisOperator(std::int64_t        inputSize,
   std::vector<Row>    rows(outputSize);
   std::vector<double> full(static_cast<std::size_t>(outputSize * W), 0.0);
   op.outside.assign(outputSize, 0);
-  int maxTaps = 1;
+  std::unordered_map<long long, std::int64_t> done; // window offset -> a row that has its weights
+  int                                         maxTaps = 1;
   for (std::int64_t k = 0; k < outputSize; ++k)
   {
     const double p = firstPosition + static_cast<double>(k) * step;
@@ -172,13 +178,26 @@ BuildGrbfAxisOperator(std::int64_t        inputSize,
     const std::int64_t lo = std::clamp<std::int64_t>(c - H, 0, inputSize - W);
     double *           w = &full[static_cast<std::size_t>(k * W)];
     const double       nearest = std::round(p);
+    // the same offset in the same kind of window gives the same weights:
+    // interior rows of a regular zoom share a few distinct rows (positions
+    // within 2^-32 pixel count as equal)
+    const long long key = std::llround((p - static_cast<double>(lo)) * 4294967296.0);
+    const auto      cached = done.find(key);
     if (options.ridge == 0.0 && std::abs(p - nearest) <= 1e-12)
     {
       // on a node: the interpolation property, exactly
       w[static_cast<std::int64_t>(nearest) - lo] = 1.0;
     }
+    else if (cached != done.end())
+    {
+      const std::int64_t j = cached->second;
+      std::copy(&full[static_cast<std::size_t>(j * W)], &full[static_cast<std::size_t>(j * W + W)], w);
+      rows[k] = Row{ lo, lo + (rows[j].a - rows[j].lo), lo + (rows[j].b - rows[j].lo) };
+      continue;
+    }
     else
     {
+      done.emplace(key, k);
       const std::int64_t jFirst = std::max<std::int64_t>(0, c - R - lo);
       const std::int64_t jLast = std::min<std::int64_t>(W - 1, c + R - lo);
       for (std::int64_t j = jFirst; j <= jLast; ++j)

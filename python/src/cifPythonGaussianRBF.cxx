@@ -14,6 +14,8 @@
 #include <nanobind/stl/vector.h>
 
 #include <limits>
+#include <list>
+#include <mutex>
 #include <memory>
 #include <type_traits>
 
@@ -79,6 +81,77 @@ MakeJob(const ArrayInfo &           in,
   return job;
 }
 
+/** Operators and device plans of recent calls, so that a loop over images
+ * of one geometry (registration, a stack of frames) builds them once: keyed
+ * by sizes, positions, sigma, tolerance and ridge; the 8 most recent. */
+struct CachedJob
+{
+  std::vector<double>                  key;
+  cif::GrbfSeparableJob                job;
+  std::shared_ptr<cif::GrbfDevicePlan> plan[2]; ///< float, double
+};
+
+std::mutex &
+CacheMutex()
+{
+  static std::mutex m;
+  return m;
+}
+
+std::list<std::shared_ptr<CachedJob>> &
+Cache()
+{
+  static std::list<std::shared_ptr<CachedJob>> cache;
+  return cache;
+}
+
+std::shared_ptr<CachedJob>
+CachedJobFor(const ArrayInfo &           in,
+             const ArrayInfo &           out,
+             const std::vector<double> & first,
+             const std::vector<double> & step,
+             const std::vector<double> & sigma,
+             double                      tolerance,
+             double                      ridge,
+             const char *                name)
+{
+  std::vector<double> key{ static_cast<double>(in.ndim), tolerance, ridge };
+  for (std::size_t a = 0; a < first.size() && a < step.size() && a < sigma.size(); ++a)
+  {
+    key.insert(key.end(),
+               { static_cast<double>(in.Size(static_cast<int>(a))),
+                 static_cast<double>(out.Size(static_cast<int>(a))),
+                 first[a],
+                 step[a],
+                 sigma[a] });
+  }
+  {
+    std::lock_guard<std::mutex> lock(CacheMutex());
+    auto &                      cache = Cache();
+    for (auto it = cache.begin(); it != cache.end(); ++it)
+    {
+      if ((*it)->key == key)
+      {
+        auto hit = *it;
+        cache.erase(it);
+        cache.push_front(hit);
+        return hit;
+      }
+    }
+  }
+  auto entry = std::make_shared<CachedJob>();
+  entry->key = key;
+  entry->job = MakeJob(in, out, first, step, sigma, tolerance, ridge, name);
+  std::lock_guard<std::mutex> lock(CacheMutex());
+  auto &                      cache = Cache();
+  cache.push_front(entry);
+  while (cache.size() > 8)
+  {
+    cache.pop_back();
+  }
+  return entry;
+}
+
 Report
 GaussianRBF(const InArray &             input,
             const OutArray &            output,
@@ -101,7 +174,8 @@ GaussianRBF(const InArray &             input,
   {
     throw std::invalid_argument(std::string(name) + ": the output must have the image's dimension");
   }
-  cif::GrbfSeparableJob job = MakeJob(in, out, first, step, sigma, tolerance, ridge, name);
+  const auto            cached = CachedJobFor(in, out, first, step, sigma, tolerance, ridge, name);
+  cif::GrbfSeparableJob job = cached->job; // shares the operators
   job.defaultValue = defaultValue;
   std::string problem = cif::GrbfCUDAIsCompiled() ? "" : "this build has no CUDA code";
   if (problem.empty() && in.ndim < 2)
@@ -118,31 +192,45 @@ GaussianRBF(const InArray &             input,
     note = "exact separable GRBF, up to " + std::to_string(taps) + " taps per axis";
   }
   Report report;
-  DispatchGrbf(in,
-               name,
-               [&](auto tag)
-               {
-                 using T = decltype(tag);
-                 if constexpr (std::is_integral<T>::value)
-                 {
-                   job.outputMin = static_cast<double>(std::numeric_limits<T>::lowest());
-                   job.outputMax = static_cast<double>(std::numeric_limits<T>::max());
-                 }
-                 report = RunJob(
-                   name,
-                   device,
-                   problem,
-                   { in },
-                   { out },
-                   stream,
-                   [&](const JobPointers & p)
-                   { cif::GrbfSeparableCUDA<T>(static_cast<const T *>(p.in[0]), static_cast<T *>(p.out[0]), job); },
-                   [&](const JobPointers & p) {
-                     cif::GrbfSeparableCPU<T>(
-                       static_cast<const T *>(p.in[0]), static_cast<T *>(p.out[0]), job, Threads(threads));
-                   },
-                   &note);
-               });
+  DispatchGrbf(
+    in,
+    name,
+    [&](auto tag)
+    {
+      using T = decltype(tag);
+      if constexpr (std::is_integral<T>::value)
+      {
+        job.outputMin = static_cast<double>(std::numeric_limits<T>::lowest());
+        job.outputMax = static_cast<double>(std::numeric_limits<T>::max());
+      }
+      report = RunJob(
+        name,
+        device,
+        problem,
+        { in },
+        { out },
+        stream,
+        [&](const JobPointers & p)
+        {
+          constexpr int                        precision = std::is_same<T, double>::value ? 1 : 0;
+          std::shared_ptr<cif::GrbfDevicePlan> plan;
+          {
+            std::lock_guard<std::mutex> lock(CacheMutex());
+            plan = cached->plan[precision];
+          }
+          if (!plan)
+          {
+            plan = cif::MakeGrbfDevicePlan(job, precision == 1);
+            std::lock_guard<std::mutex> lock(CacheMutex());
+            cached->plan[precision] = plan;
+          }
+          cif::GrbfSeparableCUDA<T>(static_cast<const T *>(p.in[0]), static_cast<T *>(p.out[0]), job, plan.get());
+        },
+        [&](const JobPointers & p) {
+          cif::GrbfSeparableCPU<T>(static_cast<const T *>(p.in[0]), static_cast<T *>(p.out[0]), job, Threads(threads));
+        },
+        &note);
+    });
   return report;
 }
 
