@@ -247,7 +247,7 @@ main(int argc, char * argv[])
     filter->SetBlockOverlap(o);
     filter->SetBlockDoublePrecision(dp);
     filter->SetExecutionMode(method == itk::CudaGaussianRBFMethod::Block && gpu ? itk::CudaExecutionMode::GPU
-                                                                                 : itk::CudaExecutionMode::CPU);
+                                                                                : itk::CudaExecutionMode::CPU);
     filter->Update();
     ImageType::Pointer out = filter->GetOutput();
     out->DisconnectPipeline();
@@ -274,15 +274,16 @@ main(int argc, char * argv[])
   writePng(exactZoom, "grbf_exact_x2.png", false);
   struct BlockCase
   {
-    unsigned block, overlap;
-    bool     dp;
+    unsigned     block, overlap;
+    bool         dp;
     const char * label;
     const char * file;
   };
-  for (const BlockCase & c : { BlockCase{ 60, 0, false, "4 of 60x60, no overlap (figure 3b)", "grbf_blocks60_seams.png" },
-                               BlockCase{ 62, 4, false, "4 of 62x62, 4 shared, blended (figure 3c)", "grbf_blocks62_blended.png" },
-                               BlockCase{ 60, 0, true, "4 of 60x60, no overlap", nullptr },
-                               BlockCase{ 62, 4, true, "4 of 62x62, 4 shared, blended", nullptr } })
+  for (const BlockCase & c :
+       { BlockCase{ 60, 0, false, "4 of 60x60, no overlap (figure 3b)", "grbf_blocks60_seams.png" },
+         BlockCase{ 62, 4, false, "4 of 62x62, 4 shared, blended (figure 3c)", "grbf_blocks62_blended.png" },
+         BlockCase{ 60, 0, true, "4 of 60x60, no overlap", nullptr },
+         BlockCase{ 62, 4, true, "4 of 62x62, 4 shared, blended", nullptr } })
   {
     const auto block = zoomed(itk::CudaGaussianRBFMethod::Block, c.block, c.overlap, c.dp);
     auto       diff = ImageType::New();

@@ -13,9 +13,12 @@
  *  The pointer arrays of the batched cuBLAS calls are written by a small
  *  kernel on every execution (they hold the data pointers); a shorter last
  *  block goes to a second batched call. Float images use SGEMM in float32
- *  (cuBLAS's default math mode: no TF32), double images DGEMM.
+ *  (cuBLAS's default math mode: no TF32), double images DGEMM. Kb = 64 was
+ *  the fastest of 32, 64, 128 and 256 on an H200 (docs/GaussianRBF.md);
+ *  CIF_GRBF_BLOCK_ROWS overrides it for such tuning runs.
  *=========================================================================*/
 #include "cifCudaError.h"
+#include "cifCudaLibraryHandle.h"
 #include "cifCudaStream.h"
 #include "cifGaussianRBF.h"
 #include "cifGaussianRBFDetail.h"
@@ -25,6 +28,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <limits>
 #include <stdexcept>
 #include <string>
@@ -45,6 +49,20 @@ namespace
 
 constexpr int kBlockRows = 64; // Kb: outputs per banded block
 
+/** Kb, or the experiment's value from CIF_GRBF_BLOCK_ROWS (16 to 1024; for
+ * the benchmark's tuning runs only). */
+int
+BlockRows()
+{
+  static const int rows = []
+  {
+    const char * text = std::getenv("CIF_GRBF_BLOCK_ROWS");
+    const int    value = text != nullptr ? std::atoi(text) : 0;
+    return value >= 16 && value <= 1024 ? value : kBlockRows;
+  }();
+  return rows;
+}
+
 void
 CublasCheck(cublasStatus_t status, const char * what)
 {
@@ -59,38 +77,15 @@ CublasCheck(cublasStatus_t status, const char * what)
   }
 }
 
-/** One cuBLAS handle per thread and device, created on first use. */
+/** The calling thread's cuBLAS handle on the current stream (float32
+ * GEMMs in cuBLAS's default math mode: no TF32). */
 cublasHandle_t
 Handle()
 {
-  struct Holder
-  {
-    int            device{ -1 };
-    cublasHandle_t handle{ nullptr };
-    ~Holder()
-    {
-      if (handle != nullptr)
-      {
-        cublasDestroy(handle);
-      }
-    }
-  };
-  thread_local Holder holder;
-  int                 device = 0;
-  CIF_CUDA_CHECK(cudaGetDevice(&device));
-  if (holder.handle == nullptr || holder.device != device)
-  {
-    if (holder.handle != nullptr)
-    {
-      cublasDestroy(holder.handle);
-      holder.handle = nullptr;
-    }
-    CublasCheck(cublasCreate(&holder.handle), "cublasCreate");
-    CublasCheck(cublasSetMathMode(holder.handle, CUBLAS_DEFAULT_MATH), "cublasSetMathMode");
-    holder.device = device;
-  }
-  CublasCheck(cublasSetStream(holder.handle, Stream()), "cublasSetStream");
-  return holder.handle;
+  const cublasHandle_t h = CurrentLibraryHandle<cublasHandle_t, cublasStatus_t>(
+    &cublasCreate, &cublasDestroy, &cublasSetStream, &CublasCheck, "cublasCreate", "cublasSetStream");
+  CublasCheck(cublasSetMathMode(h, CUBLAS_DEFAULT_MATH), "cublasSetMathMode");
+  return h;
 }
 
 cublasStatus_t
@@ -257,7 +252,7 @@ BuildPass(DevicePass & pass, const GrbfAxisOperator & op)
 {
   pass.nIn = op.inputSize;
   pass.nOut = op.outputSize;
-  pass.blockRows = static_cast<int>(std::min<std::int64_t>(kBlockRows, op.outputSize));
+  pass.blockRows = static_cast<int>(std::min<std::int64_t>(BlockRows(), op.outputSize));
   pass.fullBlocks = static_cast<int>(op.outputSize / pass.blockRows);
   pass.lastRows = static_cast<int>(op.outputSize % pass.blockRows);
   const int blocks = pass.fullBlocks + (pass.lastRows > 0 ? 1 : 0);

@@ -7,6 +7,7 @@
  *  evaluated by one thread from its one or two blocks per axis.
  *=========================================================================*/
 #include "cifCudaError.h"
+#include "cifCudaLibraryHandle.h"
 #include "cifCudaStream.h"
 #include "cifGaussianRBF.h"
 #include "cifGaussianRBFDetail.h"
@@ -38,37 +39,16 @@ SolverCheck(cusolverStatus_t status, const char * what)
   }
 }
 
-/** One cuSOLVER handle per thread and device, created on first use. */
+/** The calling thread's cuSOLVER handle on the current stream. */
 cusolverDnHandle_t
 SolverHandle()
 {
-  struct Holder
-  {
-    int                device{ -1 };
-    cusolverDnHandle_t handle{ nullptr };
-    ~Holder()
-    {
-      if (handle != nullptr)
-      {
-        cusolverDnDestroy(handle);
-      }
-    }
-  };
-  thread_local Holder holder;
-  int                 device = 0;
-  CIF_CUDA_CHECK(cudaGetDevice(&device));
-  if (holder.handle == nullptr || holder.device != device)
-  {
-    if (holder.handle != nullptr)
-    {
-      cusolverDnDestroy(holder.handle);
-      holder.handle = nullptr;
-    }
-    SolverCheck(cusolverDnCreate(&holder.handle), "cusolverDnCreate");
-    holder.device = device;
-  }
-  SolverCheck(cusolverDnSetStream(holder.handle, Stream()), "cusolverDnSetStream");
-  return holder.handle;
+  return CurrentLibraryHandle<cusolverDnHandle_t, cusolverStatus_t>(&cusolverDnCreate,
+                                                                    &cusolverDnDestroy,
+                                                                    &cusolverDnSetStream,
+                                                                    &SolverCheck,
+                                                                    "cusolverDnCreate",
+                                                                    "cusolverDnSetStream");
 }
 
 cusolverStatus_t
