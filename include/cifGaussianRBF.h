@@ -100,6 +100,25 @@ BuildGrbfAxisOperator(std::int64_t        inputSize,
 double
 GrbfLargestSigma(double tolerance);
 
+/** An axis-aligned output grid in the input's continuous indices: along
+ * axis a, output k sits at first[a] + k step[a]; sigma in pixels (x fastest,
+ * unused axes left at their defaults). */
+struct GrbfGrid
+{
+  int          dimension{ 2 };
+  std::int64_t inputSize[3]{ 1, 1, 1 };
+  std::int64_t outputSize[3]{ 1, 1, 1 };
+  double       first[3]{ 0, 0, 0 };
+  double       step[3]{ 1, 1, 1 };
+  double       sigma[3]{ 1, 1, 1 };
+  GrbfOptions  options;
+
+  /** Same dimension, options and, on every used axis, sizes, positions and
+   * sigma (exactly): the same operators. */
+  bool
+  operator==(const GrbfGrid & other) const;
+};
+
 /** A separable GRBF job: D = 1, 2 or 3 axes (x fastest, dense buffers), one
  * operator per axis (shared pointers so that plans can share them). */
 struct GrbfSeparableJob
@@ -114,6 +133,13 @@ struct GrbfSeparableJob
   double outputMin{ -1e308 };
   double outputMax{ 1e308 };
 };
+
+/** The separable job of a grid: one operator per axis
+ * (BuildGrbfAxisOperator), shared by axes with the same sizes, positions
+ * and sigma. Throws as BuildGrbfAxisOperator, and std::invalid_argument for
+ * a dimension outside 1 to 3. */
+GrbfSeparableJob
+MakeGrbfSeparableJob(const GrbfGrid & grid);
 
 /** Checks a job; returns an empty string when it is valid, else why not. */
 std::string

@@ -216,9 +216,9 @@ protected:
 
 private:
   /** The output's requested region as per-axis positions in the input's
-   * continuous indices (first + k step) and sigma in pixels. */
-  void
-  PrepareGrid(double first[], double step[], double sigma[]) const;
+   * continuous indices (first + k step), sigma in pixels, and the options. */
+  cif::GrbfGrid
+  PrepareGrid() const;
   /** Builds (or keeps) the per-axis operators for the output's requested region. */
   void
   PrepareJob();
@@ -248,7 +248,7 @@ private:
   bool                  m_BlockDoublePrecision{ false };
 
   cif::GrbfSeparableJob                m_Job;
-  std::vector<double>                  m_JobKey;
+  cif::GrbfGrid                        m_JobGrid; ///< the grid m_Job was built for
   std::shared_ptr<cif::GrbfDevicePlan> m_DevicePlan;
 };
 

@@ -138,10 +138,8 @@ CudaGaussianRBFInterpolationImageFilter<TInputImage, TOutputImage>::GenerateInpu
 }
 
 template <typename TInputImage, typename TOutputImage>
-void
-CudaGaussianRBFInterpolationImageFilter<TInputImage, TOutputImage>::PrepareGrid(double first[],
-                                                                                double step[],
-                                                                                double sigma[]) const
+cif::GrbfGrid
+CudaGaussianRBFInterpolationImageFilter<TInputImage, TOutputImage>::PrepareGrid() const
 {
   const TInputImage *  input = this->GetInput();
   const TOutputImage * output = this->GetOutput();
@@ -174,34 +172,39 @@ CudaGaussianRBFInterpolationImageFilter<TInputImage, TOutputImage>::PrepareGrid(
   output->TransformIndexToPhysicalPoint(outRegion.GetIndex(), p0);
   ContinuousIndex<double, ImageDimension> c0;
   input->TransformPhysicalPointToContinuousIndex(p0, c0);
+  cif::GrbfGrid grid;
+  grid.dimension = static_cast<int>(ImageDimension);
+  grid.options = cif::GrbfOptions{ m_Tolerance, m_Ridge };
   for (unsigned int d = 0; d < ImageDimension; ++d)
   {
-    first[d] = c0[d] - static_cast<double>(inRegion.GetIndex(d));
-    step[d] = (M[d][d] > 0 ? 1.0 : -1.0) * output->GetSpacing()[d] / input->GetSpacing()[d];
+    grid.inputSize[d] = inRegion.GetSize(d);
+    grid.outputSize[d] = outRegion.GetSize(d);
+    grid.first[d] = c0[d] - static_cast<double>(inRegion.GetIndex(d));
+    grid.step[d] = (M[d][d] > 0 ? 1.0 : -1.0) * output->GetSpacing()[d] / input->GetSpacing()[d];
     const double s = m_Sigma[d] == 0.0 ? input->GetSpacing()[d] : m_Sigma[d];
     if (!(s > 0.0) || !std::isfinite(s))
     {
       itkExceptionMacro(<< "sigma must be positive and finite (axis " << d << ": " << m_Sigma[d] << ")");
     }
-    sigma[d] = s / input->GetSpacing()[d];
+    grid.sigma[d] = s / input->GetSpacing()[d];
   }
+  return grid;
 }
 
 template <typename TInputImage, typename TOutputImage>
 cif::GrbfBlockJob
 CudaGaussianRBFInterpolationImageFilter<TInputImage, TOutputImage>::MakeBlockJob() const
 {
-  double first[ImageDimension], step[ImageDimension], sigma[ImageDimension];
-  this->PrepareGrid(first, step, sigma);
-  cif::GrbfBlockJob job;
-  job.dimension = static_cast<int>(ImageDimension);
+  const cif::GrbfGrid grid = this->PrepareGrid();
+  cif::GrbfBlockJob   job;
+  job.dimension = grid.dimension;
   for (unsigned int d = 0; d < ImageDimension; ++d)
   {
-    job.inputSize[d] = this->GetInput()->GetBufferedRegion().GetSize(d);
-    job.outputSize[d] = this->GetOutput()->GetRequestedRegion().GetSize(d);
-    job.first[d] = first[d];
-    job.step[d] = step[d];
-    job.sigma[d] = sigma[d];
+    job.inputSize[d] = grid.inputSize[d];
+    job.outputSize[d] = grid.outputSize[d];
+    job.first[d] = grid.first[d];
+    job.step[d] = grid.step[d];
+    job.sigma[d] = grid.sigma[d];
     job.blockSize[d] = static_cast<int>(std::min<unsigned int>(m_BlockSize[d], 1u << 20));
     job.overlap[d] = static_cast<int>(std::min<unsigned int>(m_BlockOverlap[d], 1u << 20));
   }
@@ -224,54 +227,20 @@ template <typename TInputImage, typename TOutputImage>
 void
 CudaGaussianRBFInterpolationImageFilter<TInputImage, TOutputImage>::PrepareJob()
 {
-  const auto & inRegion = this->GetInput()->GetBufferedRegion();
-  const auto & outRegion = this->GetOutput()->GetRequestedRegion();
-  double       first[ImageDimension], step[ImageDimension], sigma[ImageDimension];
-  this->PrepareGrid(first, step, sigma);
-  std::vector<double> key;
-  for (unsigned int d = 0; d < ImageDimension; ++d)
+  const cif::GrbfGrid grid = this->PrepareGrid();
+  if (m_Job.axis[0] != nullptr && grid == m_JobGrid)
   {
-    key.insert(key.end(),
-               { static_cast<double>(inRegion.GetSize(d)),
-                 static_cast<double>(outRegion.GetSize(d)),
-                 first[d],
-                 step[d],
-                 sigma[d] });
+    return; // the same operators (and device plan) as the last update
   }
-  key.push_back(m_Tolerance);
-  key.push_back(m_Ridge);
-  if (key == m_JobKey && m_Job.axis[0] != nullptr)
-  {
-    return;
-  }
-  cif::GrbfSeparableJob job;
-  job.dimension = static_cast<int>(ImageDimension);
-  const cif::GrbfOptions options{ m_Tolerance, m_Ridge };
   try
   {
-    for (unsigned int d = 0; d < ImageDimension; ++d)
-    {
-      // axes with the same parameters share one operator
-      for (unsigned int e = 0; e < d && !job.axis[d]; ++e)
-      {
-        if (std::equal(key.begin() + 5 * e, key.begin() + 5 * e + 5, key.begin() + 5 * d))
-        {
-          job.axis[d] = job.axis[e];
-        }
-      }
-      if (!job.axis[d])
-      {
-        job.axis[d] = std::make_shared<cif::GrbfAxisOperator>(
-          cif::BuildGrbfAxisOperator(inRegion.GetSize(d), sigma[d], outRegion.GetSize(d), first[d], step[d], options));
-      }
-    }
+    m_Job = cif::MakeGrbfSeparableJob(grid);
   }
   catch (const std::exception & e)
   {
     itkExceptionMacro(<< e.what());
   }
-  m_Job = job;
-  m_JobKey = key;
+  m_JobGrid = grid;
   m_DevicePlan.reset();
 }
 

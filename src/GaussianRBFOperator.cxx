@@ -271,4 +271,59 @@ BuildGrbfAxisOperator(std::int64_t        inputSize,
   return op;
 }
 
+namespace
+{
+bool
+SameAxis(const GrbfGrid & g, int a, const GrbfGrid & h, int b)
+{
+  return g.inputSize[a] == h.inputSize[b] && g.outputSize[a] == h.outputSize[b] && g.first[a] == h.first[b] &&
+         g.step[a] == h.step[b] && g.sigma[a] == h.sigma[b];
+}
+} // namespace
+
+bool
+GrbfGrid::operator==(const GrbfGrid & other) const
+{
+  if (dimension != other.dimension || options.tolerance != other.options.tolerance ||
+      options.ridge != other.options.ridge)
+  {
+    return false;
+  }
+  for (int a = 0; a < dimension && a < 3; ++a)
+  {
+    if (!SameAxis(*this, a, other, a))
+    {
+      return false;
+    }
+  }
+  return true;
+}
+
+GrbfSeparableJob
+MakeGrbfSeparableJob(const GrbfGrid & grid)
+{
+  if (grid.dimension < 1 || grid.dimension > 3)
+  {
+    throw std::invalid_argument("GRBF: the dimension must be 1, 2 or 3 (got " + std::to_string(grid.dimension) + ")");
+  }
+  GrbfSeparableJob job;
+  job.dimension = grid.dimension;
+  for (int a = 0; a < grid.dimension; ++a)
+  {
+    for (int b = 0; b < a && !job.axis[a]; ++b)
+    {
+      if (SameAxis(grid, a, grid, b))
+      {
+        job.axis[a] = job.axis[b];
+      }
+    }
+    if (!job.axis[a])
+    {
+      job.axis[a] = std::make_shared<GrbfAxisOperator>(BuildGrbfAxisOperator(
+        grid.inputSize[a], grid.sigma[a], grid.outputSize[a], grid.first[a], grid.step[a], grid.options));
+    }
+  }
+  return job;
+}
+
 } // namespace cif

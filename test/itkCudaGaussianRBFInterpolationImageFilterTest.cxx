@@ -383,6 +383,34 @@ TEST(GrbfCore, BadParametersThrow)
   EXPECT_NE(cif::ValidateGrbfJob(job), "");
 }
 
+TEST(GrbfCore, EqualAxesShareOneOperator)
+{
+  cif::GrbfGrid grid;
+  grid.dimension = 2;
+  for (int a = 0; a < 2; ++a)
+  {
+    grid.inputSize[a] = 30;
+    grid.outputSize[a] = 60;
+    grid.first[a] = -0.25;
+    grid.step[a] = 0.5;
+    grid.sigma[a] = 1.0;
+  }
+  const auto shared = cif::MakeGrbfSeparableJob(grid);
+  EXPECT_EQ(shared.axis[0], shared.axis[1]);
+  cif::GrbfGrid other = grid;
+  EXPECT_TRUE(other == grid);
+  other.sigma[1] = 1.2;
+  EXPECT_FALSE(other == grid);
+  const auto separate = cif::MakeGrbfSeparableJob(other);
+  EXPECT_NE(separate.axis[0], separate.axis[1]);
+  EXPECT_EQ(separate.axis[1]->sigma, 1.2);
+  other = grid;
+  other.options.tolerance = 1e-4;
+  EXPECT_FALSE(other == grid);
+  other.dimension = 4;
+  EXPECT_THROW(cif::MakeGrbfSeparableJob(other), std::invalid_argument);
+}
+
 TEST(GrbfCore, SizeOneAxes)
 {
   // a single node: S(x) = f0 exp(-x^2 / (2 s^2)); at the node itself f0

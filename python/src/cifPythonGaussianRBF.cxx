@@ -43,42 +43,35 @@ DispatchGrbf(const ArrayInfo & a, const char * function, F && f)
                          .c_str());
 }
 
-/** The operators of one call, with their taps and condition numbers, for the report. */
-cif::GrbfSeparableJob
-MakeJob(const ArrayInfo &           in,
-        const ArrayInfo &           out,
-        const std::vector<double> & first,
-        const std::vector<double> & step,
-        const std::vector<double> & sigma,
-        double                      tolerance,
-        double                      ridge,
-        const char *                name)
+/** The grid of one call: positions and sigma per axis (x first), the
+ * arrays' sizes and the options. */
+cif::GrbfGrid
+GridOf(const ArrayInfo &           in,
+       const ArrayInfo &           out,
+       const std::vector<double> & first,
+       const std::vector<double> & step,
+       const std::vector<double> & sigma,
+       double                      tolerance,
+       double                      ridge,
+       const char *                name)
 {
   const auto d = static_cast<std::size_t>(in.ndim);
   if (first.size() != d || step.size() != d || sigma.size() != d)
   {
     throw std::invalid_argument(std::string(name) + ": first, step and sigma need one value per axis");
   }
-  cif::GrbfSeparableJob job;
-  job.dimension = in.ndim;
-  const cif::GrbfOptions options{ tolerance, ridge };
+  cif::GrbfGrid grid;
+  grid.dimension = in.ndim;
+  grid.options = cif::GrbfOptions{ tolerance, ridge };
   for (int a = 0; a < in.ndim; ++a)
   {
-    for (int b = 0; b < a && !job.axis[a]; ++b)
-    {
-      if (in.Size(a) == in.Size(b) && out.Size(a) == out.Size(b) && first[a] == first[b] && step[a] == step[b] &&
-          sigma[a] == sigma[b])
-      {
-        job.axis[a] = job.axis[b];
-      }
-    }
-    if (!job.axis[a])
-    {
-      job.axis[a] = std::make_shared<cif::GrbfAxisOperator>(
-        cif::BuildGrbfAxisOperator(in.Size(a), sigma[a], out.Size(a), first[a], step[a], options));
-    }
+    grid.inputSize[a] = in.Size(a);
+    grid.outputSize[a] = out.Size(a);
+    grid.first[a] = first[a];
+    grid.step[a] = step[a];
+    grid.sigma[a] = sigma[a];
   }
-  return job;
+  return grid;
 }
 
 /** Operators and device plans of recent calls, so that a loop over images
@@ -86,7 +79,7 @@ MakeJob(const ArrayInfo &           in,
  * by sizes, positions, sigma, tolerance and ridge; the 8 most recent. */
 struct CachedJob
 {
-  std::vector<double>                  key;
+  cif::GrbfGrid                        grid;
   cif::GrbfSeparableJob                job;
   std::shared_ptr<cif::GrbfDevicePlan> plan[2]; ///< float, double
 };
@@ -106,31 +99,14 @@ Cache()
 }
 
 std::shared_ptr<CachedJob>
-CachedJobFor(const ArrayInfo &           in,
-             const ArrayInfo &           out,
-             const std::vector<double> & first,
-             const std::vector<double> & step,
-             const std::vector<double> & sigma,
-             double                      tolerance,
-             double                      ridge,
-             const char *                name)
+CachedJobFor(const cif::GrbfGrid & grid)
 {
-  std::vector<double> key{ static_cast<double>(in.ndim), tolerance, ridge };
-  for (std::size_t a = 0; a < first.size() && a < step.size() && a < sigma.size(); ++a)
-  {
-    key.insert(key.end(),
-               { static_cast<double>(in.Size(static_cast<int>(a))),
-                 static_cast<double>(out.Size(static_cast<int>(a))),
-                 first[a],
-                 step[a],
-                 sigma[a] });
-  }
   {
     std::lock_guard<std::mutex> lock(CacheMutex());
     auto &                      cache = Cache();
     for (auto it = cache.begin(); it != cache.end(); ++it)
     {
-      if ((*it)->key == key)
+      if ((*it)->grid == grid)
       {
         auto hit = *it;
         cache.erase(it);
@@ -140,8 +116,8 @@ CachedJobFor(const ArrayInfo &           in,
     }
   }
   auto entry = std::make_shared<CachedJob>();
-  entry->key = key;
-  entry->job = MakeJob(in, out, first, step, sigma, tolerance, ridge, name);
+  entry->grid = grid;
+  entry->job = cif::MakeGrbfSeparableJob(grid);
   std::lock_guard<std::mutex> lock(CacheMutex());
   auto &                      cache = Cache();
   cache.push_front(entry);
@@ -174,7 +150,7 @@ GaussianRBF(const InArray &             input,
   {
     throw std::invalid_argument(std::string(name) + ": the output must have the image's dimension");
   }
-  const auto            cached = CachedJobFor(in, out, first, step, sigma, tolerance, ridge, name);
+  const auto            cached = CachedJobFor(GridOf(in, out, first, step, sigma, tolerance, ridge, name));
   cif::GrbfSeparableJob job = cached->job; // shares the operators
   job.defaultValue = defaultValue;
   std::string problem = cif::GrbfCUDAIsCompiled() ? "" : "this build has no CUDA code";
