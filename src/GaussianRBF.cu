@@ -486,8 +486,8 @@ Execute(const T * input, T * output, const GrbfSeparableJob & job, const GrbfDev
     current = static_cast<const TAcc *>(converted.GetPointer());
   }
   // buffers: the last pass of a float/double image writes the output itself
-  const std::size_t needed =
-    direct ? (passes >= 2 ? (passes >= 3 ? 2 : 1) : 0) : (passes >= 1 ? (passes >= 2 ? 2 : 1) : 0);
+  const std::size_t written = direct && passes > 0 ? passes - 1 : passes; // passes that write a buffer
+  const std::size_t needed = std::min<std::size_t>(written, 2);           // ping and pong alternate
   if (needed >= 1)
   {
     ping.Allocate(static_cast<std::size_t>(largest) * sizeof(TAcc));

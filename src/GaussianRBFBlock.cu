@@ -213,23 +213,8 @@ RunBlocks(const T * input, T * output, const GrbfBlockJob & job)
   const int N = g.ax[0].B * g.ax[1].B * g.ax[2].B;
   const int blocks = g.ax[0].count * g.ax[1].count * g.ax[2].count;
 
-  std::vector<TAcc> phi(static_cast<std::size_t>(N) * N);
-  for (int j = 0; j < N; ++j)
-  {
-    for (int i = 0; i < N; ++i)
-    {
-      const int di[3] = { i % g.ax[0].B - j % g.ax[0].B,
-                          (i / g.ax[0].B) % g.ax[1].B - (j / g.ax[0].B) % g.ax[1].B,
-                          i / (g.ax[0].B * g.ax[1].B) - j / (g.ax[0].B * g.ax[1].B) };
-      double    e = 0;
-      for (int a = 0; a < job.dimension; ++a)
-      {
-        e += di[a] * di[a] * g.inv2s2[a];
-      }
-      phi[static_cast<std::size_t>(j) * N + i] = static_cast<TAcc>(std::exp(-e));
-    }
-  }
-  itk::CudaDeviceBuffer dPhi(phi.size() * sizeof(TAcc)), dF(static_cast<std::size_t>(N) * blocks * sizeof(TAcc)),
+  const std::vector<TAcc> phi = GrbfBlockGram<TAcc>(job, g.ax);
+  itk::CudaDeviceBuffer   dPhi(phi.size() * sizeof(TAcc)), dF(static_cast<std::size_t>(N) * blocks * sizeof(TAcc)),
     dPivots(static_cast<std::size_t>(N) * sizeof(int)), dInfo(sizeof(int));
   dPhi.CopyFromHost(phi.data(), phi.size() * sizeof(TAcc));
   auto * Phi = static_cast<TAcc *>(dPhi.GetPointer());

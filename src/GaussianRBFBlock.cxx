@@ -64,6 +64,34 @@ ValidateGrbfBlockJob(const GrbfBlockJob & job)
   return {};
 }
 
+template <typename TAcc>
+std::vector<TAcc>
+GrbfBlockGram(const GrbfBlockJob & job, const GrbfBlockAxis ax[3])
+{
+  const int         N = ax[0].B * ax[1].B * ax[2].B;
+  std::vector<TAcc> gram(static_cast<std::size_t>(N) * N);
+  auto              node = [&](int i, int a)
+  { return a == 0 ? i % ax[0].B : (a == 1 ? (i / ax[0].B) % ax[1].B : i / (ax[0].B * ax[1].B)); };
+  for (int j = 0; j < N; ++j)
+  {
+    for (int i = 0; i < N; ++i)
+    {
+      double e = 0;
+      for (int a = 0; a < job.dimension; ++a)
+      {
+        const double d = static_cast<double>(node(i, a) - node(j, a));
+        e += d * d / (2.0 * job.sigma[a] * job.sigma[a]);
+      }
+      gram[static_cast<std::size_t>(j) * N + i] = static_cast<TAcc>(std::exp(-e));
+    }
+  }
+  return gram;
+}
+template std::vector<float>
+GrbfBlockGram<float>(const GrbfBlockJob &, const GrbfBlockAxis[3]);
+template std::vector<double>
+GrbfBlockGram<double>(const GrbfBlockJob &, const GrbfBlockAxis[3]);
+
 namespace
 {
 
@@ -110,24 +138,9 @@ RunBlocks(const T * input, T * output, const GrbfBlockJob & job, int threads)
   const int N = ax[0].B * ax[1].B * ax[2].B;
   const int blocks = ax[0].count * ax[1].count * ax[2].count;
 
-  // the block system: the same for every block (uniform nodes), built in double
-  Matrix Phi(N, N);
-  auto   node = [&](int i, int a)
-  { return a == 0 ? i % ax[0].B : (a == 1 ? (i / ax[0].B) % ax[1].B : i / (ax[0].B * ax[1].B)); };
-  for (int i = 0; i < N; ++i)
-  {
-    for (int j = 0; j < N; ++j)
-    {
-      double e = 0;
-      for (int a = 0; a < job.dimension; ++a)
-      {
-        const double d = static_cast<double>(node(i, a) - node(j, a));
-        e += d * d / (2.0 * job.sigma[a] * job.sigma[a]);
-      }
-      Phi(i, j) = static_cast<TAcc>(std::exp(-e));
-    }
-  }
-  Matrix F(N, blocks);
+  const std::vector<TAcc> gram = GrbfBlockGram<TAcc>(job, ax);
+  const Matrix            Phi = Eigen::Map<const Matrix>(gram.data(), N, N);
+  Matrix                  F(N, blocks);
   GatherBlocks<T, TAcc>(input, job, ax, F);
   const Matrix A = Phi.partialPivLu().solve(F); // Gaussian elimination with partial pivoting
 

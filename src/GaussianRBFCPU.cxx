@@ -141,13 +141,9 @@ GrbfSeparableCPU(const T * input, T * output, const GrbfSeparableJob & job, int 
   }
   const std::vector<int> order = GrbfPassOrder(job);
 
-  // the current image (intermediate), starting from the input
-  std::vector<TAcc> current(static_cast<std::size_t>(size[0] * size[1] * size[2]));
-  for (std::size_t i = 0; i < current.size(); ++i)
-  {
-    current[i] = static_cast<TAcc>(input[i]);
-  }
-  std::vector<TAcc> next;
+  // the intermediate image after each pass; the first pass reads the input
+  std::vector<TAcc> current, next;
+  bool              fromInput = true;
   for (int a : order)
   {
     const GrbfAxisOperator & op = *job.axis[a];
@@ -160,8 +156,16 @@ GrbfSeparableCPU(const T * input, T * output, const GrbfSeparableJob & job, int 
     {
       outer *= size[b];
     }
-    next.assign(static_cast<std::size_t>(outer * op.outputSize * inner), TAcc{});
-    AxisPass(current.data(), next.data(), op, outer, inner, numberOfThreads);
+    next.resize(static_cast<std::size_t>(outer * op.outputSize * inner)); // every sample is written
+    if (fromInput)
+    {
+      AxisPass(input, next.data(), op, outer, inner, numberOfThreads);
+    }
+    else
+    {
+      AxisPass(current.data(), next.data(), op, outer, inner, numberOfThreads);
+    }
+    fromInput = false;
     size[a] = op.outputSize;
     current.swap(next);
   }
@@ -180,7 +184,8 @@ GrbfSeparableCPU(const T * input, T * output, const GrbfSeparableJob & job, int 
                     const std::int64_t i = line * outSize[0] + x;
                     output[i] = (lineOutside || job.axis[0]->outside[x])
                                   ? static_cast<T>(job.defaultValue)
-                                  : GrbfConvert<T>(static_cast<double>(current[i]), job);
+                                  : GrbfConvert<T>(
+                                      fromInput ? static_cast<double>(input[i]) : static_cast<double>(current[i]), job);
                   }
                 }
               });

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <type_traits>
+#include <vector>
 
 #ifdef __CUDACC__
 #  define CIF_GRBF_HD __host__ __device__
@@ -117,6 +118,15 @@ MakeGrbfBlockAxis(const GrbfBlockJob & job, int a)
   ax.count = ax.n <= ax.B ? 1 : static_cast<int>((ax.n - ax.B + ax.S - 1) / ax.S) + 1;
   return ax;
 }
+
+/** Block mode's system matrix: the Gaussians between the nodes of one block
+ * (x fastest within the block), N x N with N = prod(B), computed in double
+ * and stored in TAcc (float or double). The same for every block (uniform
+ * nodes) and symmetric, so row- and column-major agree. Host code; the CPU
+ * and GPU block modes both use it. */
+template <typename TAcc>
+std::vector<TAcc>
+GrbfBlockGram(const GrbfBlockJob & job, const GrbfBlockAxis ax[3]);
 
 } // namespace cif
 
