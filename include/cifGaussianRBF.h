@@ -18,7 +18,7 @@
  *  that W x W matrix in double precision (Eigen's LLT) gives its inverse C;
  *  an output at position p takes the window of W nodes centred on it
  *  (clamped to the axis) and its weights C e(p), e(p) the Gaussians between
- *  p and the window's nodes. W = min(n, 2 H + 1) with H = 100 sigma (at
+ *  p and the window's nodes. W = min(n, 2 H + 1) with H = 60 sigma^2 (at
  *  least 32): the nodes beyond H change the weights by less than the
  *  conditioning allows one to see (tested against the full solve). So
  *  building costs O(H^3 + outputs H sigma), whatever the axis length.
@@ -220,6 +220,132 @@ GrbfBlockCPU(const T * input, T * output, const GrbfBlockJob & job, int numberOf
 template <typename T>
 void
 GrbfBlockCUDA(const T * input, T * output, const GrbfBlockJob & job);
+
+/* GRBF at arbitrary points (transforms, point sets): not separable, so
+ * each point sums over a tensor of taps. Coefficients a = Phi^-1 f are
+ * computed along the axes where that is numerically safe ("coefficient
+ * axes"), and each point sums a times the Gaussians there; along the other
+ * axes ("cardinal axes") the point's cardinal weights are computed from the
+ * window's inverse Gram matrix and applied to the samples directly:
+ *   S(p) = sum_j A_j prod_{coefficient a} exp(-(p_a - j_a)^2 / (2 s_a^2))
+ *                    prod_{cardinal a} L_a(p_a; j_a),
+ * A = f multiplied along the coefficient axes by the (windowed, truncated)
+ * rows of G_a^-1, and L_a(p; j) = sum_i C_a(j, i) exp(-(p - i)^2 / (2 s_a^2))
+ * (C_a the inverse of the window's Gram matrix, the window placed as in
+ * BuildGrbfAxisOperator). Why not coefficients everywhere: the coefficients
+ * grow like the product of the axes' condition numbers (1.8e8 per axis at
+ * sigma = 2 pixels) and the sum at a point cancels them, so double
+ * precision keeps tolerance only while eps * prod(condition numbers) <=
+ * tolerance / 4; axes are made coefficient axes, best conditioned first,
+ * while that holds (all of them at sigma = 1, one at sigma >= 1.3 in 2D).
+ * Cost per point: prod over axes of its taps (2 radius + 1 Gaussians or
+ * 2 cardinalRadius + 1 cardinal weights), plus the cardinal weights
+ * themselves. */
+
+/** The most taps per axis the point evaluation takes. */
+constexpr int kGrbfMaxPointTaps = 512;
+
+/** One axis of the point evaluation. */
+struct GrbfPointsAxis
+{
+  std::int64_t inputSize{ 1 };
+  double       sigma{ 1.0 }; ///< in index units
+  bool         cardinal{ false };
+  /** Gaussian taps: nodes within `radius` of the point (coefficient axes;
+   * on cardinal axes, the nodes L_a sums over). */
+  int radius{ 0 };
+  /** Cardinal axes: nodes within cardinalRadius of the point's nearest node. */
+  int cardinalRadius{ 0 };
+  /** The window (W nodes, half-width H) and its inverse Gram matrix C
+   * (W x W, row-major; cardinal axes only). */
+  std::int64_t        window{ 1 };
+  std::int64_t        halfWindow{ 0 };
+  std::vector<double> inverse;
+  double              conditionNumber{ 1.0 };
+};
+
+/** Everything the point evaluation of an image's interpolant needs, built
+ * once per input size, sigma and options: the axes, and the separable job
+ * that turns samples into the coefficient image A (rows of G_a^-1 along the
+ * coefficient axes, identity along the cardinal ones; double precision). */
+struct GrbfPointsPlan
+{
+  int              dimension{ 2 };
+  GrbfPointsAxis   axis[3];
+  GrbfOptions      options;
+  GrbfSeparableJob coefficientJob;
+};
+
+/** Builds the plan; throws as BuildGrbfAxisOperator (std::invalid_argument,
+ * std::domain_error for ill-conditioned axes) and std::domain_error when an
+ * axis would need more than kGrbfMaxPointTaps taps. */
+GrbfPointsPlan
+MakeGrbfPointsPlan(int dimension, const std::int64_t inputSize[3], const double sigma[3], const GrbfOptions & options);
+
+/** The evaluation rule of a plan in plain form, for the CPU (host pointers)
+ * or a kernel (device pointers to the cardinal axes' inverse matrices).
+ * Axes at or past `dimension` are trivial (weight 1 at index 0). */
+struct GrbfPointsRule
+{
+  int           dimension{ 0 };
+  std::int64_t  size[3]{ 1, 1, 1 };
+  double        inv2s2[3]{ 0.5, 0.5, 0.5 }; ///< 1 / (2 sigma^2)
+  int           radius[3]{ 0, 0, 0 };
+  int           cardinal[3]{ 0, 0, 0 };
+  int           cardinalRadius[3]{ 0, 0, 0 };
+  std::int64_t  window[3]{ 1, 1, 1 };
+  std::int64_t  halfWindow[3]{ 0, 0, 0 };
+  const double * inverse[3]{ nullptr, nullptr, nullptr };
+  /** How far (in nodes) from a point its taps reach, per axis. */
+  int
+  Reach(int a) const
+  {
+    return cardinal[a] ? cardinalRadius[a] + 1 : radius[a] + 1;
+  }
+};
+
+/** The rule of a plan with host pointers (valid while the plan lives). */
+GrbfPointsRule
+GrbfHostRule(const GrbfPointsPlan & plan);
+
+/** The coefficient image A of `input` (dense, x fastest, the plan's input
+ * size), in double: CPU, multi-threaded. T is any of the separable core's
+ * types. */
+template <typename T>
+void
+GrbfCoefficientsCPU(const T * input, double * coefficients, const GrbfPointsPlan & plan, int numberOfThreads);
+
+/** The same on the GPU (device pointers). */
+template <typename T>
+void
+GrbfCoefficientsCUDA(const T * input, double * coefficients, const GrbfPointsPlan & plan);
+
+/** S at one point c (continuous index relative to the first sample, x
+ * fastest; unused axes 0) from the coefficient image (host memory). No
+ * inside test: the Gaussian sum continues past the nodes. */
+double
+GrbfEvaluateCPU(const double * coefficients, const GrbfPointsRule & rule, const double c[3]);
+
+/** S at `count` points (`dimension` continuous indices per point, x
+ * first), written to `values`; points outside [-0.5, size - 0.5) on some
+ * axis or non-finite get `defaultValue`. CPU: multi-threaded; CUDA: device
+ * pointers (the rule's inverse pointers too), on the current stream,
+ * returns when done. */
+void
+GrbfEvaluatePointsCPU(const double *         coefficients,
+                      const GrbfPointsRule & rule,
+                      const double *         points,
+                      std::int64_t           count,
+                      double                 defaultValue,
+                      double *               values,
+                      int                    numberOfThreads);
+void
+GrbfEvaluatePointsCUDA(const double *         coefficients,
+                       const GrbfPointsRule & rule,
+                       const double *         points,
+                       std::int64_t           count,
+                       double                 defaultValue,
+                       double *               values);
 
 /** Whether this build has the GPU core. */
 bool

@@ -8,6 +8,8 @@
 #ifndef cifResample_h
 #define cifResample_h
 
+#include "cifGaussianRBF.h"
+
 #include <cstdint>
 
 namespace cif
@@ -22,7 +24,13 @@ enum class Interpolation
   Linear,
   /** itk::BSplineInterpolateImageFunction of order 3 evaluated from its
    * coefficients, mirror boundary (the input is the coefficient image). */
-  CubicBSpline
+  CubicBSpline,
+  /** Gaussian radial basis function interpolation (cifGaussianRBF.h, the
+   * point evaluation): `input` holds the GRBF coefficient image (double,
+   * GrbfCoefficientsCUDA) and ResampleParameters::grbf the rule, whose
+   * inverse pointers are device memory. No mirror: the Gaussian sum runs
+   * over the nodes only. */
+  GaussianRBF
 };
 
 /** Non-linear transforms the GPU follows, each given on a grid. */
@@ -150,6 +158,8 @@ struct ResampleParameters
    * texture unit quantises the interpolation fraction (8 bits of fraction on
    * current NVIDIA GPUs), which puts a floor under the accuracy. */
   bool fastTexture{ false };
+  /** GaussianRBF only: the evaluation rule (device pointers). */
+  GrbfPointsRule grbf;
 };
 
 /** GPU core: `input` holds samples (nearest, linear) or cubic coefficients

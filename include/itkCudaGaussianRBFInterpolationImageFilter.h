@@ -9,6 +9,7 @@
 #include "itkCudaImage.h"
 #include "itkFixedArray.h"
 #include "itkImageToImageFilter.h"
+#include "itkTransform.h"
 
 #include <memory>
 #include <vector>
@@ -70,9 +71,12 @@ operator<<(std::ostream & os, CudaGaussianRBFMethod method)
  * SetOutputOrigin, SetOutputDirection, SetOutputStartIndex, or
  * SetReferenceImage with UseReferenceImageOn), or per-axis zoom factors
  * (SetZoomFactors): spacing / zoom, size round(size * zoom), and the origin
- * moved so that the output pixels tile the input's field of view. The
- * output grid's axes must be parallel to the input's (flips allowed: the
- * separable method needs it); otherwise the filter throws.
+ * moved so that the output pixels tile the input's field of view. On an
+ * output grid whose axes are parallel to the input's (flips allowed) the
+ * separable method runs; with a transform (SetTransform) or a rotated grid
+ * the same interpolant is evaluated point by point instead
+ * (CudaGaussianRBFInterpolateImageFunction, O(taps^D) per point, double
+ * precision on both devices, same tolerance; the block mode throws there).
  *
  * Border: an output pixel whose continuous index lies inside
  * [-0.5, size - 0.5) on every axis (ITK's IsInsideBuffer) gets S there (the
@@ -172,6 +176,17 @@ public:
   itkSetMacro(ZoomFactors, ArrayType);
   itkGetConstReferenceMacro(ZoomFactors, ArrayType);
 
+  /** The transform from output to input physical points, as
+   * itk::ResampleImageFilter's (default none: the identity). With a
+   * transform other than the identity, or an output grid whose axes are not
+   * parallel to the input's, the exact method evaluates the interpolant
+   * point by point (CudaGaussianRBFInterpolateImageFunction inside a
+   * CudaResampleImageFilter: any transform on the CPU, the resampler's
+   * transforms on the GPU). The block mode takes no transform. */
+  using TransformType = Transform<double, ImageDimension, ImageDimension>;
+  itkSetConstObjectMacro(Transform, TransformType);
+  itkGetConstObjectMacro(Transform, TransformType);
+
   /** Exact (default) or the seed's block mode. */
   itkSetEnumMacro(Method, CudaGaussianRBFMethod);
   itkGetEnumMacro(Method, CudaGaussianRBFMethod);
@@ -229,6 +244,14 @@ private:
   GPUGenerateData();
   void
   CPUGenerateData();
+  /** Whether the exact method must evaluate point by point: a transform
+   * other than the identity, or output axes not parallel to the input's. */
+  bool
+  NeedsPointEvaluation() const;
+  /** The point-by-point path (a CudaResampleImageFilter with the GRBF
+   * interpolator, run on the device this filter's mode chooses). */
+  void
+  PointsGenerateData();
 
   ArrayType       m_Sigma;
   double          m_Tolerance{ 1e-6 };
@@ -246,6 +269,8 @@ private:
   BlockArrayType        m_BlockSize;
   BlockArrayType        m_BlockOverlap;
   bool                  m_BlockDoublePrecision{ false };
+
+  typename TransformType::ConstPointer m_Transform;
 
   cif::GrbfSeparableJob                m_Job;
   cif::GrbfGrid                        m_JobGrid; ///< the grid m_Job was built for

@@ -7,6 +7,9 @@
 #include "itkCudaGaussianRBFInterpolationImageFilter.h"
 
 #include "itkContinuousIndex.h"
+#include "itkCudaGaussianRBFInterpolateImageFunction.h"
+#include "itkCudaResampleImageFilter.h"
+#include "itkIdentityTransform.h"
 #include "itkNumericTraits.h"
 
 #include <cmath>
@@ -152,21 +155,14 @@ CudaGaussianRBFInterpolationImageFilter<TInputImage, TOutputImage>::PrepareGrid(
       itkExceptionMacro(<< "the output size is 0 along axis " << d << " (set Size, a reference image or zoom factors)");
     }
   }
-  // output index -> input continuous index must be diagonal (axis-aligned grids)
-  const auto   M = input->GetInverseDirection() * output->GetDirection();
-  const double tol = 1e-9;
-  for (unsigned int i = 0; i < ImageDimension; ++i)
+  if (this->NeedsPointEvaluation())
   {
-    for (unsigned int j = 0; j < ImageDimension; ++j)
-    {
-      if ((i != j && std::abs(M[i][j]) > tol) || (i == j && std::abs(std::abs(M[i][j]) - 1.0) > tol))
-      {
-        itkExceptionMacro(<< "the output grid's axes are not parallel to the input's (output direction "
-                          << output->GetDirection() << ", input direction " << input->GetDirection()
-                          << "): the GRBF methods are separable along the input's axes");
-      }
-    }
+    itkExceptionMacro(<< "the separable methods need an output grid whose axes are parallel to the input's and no "
+                      << "transform (output direction " << output->GetDirection() << ", input direction "
+                      << input->GetDirection() << (m_Transform ? ", a transform" : "")
+                      << "); the exact method evaluates such grids point by point, the block mode cannot");
   }
+  const auto M = input->GetInverseDirection() * output->GetDirection();
   // the first requested output pixel, and one step along each axis, in input continuous indices
   PointType p0;
   output->TransformIndexToPhysicalPoint(outRegion.GetIndex(), p0);
@@ -189,6 +185,88 @@ CudaGaussianRBFInterpolationImageFilter<TInputImage, TOutputImage>::PrepareGrid(
     grid.sigma[d] = s / input->GetSpacing()[d];
   }
   return grid;
+}
+
+template <typename TInputImage, typename TOutputImage>
+bool
+CudaGaussianRBFInterpolationImageFilter<TInputImage, TOutputImage>::NeedsPointEvaluation() const
+{
+  if (m_Transform != nullptr &&
+      dynamic_cast<const IdentityTransform<double, ImageDimension> *>(m_Transform.GetPointer()) == nullptr)
+  {
+    return true;
+  }
+  // output index -> input continuous index must be diagonal (axis-aligned grids)
+  const auto   M = this->GetInput()->GetInverseDirection() * this->GetOutput()->GetDirection();
+  const double tol = 1e-9;
+  for (unsigned int i = 0; i < ImageDimension; ++i)
+  {
+    for (unsigned int j = 0; j < ImageDimension; ++j)
+    {
+      if ((i != j && std::abs(M[i][j]) > tol) || (i == j && std::abs(std::abs(M[i][j]) - 1.0) > tol))
+      {
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
+template <typename TInputImage, typename TOutputImage>
+void
+CudaGaussianRBFInterpolationImageFilter<TInputImage, TOutputImage>::PointsGenerateData()
+{
+  if constexpr (ImageDimension <= 3)
+  {
+    using Resampler = CudaResampleImageFilter<TInputImage, TOutputImage, double, double>;
+    using Interpolator = CudaGaussianRBFInterpolateImageFunction<TInputImage, double>;
+    auto interpolator = Interpolator::New();
+    interpolator->SetSigma(m_Sigma);
+    interpolator->SetTolerance(m_Tolerance);
+    interpolator->SetRidge(m_Ridge);
+    interpolator->MakePlan(this->GetInput()); // a bad sigma throws here, before any device work
+
+    auto input = TInputImage::New();
+    input->Graft(this->GetInput());
+    auto resampler = Resampler::New();
+    resampler->SetInput(input);
+    if (m_Transform != nullptr)
+    {
+      resampler->SetTransform(m_Transform);
+    }
+    else
+    {
+      resampler->SetTransform(IdentityTransform<double, ImageDimension>::New());
+    }
+    resampler->SetInterpolator(interpolator);
+    resampler->SetOutputParametersFromImage(this->GetOutput());
+    resampler->SetDefaultPixelValue(m_DefaultPixelValue);
+    resampler->SetNumberOfWorkUnits(this->GetNumberOfWorkUnits());
+    const std::string gpuReason = resampler->GetGPUUnsupportedReason();
+    auto              run = [&](CudaExecutionMode mode)
+    {
+      resampler->SetExecutionMode(mode);
+      resampler->UpdateOutputInformation();
+      resampler->GetOutput()->SetRequestedRegion(this->GetOutput()->GetRequestedRegion());
+      resampler->GetOutput()->PropagateRequestedRegion();
+      resampler->GetOutput()->UpdateOutputData();
+      this->GraftOutput(resampler->GetOutput());
+    };
+    this->RunOnGPUOrCPU(
+      gpuReason,
+      [&] { run(CudaExecutionMode::GPU); },
+      [&] { run(CudaExecutionMode::CPU); },
+      [&](CudaExecutionReport & report)
+      {
+        report.AddNote(std::string("evaluated point by point (") +
+                       (m_Transform != nullptr ? m_Transform->GetNameOfClass() : "a rotated output grid") +
+                       "), through CudaResampleImageFilter");
+      });
+  }
+  else
+  {
+    itkExceptionMacro(<< "GRBF interpolation takes 1D to 3D images");
+  }
 }
 
 template <typename TInputImage, typename TOutputImage>
@@ -256,6 +334,11 @@ CudaGaussianRBFInterpolationImageFilter<TInputImage, TOutputImage>::GenerateData
   }
   else
   {
+    if (m_Method == CudaGaussianRBFMethod::Exact && this->NeedsPointEvaluation())
+    {
+      this->PointsGenerateData();
+      return;
+    }
     if (m_Method == CudaGaussianRBFMethod::Block)
     {
       const cif::GrbfBlockJob job = this->MakeBlockJob();
@@ -350,6 +433,7 @@ CudaGaussianRBFInterpolationImageFilter<TInputImage, TOutputImage>::PrintSelf(st
   os << indent << "OutputSpacing: " << m_OutputSpacing << std::endl;
   os << indent << "OutputOrigin: " << m_OutputOrigin << std::endl;
   os << indent << "UseReferenceImage: " << m_UseReferenceImage << std::endl;
+  os << indent << "Transform: " << (m_Transform ? m_Transform->GetNameOfClass() : "(none: identity)") << std::endl;
   this->PrintExecution(os, indent);
 }
 

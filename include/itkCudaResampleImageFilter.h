@@ -4,6 +4,7 @@
 #ifndef itkCudaResampleImageFilter_h
 #define itkCudaResampleImageFilter_h
 
+#include "cifResample.h"
 #include "itkCudaBSplineDecompositionImageFilter.h"
 #include "itkCudaExecution.h"
 #include "itkCudaImage.h"
@@ -49,8 +50,12 @@ operator<<(std::ostream & os, CudaBSplineEvaluationMode mode)
  *   ITK's non-linear path (for the B-spline transform: ITK's weights, its
  *   valid region [1, grid size - 2) and its snap of points within 4 ULPs of
  *   the upper limit; outside, the point does not move);
- * - the interpolator is nearest neighbour, linear, or a cubic
- *   itk::BSplineInterpolateImageFunction;
+ * - the interpolator is nearest neighbour, linear, a cubic
+ *   itk::BSplineInterpolateImageFunction, or a
+ *   CudaGaussianRBFInterpolateImageFunction (Gaussian RBF: its plan on the
+ *   host, its coefficient image on the GPU in double precision, and the
+ *   point evaluation in double, equal to its CPU evaluation within 1e-9 of
+ *   the input's range);
  * - the images are 2D or 3D, input and output pixels of the same type among
  *   unsigned char, short, unsigned short, float and double; no extrapolator.
  *
@@ -143,6 +148,10 @@ protected:
   GenerateData() override;
   void
   GPUGenerateData();
+  /** The GPU path of CudaGaussianRBFInterpolateImageFunction: its plan,
+   * the coefficient image on the GPU (double), the point evaluation. */
+  void
+  GaussianRBFGenerateData(const cif::ResampleGeometry & g, cif::ResampleParameters p);
 
 private:
   CudaBSplinePrefilterMethod m_PrefilterMethod{ CudaBSplinePrefilterMethod::Recursive };

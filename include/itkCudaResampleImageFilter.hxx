@@ -7,6 +7,7 @@
 #include "itkCudaResampleImageFilter.h"
 #include "cifBSplinePrefilter.h"
 #include "cifResample.h"
+#include "itkCudaGaussianRBFInterpolateImageFunction.h"
 #include "itkBSplineInterpolateImageFunction.h"
 #include "itkBSplineTransform.h"
 #include "itkDisplacementFieldTransform.h"
@@ -53,6 +54,11 @@ InterpolationOf(const InterpolateImageFunction<TImage, TPrecision> * interpolato
   if ((cubicDouble && cubicDouble->GetSplineOrder() == 3) || (cubicFloat && cubicFloat->GetSplineOrder() == 3))
   {
     rule = cif::Interpolation::CubicBSpline;
+    return true;
+  }
+  if (dynamic_cast<const CudaGaussianRBFInterpolateImageFunction<TImage, TPrecision> *>(interpolator))
+  {
+    rule = cif::Interpolation::GaussianRBF;
     return true;
   }
   return false;
@@ -235,7 +241,8 @@ CudaResampleImageFilter<TInputImage, TOutputImage, TInterpolatorPrecisionType, T
   }
   if (this->GetInterpolator() == nullptr || !InterpolationOf(this->GetInterpolator(), rule))
   {
-    return std::string("the GPU interpolates nearest neighbour, linear and cubic B-spline, not ") +
+    return std::string("the GPU interpolates nearest neighbour, linear, cubic B-spline and Gaussian RBF "
+                       "(CudaGaussianRBFInterpolateImageFunction), not ") +
            (this->GetInterpolator() ? this->GetInterpolator()->GetNameOfClass() : "a missing interpolator");
   }
   if (this->GetExtrapolator() != nullptr)
@@ -376,6 +383,12 @@ CudaResampleImageFilter<TInputImage, TOutputImage, TInterpolatorPrecisionType, T
       cubic && m_EvaluationMode == CudaBSplineEvaluationMode::Fast && std::is_same<Coefficient, float>::value;
 
     const std::size_t inputPixels = inRegion.GetNumberOfPixels();
+    if (rule == cif::Interpolation::GaussianRBF)
+    {
+      this->GaussianRBFGenerateData(g, p);
+      this->UpdateProgress(1.0f);
+      return;
+    }
     // the coefficients on the device, kept past an out-of-memory in the
     // resample so that the chunked path downloads them instead of
     // prefiltering again
@@ -440,6 +453,80 @@ CudaResampleImageFilter<TInputImage, TOutputImage, TInterpolatorPrecisionType, T
       }
     }
     this->UpdateProgress(1.0f);
+  }
+  else
+  {
+    itkExceptionMacro(<< "GPU path called for an unsupported request");
+  }
+}
+
+template <typename TInputImage,
+          typename TOutputImage,
+          typename TInterpolatorPrecisionType,
+          typename TTransformPrecisionType>
+void
+CudaResampleImageFilter<TInputImage, TOutputImage, TInterpolatorPrecisionType, TTransformPrecisionType>::
+  GaussianRBFGenerateData(const cif::ResampleGeometry & g, cif::ResampleParameters p)
+{
+  using namespace CudaResampleDetail;
+  if constexpr (GPUSupportsPixels<InputPixelType, OutputPixelType> && (ImageDimension == 2 || ImageDimension == 3) &&
+                TInputImage::ImageDimension == ImageDimension)
+  {
+    using Interpolator = CudaGaussianRBFInterpolateImageFunction<TInputImage, TInterpolatorPrecisionType>;
+    const auto *              interpolator = dynamic_cast<const Interpolator *>(this->GetInterpolator());
+    const TInputImage *       input = this->GetInput();
+    TOutputImage *            output = this->GetOutput();
+    const cif::GrbfPointsPlan plan = interpolator->MakePlan(input); // throws for a bad sigma
+    const std::size_t         inputPixels = input->GetBufferedRegion().GetNumberOfPixels();
+    // the cardinal axes' inverse Gram matrices, then the coefficients (double)
+    CudaDeviceBuffer inverse[3];
+    p.grbf = cif::GrbfHostRule(plan);
+    for (int a = 0; a < plan.dimension; ++a)
+    {
+      if (plan.axis[a].cardinal)
+      {
+        const auto & C = plan.axis[a].inverse;
+        inverse[a].Allocate(C.size() * sizeof(double));
+        inverse[a].CopyFromHost(C.data(), inverse[a].GetSize());
+        p.grbf.inverse[a] = static_cast<const double *>(inverse[a].GetPointer());
+      }
+    }
+    CudaDeviceBuffer coefficients;
+    bool             coefficientsReady = false;
+    try
+    {
+      CudaInputBuffer<TInputImage> in(input);
+      coefficients.Allocate(inputPixels * sizeof(double));
+      cif::GrbfCoefficientsCUDA(in.Get(), static_cast<double *>(coefficients.GetPointer()), plan);
+      coefficientsReady = true;
+      this->UpdateProgress(0.5f);
+      CudaOutputBuffer<TOutputImage> out(output);
+      cif::ResampleCUDA(static_cast<const double *>(coefficients.GetPointer()), out.Get(), g, p);
+      out.Commit();
+    }
+    catch (const cif::CudaOutOfMemory &)
+    {
+      // output chunks, each uploading the part of the coefficients it reads
+      if (auto * onDevice = dynamic_cast<CudaImage<OutputPixelType, ImageDimension> *>(output))
+      {
+        onDevice->GetCudaDataManager()->ReleaseDeviceMemory();
+      }
+      std::vector<double> hostCoefficients(inputPixels);
+      if (coefficientsReady)
+      {
+        coefficients.CopyToHost(hostCoefficients.data(), coefficients.GetSize());
+      }
+      else
+      {
+        cif::GrbfCoefficientsCPU(input->GetBufferPointer(),
+                                 hostCoefficients.data(),
+                                 plan,
+                                 static_cast<int>(MultiThreaderBase::GetGlobalDefaultNumberOfThreads()));
+      }
+      coefficients.Release();
+      m_LastNumberOfChunks = cif::ResampleCUDAInChunks(
+        static_cast<const double *>(hostCoefficients.data()), output->GetBufferPointer(), g, p);
+    }
   }
   else
   {

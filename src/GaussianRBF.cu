@@ -595,8 +595,87 @@ GrbfSeparableCUDA(const T * input, T * output, const GrbfSeparableJob & job, con
   Execute<T>(input, output, job, *plan);
 }
 
+namespace
+{
+__global__ void
+EvaluatePointsKernel(const double * __restrict__ coefficients,
+                     GrbfPointsRule rule,
+                     const double * __restrict__ points,
+                     long long count,
+                     double    defaultValue,
+                     double * __restrict__ values)
+{
+  const long long k = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x;
+  if (k >= count)
+  {
+    return;
+  }
+  GrbfDenseLayout layout;
+  layout.stride[1] = rule.size[0];
+  layout.stride[2] = rule.size[0] * rule.size[1];
+  double c[3] = { 0, 0, 0 };
+  bool   inside = true;
+  for (int a = 0; a < rule.dimension; ++a)
+  {
+    c[a] = points[k * rule.dimension + a];
+    inside = inside && c[a] >= -0.5 && c[a] < static_cast<double>(rule.size[a]) - 0.5;
+  }
+  values[k] = inside ? GrbfEvaluateAt(coefficients, layout, rule, c) : defaultValue;
+}
+} // namespace
+
+template <typename T>
+void
+GrbfCoefficientsCUDA(const T * input, double * coefficients, const GrbfPointsPlan & plan)
+{
+  const std::string problem = ValidateGrbfJob(plan.coefficientJob);
+  if (!problem.empty())
+  {
+    throw std::invalid_argument("GrbfCoefficientsCUDA: " + problem);
+  }
+  const auto devicePlan = MakeGrbfDevicePlan(plan.coefficientJob, true);
+  if constexpr (std::is_same<T, double>::value)
+  {
+    Execute<double>(input, coefficients, plan.coefficientJob, *devicePlan);
+  }
+  else
+  {
+    std::int64_t count = 1;
+    for (int a = 0; a < plan.dimension; ++a)
+    {
+      count *= plan.axis[a].inputSize;
+    }
+    itk::CudaDeviceBuffer samples;
+    samples.Allocate(static_cast<std::size_t>(count) * sizeof(double));
+    ConvertInput<T, double>
+      <<<GridFor(count, 256), 256, 0, Stream()>>>(input, static_cast<double *>(samples.GetPointer()), count);
+    CIF_CUDA_CHECK_LAUNCH("ConvertInput (GRBF coefficients)");
+    Execute<double>(static_cast<const double *>(samples.GetPointer()), coefficients, plan.coefficientJob, *devicePlan);
+  }
+}
+
+void
+GrbfEvaluatePointsCUDA(const double *         coefficients,
+                       const GrbfPointsRule & rule,
+                       const double *         points,
+                       std::int64_t           count,
+                       double                 defaultValue,
+                       double *               values)
+{
+  if (count <= 0)
+  {
+    return;
+  }
+  constexpr int threads = 128;
+  EvaluatePointsKernel<<<GridFor(count, threads), threads, 0, Stream()>>>(
+    coefficients, rule, points, count, defaultValue, values);
+  CIF_CUDA_CHECK_LAUNCH("EvaluatePointsKernel");
+  CIF_CUDA_SYNCHRONIZE_STREAM();
+}
+
 #define CIF_INSTANTIATE_GRBF_CUDA(T)                                                                                   \
-  template void GrbfSeparableCUDA<T>(const T *, T *, const GrbfSeparableJob &, const GrbfDevicePlan *);
+  template void GrbfSeparableCUDA<T>(const T *, T *, const GrbfSeparableJob &, const GrbfDevicePlan *);          \
+  template void GrbfCoefficientsCUDA<T>(const T *, double *, const GrbfPointsPlan &);
 CIF_INSTANTIATE_GRBF_CUDA(unsigned char)
 CIF_INSTANTIATE_GRBF_CUDA(short)
 CIF_INSTANTIATE_GRBF_CUDA(unsigned short)

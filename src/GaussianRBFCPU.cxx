@@ -198,4 +198,82 @@ CIF_INSTANTIATE_GRBF_CPU(unsigned short)
 CIF_INSTANTIATE_GRBF_CPU(float)
 CIF_INSTANTIATE_GRBF_CPU(double)
 
+
+
+template <typename T>
+void
+GrbfCoefficientsCPU(const T * input, double * coefficients, const GrbfPointsPlan & plan, int numberOfThreads)
+{
+  if constexpr (std::is_same<T, double>::value)
+  {
+    GrbfSeparableCPU<double>(input, coefficients, plan.coefficientJob, numberOfThreads);
+  }
+  else
+  {
+    std::int64_t count = 1;
+    for (int a = 0; a < plan.dimension; ++a)
+    {
+      count *= plan.axis[a].inputSize;
+    }
+    std::vector<double> samples(static_cast<std::size_t>(count));
+    std::transform(input, input + count, samples.begin(), [](T v) { return static_cast<double>(v); });
+    GrbfSeparableCPU<double>(samples.data(), coefficients, plan.coefficientJob, numberOfThreads);
+  }
+}
+
+namespace
+{
+GrbfDenseLayout
+DenseLayoutOf(const GrbfPointsRule & rule)
+{
+  GrbfDenseLayout layout;
+  layout.stride[1] = rule.size[0];
+  layout.stride[2] = rule.size[0] * rule.size[1];
+  return layout;
+}
+} // namespace
+
+double
+GrbfEvaluateCPU(const double * coefficients, const GrbfPointsRule & rule, const double c[3])
+{
+  return GrbfEvaluateAt(coefficients, DenseLayoutOf(rule), rule, c);
+}
+
+void
+GrbfEvaluatePointsCPU(const double *         coefficients,
+                      const GrbfPointsRule & rule,
+                      const double *         points,
+                      std::int64_t           count,
+                      double                 defaultValue,
+                      double *               values,
+                      int                    numberOfThreads)
+{
+  const GrbfDenseLayout layout = DenseLayoutOf(rule);
+  const int             D = rule.dimension;
+  ParallelFor(count,
+              numberOfThreads,
+              [&](std::int64_t begin, std::int64_t end)
+              {
+                for (std::int64_t k = begin; k < end; ++k)
+                {
+                  double c[3] = { 0, 0, 0 };
+                  bool   inside = true;
+                  for (int a = 0; a < D; ++a)
+                  {
+                    c[a] = points[k * D + a];
+                    inside = inside && c[a] >= -0.5 && c[a] < static_cast<double>(rule.size[a]) - 0.5;
+                  }
+                  values[k] = inside ? GrbfEvaluateAt(coefficients, layout, rule, c) : defaultValue;
+                }
+              });
+}
+
+#define CIF_INSTANTIATE_GRBF_COEFFICIENTS_CPU(T)                                                                       \
+  template void GrbfCoefficientsCPU<T>(const T *, double *, const GrbfPointsPlan &, int);
+CIF_INSTANTIATE_GRBF_COEFFICIENTS_CPU(unsigned char)
+CIF_INSTANTIATE_GRBF_COEFFICIENTS_CPU(short)
+CIF_INSTANTIATE_GRBF_COEFFICIENTS_CPU(unsigned short)
+CIF_INSTANTIATE_GRBF_COEFFICIENTS_CPU(float)
+CIF_INSTANTIATE_GRBF_COEFFICIENTS_CPU(double)
+
 } // namespace cif

@@ -61,27 +61,19 @@ GrbfLargestSigma(double tolerance)
   return std::sqrt(2.0 * std::log(2.0 * LargestCondition(tolerance)) / (kPi * kPi));
 }
 
-GrbfAxisOperator
-BuildGrbfAxisOperator(std::int64_t        inputSize,
-                      double              sigma,
-                      std::int64_t        outputSize,
-                      double              firstPosition,
-                      double              step,
-                      const GrbfOptions & options)
+namespace
 {
-  if (inputSize < 1 || outputSize < 1)
+
+void
+CheckAxisArguments(std::int64_t inputSize, double sigma, const GrbfOptions & options)
+{
+  if (inputSize < 1)
   {
-    throw std::invalid_argument("GRBF: the input and output sizes must be at least 1 (got " +
-                                std::to_string(inputSize) + " and " + std::to_string(outputSize) + ")");
+    throw std::invalid_argument("GRBF: the input size must be at least 1 (got " + std::to_string(inputSize) + ")");
   }
   if (!(sigma > 0.0) || !std::isfinite(sigma))
   {
     throw std::invalid_argument("GRBF: sigma must be positive and finite (got " + Format(sigma) + " pixels)");
-  }
-  if (!std::isfinite(firstPosition) || !std::isfinite(step) ||
-      !std::isfinite(firstPosition + static_cast<double>(outputSize - 1) * step))
-  {
-    throw std::invalid_argument("GRBF: the output positions must be finite");
   }
   if (!(options.tolerance > 0.0) || !(options.tolerance <= 0.01))
   {
@@ -91,19 +83,27 @@ BuildGrbfAxisOperator(std::int64_t        inputSize,
   {
     throw std::invalid_argument("GRBF: the ridge must be >= 0 and finite (got " + Format(options.ridge) + ")");
   }
+}
 
-  GrbfAxisOperator op;
-  op.inputSize = inputSize;
-  op.outputSize = outputSize;
-  op.sigma = sigma;
-  op.identity = options.ridge == 0.0 && outputSize == inputSize && firstPosition == 0.0 && step == 1.0;
+/** The window of an axis and the inverse C of its (ridged) Gram matrix, or
+ * std::domain_error when it is too ill-conditioned for the tolerance. */
+struct WindowInverse
+{
+  std::int64_t    H{ 0 };
+  std::int64_t    W{ 0 };
+  Eigen::MatrixXd C;
+  double          conditionNumber{ 1.0 };
+};
 
-  // The window's Gram matrix (the same for every window: uniform nodes).
-  const std::int64_t H = WindowHalfWidth(sigma);
-  const std::int64_t W = std::min<std::int64_t>(inputSize, 2 * H + 1);
-  op.window = W;
-  const double    inv2s2 = 1.0 / (2.0 * sigma * sigma);
-  Eigen::MatrixXd G(W, W);
+WindowInverse
+FactorWindow(std::int64_t inputSize, double sigma, const GrbfOptions & options)
+{
+  WindowInverse f;
+  f.H = WindowHalfWidth(sigma);
+  f.W = std::min<std::int64_t>(inputSize, 2 * f.H + 1);
+  const std::int64_t W = f.W;
+  const double       inv2s2 = 1.0 / (2.0 * sigma * sigma);
+  Eigen::MatrixXd    G(W, W);
   for (std::int64_t i = 0; i < W; ++i)
   {
     for (std::int64_t j = 0; j < W; ++j)
@@ -114,22 +114,21 @@ BuildGrbfAxisOperator(std::int64_t        inputSize,
   }
   Eigen::LLT<Eigen::MatrixXd> llt(G);
   const bool                  factored = llt.info() == Eigen::Success;
-  Eigen::MatrixXd             C;
   if (factored)
   {
-    C = llt.solve(Eigen::MatrixXd::Identity(W, W));
-    op.conditionNumber = G.cwiseAbs().colwise().sum().maxCoeff() * C.cwiseAbs().colwise().sum().maxCoeff();
+    f.C = llt.solve(Eigen::MatrixXd::Identity(W, W));
+    f.conditionNumber = G.cwiseAbs().colwise().sum().maxCoeff() * f.C.cwiseAbs().colwise().sum().maxCoeff();
   }
   else
   {
-    op.conditionNumber = std::numeric_limits<double>::infinity();
+    f.conditionNumber = std::numeric_limits<double>::infinity();
   }
   const double limit = LargestCondition(options.tolerance);
-  if (!factored || !(op.conditionNumber <= limit))
+  if (!factored || !(f.conditionNumber <= limit))
   {
     std::ostringstream s;
     s << "GRBF: sigma = " << Format(sigma) << " pixels makes the Gaussian Gram matrix too ill-conditioned (condition "
-      << "number " << (factored ? Format(op.conditionNumber) : std::string("beyond double precision"))
+      << "number " << (factored ? Format(f.conditionNumber) : std::string("beyond double precision"))
       << ") for double precision to reach the tolerance " << Format(options.tolerance) << "; ";
     if (options.ridge == 0.0)
     {
@@ -139,18 +138,103 @@ BuildGrbfAxisOperator(std::int64_t        inputSize,
     s << "Use a smaller sigma, a larger tolerance, or a ridge (which smooths instead of interpolating).";
     throw std::domain_error(s.str());
   }
-  if (op.identity)
+  return f;
+}
+
+/** The smallest range [a, b] around the largest |w| whose outside weight
+ * (L1) is at most `budget`; returns the weight dropped and the kept L1. */
+void
+KeptRange(const double * w, std::int64_t W, double budget, std::int64_t & a, std::int64_t & b, double & dropped,
+          double & kept)
+{
+  double       total = 0.0;
+  std::int64_t peak = 0;
+  for (std::int64_t i = 0; i < W; ++i)
   {
-    op.taps = 1;
-    op.first.resize(outputSize);
-    op.weights.assign(outputSize, 1.0);
-    op.outside.assign(outputSize, 0);
-    for (std::int64_t k = 0; k < outputSize; ++k)
+    total += std::abs(w[i]);
+    if (std::abs(w[i]) > std::abs(w[peak]))
     {
-      op.first[k] = k;
+      peak = i;
     }
-    return op;
   }
+  a = b = peak;
+  kept = std::abs(w[peak]);
+  while (total - kept > budget)
+  {
+    const double left = a > 0 ? std::abs(w[a - 1]) : -1.0;
+    const double right = b < W - 1 ? std::abs(w[b + 1]) : -1.0;
+    if (left >= right)
+    {
+      kept += left;
+      --a;
+    }
+    else
+    {
+      kept += right;
+      ++b;
+    }
+  }
+  dropped = std::max(0.0, total - kept);
+}
+
+GrbfAxisOperator
+IdentityOperator(std::int64_t n, double sigma)
+{
+  GrbfAxisOperator op;
+  op.inputSize = op.outputSize = n;
+  op.sigma = sigma;
+  op.identity = true;
+  op.taps = 1;
+  op.first.resize(n);
+  op.weights.assign(n, 1.0);
+  op.outside.assign(n, 0);
+  op.window = 1;
+  for (std::int64_t k = 0; k < n; ++k)
+  {
+    op.first[k] = k;
+  }
+  return op;
+}
+
+} // namespace
+
+GrbfAxisOperator
+BuildGrbfAxisOperator(std::int64_t        inputSize,
+                      double              sigma,
+                      std::int64_t        outputSize,
+                      double              firstPosition,
+                      double              step,
+                      const GrbfOptions & options)
+{
+  if (outputSize < 1)
+  {
+    throw std::invalid_argument("GRBF: the input and output sizes must be at least 1 (got " +
+                                std::to_string(inputSize) + " and " + std::to_string(outputSize) + ")");
+  }
+  CheckAxisArguments(inputSize, sigma, options);
+  if (!std::isfinite(firstPosition) || !std::isfinite(step) ||
+      !std::isfinite(firstPosition + static_cast<double>(outputSize - 1) * step))
+  {
+    throw std::invalid_argument("GRBF: the output positions must be finite");
+  }
+  if (options.ridge == 0.0 && outputSize == inputSize && firstPosition == 0.0 && step == 1.0)
+  {
+    // the outputs are the nodes: the interpolation property, no solve (and
+    // no conditioning limit: nothing is computed along this axis)
+    return IdentityOperator(inputSize, sigma);
+  }
+
+  GrbfAxisOperator op;
+  op.inputSize = inputSize;
+  op.outputSize = outputSize;
+  op.sigma = sigma;
+  const WindowInverse factor = FactorWindow(inputSize, sigma, options);
+  const std::int64_t  H = factor.H;
+  const std::int64_t  W = factor.W;
+  const double        inv2s2 = 1.0 / (2.0 * sigma * sigma);
+  const auto &        C = factor.C;
+  op.window = W;
+  op.conditionNumber = factor.conditionNumber;
 
   // Weights of every output: C e(p) over its window, e(p) nonzero (above
   // 1e-300) only within R nodes of p.
@@ -210,35 +294,10 @@ BuildGrbfAxisOperator(std::int64_t        inputSize,
         }
       }
     }
-    // the smallest range around the peak whose outside weight <= budget
-    double       total = 0.0;
-    std::int64_t peak = 0;
-    for (std::int64_t i = 0; i < W; ++i)
-    {
-      total += std::abs(w[i]);
-      if (std::abs(w[i]) > std::abs(w[peak]))
-      {
-        peak = i;
-      }
-    }
-    std::int64_t a = peak, b = peak;
-    double       kept = std::abs(w[peak]);
-    while (total - kept > dropBudget)
-    {
-      const double left = a > 0 ? std::abs(w[a - 1]) : -1.0;
-      const double right = b < W - 1 ? std::abs(w[b + 1]) : -1.0;
-      if (left >= right)
-      {
-        kept += left;
-        --a;
-      }
-      else
-      {
-        kept += right;
-        ++b;
-      }
-    }
-    op.truncatedL1 = std::max(op.truncatedL1, std::max(0.0, total - kept));
+    std::int64_t a = 0, b = 0;
+    double       dropped = 0.0, kept = 0.0;
+    KeptRange(w, W, dropBudget, a, b, dropped, kept);
+    op.truncatedL1 = std::max(op.truncatedL1, dropped);
     op.largestRowL1 = std::max(op.largestRowL1, kept);
     rows[k] = Row{ lo, lo + a, lo + b };
     maxTaps = std::max<int>(maxTaps, static_cast<int>(b - a + 1));
@@ -324,6 +383,225 @@ MakeGrbfSeparableJob(const GrbfGrid & grid)
     }
   }
   return job;
+}
+
+namespace
+{
+
+/** An upper bound on the Gaussian weight beyond `radius` nodes of any point:
+ * the dropped nodes on each side lie at distances > radius, radius + 1, ... */
+double
+GaussianTail(int radius, double inv2s2)
+{
+  double tail = 0.0;
+  for (int k = 0; k < 4096; ++k)
+  {
+    const double d = static_cast<double>(radius + k);
+    const double e = std::exp(-d * d * inv2s2);
+    tail += e;
+    if (e < 1e-300)
+    {
+      break;
+    }
+  }
+  return 2.0 * tail;
+}
+
+/** The largest sum of Gaussians over the nodes of an infinite axis. */
+double
+GaussianSum(double inv2s2)
+{
+  double best = 0.0;
+  for (double p : { 0.0, 0.25, 0.5 })
+  {
+    double sum = 0.0;
+    for (int k = -4096; k <= 4096; ++k)
+    {
+      const double d = p - k;
+      sum += std::exp(-d * d * inv2s2);
+    }
+    best = std::max(best, sum);
+  }
+  return best;
+}
+
+/** Rows of G^-1 (the window's inverse placed at each node) truncated to
+ * `budget`: the coefficient operator of one axis. */
+GrbfAxisOperator
+InverseOperator(std::int64_t n, double sigma, const WindowInverse & f, double budget)
+{
+  GrbfAxisOperator op;
+  op.inputSize = op.outputSize = n;
+  op.sigma = sigma;
+  op.window = f.W;
+  op.conditionNumber = f.conditionNumber;
+  op.outside.assign(n, 0);
+  const std::int64_t        W = f.W;
+  std::vector<std::int64_t> from(n), to(n), lo(n);
+  std::vector<double>       row(W);
+  int                       maxTaps = 1;
+  for (std::int64_t i = 0; i < n; ++i)
+  {
+    lo[i] = std::clamp<std::int64_t>(i - f.H, 0, n - W);
+    for (std::int64_t j = 0; j < W; ++j)
+    {
+      row[j] = f.C(i - lo[i], j);
+    }
+    std::int64_t a = 0, b = 0;
+    double       dropped = 0.0, kept = 0.0;
+    KeptRange(row.data(), W, budget, a, b, dropped, kept);
+    from[i] = a;
+    to[i] = b;
+    op.truncatedL1 = std::max(op.truncatedL1, dropped);
+    op.largestRowL1 = std::max(op.largestRowL1, kept);
+    maxTaps = std::max<int>(maxTaps, static_cast<int>(b - a + 1));
+  }
+  op.taps = maxTaps;
+  op.first.assign(n, 0);
+  op.weights.assign(static_cast<std::size_t>(n) * maxTaps, 0.0);
+  for (std::int64_t i = 0; i < n; ++i)
+  {
+    const std::int64_t first = std::max<std::int64_t>(0, std::min<std::int64_t>(lo[i] + from[i], n - maxTaps));
+    op.first[i] = first;
+    for (std::int64_t j = from[i]; j <= to[i]; ++j)
+    {
+      op.weights[static_cast<std::size_t>(i * maxTaps + (lo[i] + j - first))] = f.C(i - lo[i], j);
+    }
+  }
+  return op;
+}
+
+/** The half-width (around a point's nearest node) that holds its truncated
+ * cardinal weights, probed with BuildGrbfAxisOperator at 8 positions per
+ * pixel over the first H + 2 nodes: every window placement there is
+ * different, and farther in they repeat (the right end mirrors the left). */
+int
+CardinalRadius(std::int64_t n, double sigma, std::int64_t H, const GrbfOptions & options)
+{
+  const std::int64_t     nodes = std::min<std::int64_t>(n, H + 2);
+  const GrbfAxisOperator probe =
+    BuildGrbfAxisOperator(n, sigma, 8 * nodes, -0.5 + 1.0 / 16.0, 1.0 / 8.0, options);
+  std::int64_t radius = 0;
+  for (std::int64_t k = 0; k < probe.outputSize; ++k)
+  {
+    const double       p = -0.5 + 1.0 / 16.0 + static_cast<double>(k) / 8.0;
+    const std::int64_t m = std::clamp<std::int64_t>(static_cast<std::int64_t>(std::floor(p + 0.5)), 0, n - 1);
+    const double *     w = &probe.weights[static_cast<std::size_t>(k * probe.taps)];
+    for (int t = 0; t < probe.taps; ++t)
+    {
+      if (w[t] != 0.0)
+      {
+        const std::int64_t node = probe.first[k] + t;
+        radius = std::max(radius, std::abs(node - m));
+      }
+    }
+  }
+  return static_cast<int>(radius + 1); // a margin for the positions between the probes
+}
+
+} // namespace
+
+GrbfPointsPlan
+MakeGrbfPointsPlan(int dimension, const std::int64_t inputSize[3], const double sigma[3], const GrbfOptions & options)
+{
+  if (dimension < 1 || dimension > 3)
+  {
+    throw std::invalid_argument("GRBF: the dimension must be 1, 2 or 3 (got " + std::to_string(dimension) + ")");
+  }
+  GrbfPointsPlan plan;
+  plan.dimension = dimension;
+  plan.options = options;
+  plan.coefficientJob.dimension = dimension;
+  const double  tol = options.tolerance;
+  const double  D = static_cast<double>(dimension);
+  WindowInverse factor[3];
+  for (int a = 0; a < dimension; ++a)
+  {
+    CheckAxisArguments(inputSize[a], sigma[a], options);
+    factor[a] = FactorWindow(inputSize[a], sigma[a], options);
+  }
+  // Coefficient axes, best conditioned first, while eps * prod(kappa) <=
+  // tol / 4 (the coefficients' growth) and each axis has kappa <= tol /
+  // (1000 eps): the windowed rows of G^-1 lose accuracy faster than the
+  // cardinal weights (against a full-axis solve at 1e-6: 7e-8 at sigma =
+  // 1.8, 4.5e-5 at 2, where the cardinal weights stay near 1e-6).
+  int order[3] = { 0, 1, 2 };
+  std::sort(
+    order, order + dimension, [&](int p, int q) { return factor[p].conditionNumber < factor[q].conditionNumber; });
+  double product = 1.0;
+  for (int k = 0; k < dimension; ++k)
+  {
+    const int    a = order[k];
+    const double kappa = factor[a].conditionNumber;
+    const bool   eligible = kappa <= tol / (1000.0 * kEpsilon) && kEpsilon * product * kappa <= tol / 4.0;
+    plan.axis[a].cardinal = !eligible;
+    if (eligible)
+    {
+      product *= kappa;
+    }
+  }
+  for (int a = 0; a < dimension; ++a)
+  {
+    GrbfPointsAxis &      axis = plan.axis[a];
+    const WindowInverse & f = factor[a];
+    const double          inv2s2 = 1.0 / (2.0 * sigma[a] * sigma[a]);
+    axis.inputSize = inputSize[a];
+    axis.sigma = sigma[a];
+    axis.window = f.W;
+    axis.halfWindow = f.H;
+    axis.conditionNumber = f.conditionNumber;
+    // Gaussian taps: what they drop, times the largest row of C (the
+    // coefficients' or the cardinal sums' amplification), within tol / (16 D)
+    const double rowL1 = f.C.cwiseAbs().rowwise().sum().maxCoeff();
+    int          radius = 1;
+    while (GaussianTail(radius, inv2s2) * rowL1 > tol / (16.0 * D) && radius < kGrbfMaxPointTaps)
+    {
+      ++radius;
+    }
+    axis.radius = radius;
+    if (axis.cardinal)
+    {
+      GrbfOptions probe = options;
+      probe.tolerance = tol / (2.0 * D); // drops tol / (16 D)
+      axis.cardinalRadius = CardinalRadius(inputSize[a], sigma[a], f.H, probe);
+      axis.inverse.assign(f.C.data(), f.C.data() + f.W * f.W); // symmetric: row- and column-major agree
+      plan.coefficientJob.axis[a] = std::make_shared<GrbfAxisOperator>(IdentityOperator(inputSize[a], sigma[a]));
+    }
+    else
+    {
+      // a coefficient error is seen through the Gaussians' sum along the axis
+      plan.coefficientJob.axis[a] = std::make_shared<GrbfAxisOperator>(
+        InverseOperator(inputSize[a], sigma[a], f, tol / (16.0 * D * GaussianSum(inv2s2))));
+    }
+    const int taps = 2 * (axis.cardinal ? axis.cardinalRadius : axis.radius) + 1;
+    if (taps > kGrbfMaxPointTaps)
+    {
+      throw std::domain_error("GRBF: sigma = " + Format(sigma[a]) + " pixels needs " + std::to_string(taps) +
+                              " taps per axis at points off the grid; the point evaluation takes at most " +
+                              std::to_string(kGrbfMaxPointTaps) + " (use a smaller sigma or a larger tolerance)");
+    }
+  }
+  return plan;
+}
+
+GrbfPointsRule
+GrbfHostRule(const GrbfPointsPlan & plan)
+{
+  GrbfPointsRule r;
+  r.dimension = plan.dimension;
+  for (int a = 0; a < plan.dimension; ++a)
+  {
+    const GrbfPointsAxis & axis = plan.axis[a];
+    r.size[a] = axis.inputSize;
+    r.inv2s2[a] = 1.0 / (2.0 * axis.sigma * axis.sigma);
+    r.radius[a] = axis.radius;
+    r.cardinal[a] = axis.cardinal ? 1 : 0;
+    r.cardinalRadius[a] = axis.cardinalRadius;
+    r.window[a] = axis.window;
+    r.halfWindow[a] = axis.halfWindow;
+    r.inverse[a] = axis.cardinal ? axis.inverse.data() : nullptr;
+  }
+  return r;
 }
 
 } // namespace cif

@@ -33,6 +33,19 @@ GrbfSeparableCUDA(const T *, T *, const GrbfSeparableJob &, const GrbfDevicePlan
 
 template <typename T>
 void
+GrbfCoefficientsCUDA(const T *, double *, const GrbfPointsPlan &)
+{
+  throw CudaFailure(-1, "CudaImageFilters was built without CUDA", "GrbfCoefficientsCUDA");
+}
+
+void
+GrbfEvaluatePointsCUDA(const double *, const GrbfPointsRule &, const double *, std::int64_t, double, double *)
+{
+  throw CudaFailure(-1, "CudaImageFilters was built without CUDA", "GrbfEvaluatePointsCUDA");
+}
+
+template <typename T>
+void
 GrbfBlockCUDA(const T *, T *, const GrbfBlockJob &)
 {
   throw CudaFailure(-1, "CudaImageFilters was built without CUDA", "GrbfBlockCUDA");
@@ -40,7 +53,8 @@ GrbfBlockCUDA(const T *, T *, const GrbfBlockJob &)
 
 #  define CIF_INSTANTIATE_GRBF_STUB(T)                                                                                 \
     template void GrbfSeparableCUDA<T>(const T *, T *, const GrbfSeparableJob &, const GrbfDevicePlan *);              \
-    template void GrbfBlockCUDA<T>(const T *, T *, const GrbfBlockJob &);
+    template void GrbfBlockCUDA<T>(const T *, T *, const GrbfBlockJob &);                                            \
+    template void GrbfCoefficientsCUDA<T>(const T *, double *, const GrbfPointsPlan &);
 CIF_INSTANTIATE_GRBF_STUB(unsigned char)
 CIF_INSTANTIATE_GRBF_STUB(short)
 CIF_INSTANTIATE_GRBF_STUB(unsigned short)

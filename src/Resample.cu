@@ -15,6 +15,7 @@
 #include "cifCudaStream.h"
 #include "cifCudaError.h"
 #include "cifResample.h"
+#include "cifGaussianRBFDetail.h"
 #include "itkCudaRuntime.h"
 
 #include <cuda_runtime.h>
@@ -557,6 +558,21 @@ struct ExplicitTaps
   }
 };
 
+/** GRBF: the point evaluation (cifGaussianRBFDetail.h) on the coefficient image in memory. */
+template <typename TLayout>
+struct GaussianRBFTaps
+{
+  const double * coefficients;
+  TLayout        layout;
+  GrbfPointsRule rule;
+
+  __device__ double
+  operator()(const double c[3]) const
+  {
+    return GrbfEvaluateAt(coefficients, layout, rule, c);
+  }
+};
+
 /** One thread per output pixel: the input continuous index (by the
  * coordinate rule), ITK's inside test, the interpolation (`evaluate`), the
  * clamp to the output type and the default value outside. */
@@ -812,33 +828,48 @@ WholeInput(const ResampleGeometry & g)
   return layout;
 }
 
+/** The taps of a rule on one layout: explicit samples, or the GRBF point
+ * evaluation (double coefficients only). */
+template <Interpolation Mode, typename TSample, typename TLayout>
+auto
+TapsOf(const TSample * input, const TLayout & layout, const ResampleParameters & p)
+{
+  if constexpr (Mode == Interpolation::GaussianRBF)
+  {
+    static_assert(std::is_same<TSample, double>::value, "GRBF evaluates double coefficients");
+    return GaussianRBFTaps<TLayout>{ input, layout, p.grbf };
+  }
+  else
+  {
+    return ExplicitTaps<Mode, TSample, TLayout>{ input, layout };
+  }
+}
+
 template <Interpolation Mode, typename TSample, typename TOut>
 void
 Launch(const TSample * input, TOut * output, const ResampleGeometry & g, const ResampleParameters & p)
 {
   if (g.sampleBoxSize[0] > 0)
   {
-    ExplicitTaps<Mode, TSample, BoxLayout> taps{ input, {} };
+    BoxLayout box{};
     for (int a = 0; a < 3; ++a)
     {
-      taps.layout.size[a] = g.inputSize[a];
-      taps.layout.boxStart[a] = g.sampleBoxStart[a];
-      taps.layout.boxSize[a] = g.sampleBoxSize[a];
+      box.size[a] = g.inputSize[a];
+      box.boxStart[a] = g.sampleBoxStart[a];
+      box.boxSize[a] = g.sampleBoxSize[a];
     }
-    taps.layout.stride[0] = 1;
-    taps.layout.stride[1] = g.sampleBoxSize[0];
-    taps.layout.stride[2] = g.sampleBoxSize[0] * g.sampleBoxSize[1];
-    LaunchResample(taps, output, g, p);
+    box.stride[0] = 1;
+    box.stride[1] = g.sampleBoxSize[0];
+    box.stride[2] = g.sampleBoxSize[0] * g.sampleBoxSize[1];
+    LaunchResample(TapsOf<Mode>(input, box, p), output, g, p);
   }
   else if (g.inputSize[0] * g.inputSize[1] * g.inputSize[2] < (std::int64_t{ 1 } << 31))
   {
-    LaunchResample(
-      ExplicitTaps<Mode, TSample, WholeLayout<std::int32_t>>{ input, WholeInput<std::int32_t>(g) }, output, g, p);
+    LaunchResample(TapsOf<Mode>(input, WholeInput<std::int32_t>(g), p), output, g, p);
   }
   else
   {
-    LaunchResample(
-      ExplicitTaps<Mode, TSample, WholeLayout<std::int64_t>>{ input, WholeInput<std::int64_t>(g) }, output, g, p);
+    LaunchResample(TapsOf<Mode>(input, WholeInput<std::int64_t>(g), p), output, g, p);
   }
 }
 
@@ -884,6 +915,20 @@ ResampleCUDA(const TSample * input, TOut * output, const ResampleGeometry & g, c
         Launch<Interpolation::CubicBSpline>(input, output, g, p);
       }
       break;
+    case Interpolation::GaussianRBF:
+      if constexpr (std::is_same<TSample, double>::value)
+      {
+        if (p.grbf.dimension < 1 || p.grbf.dimension > 3)
+        {
+          throw CudaFailure(-1, "the GRBF rule is not set", "ResampleCUDA");
+        }
+        Launch<Interpolation::GaussianRBF>(input, output, g, p);
+      }
+      else
+      {
+        throw CudaFailure(-1, "GRBF interpolation needs double coefficients", "ResampleCUDA");
+      }
+      break;
   }
   CIF_CUDA_SYNCHRONIZE_STREAM();
 }
@@ -900,5 +945,9 @@ CIF_INSTANTIATE_RESAMPLE_OUT(short)
 CIF_INSTANTIATE_RESAMPLE_OUT(unsigned short)
 CIF_INSTANTIATE_RESAMPLE(float, float)
 CIF_INSTANTIATE_RESAMPLE(double, double)
+CIF_INSTANTIATE_RESAMPLE(double, unsigned char) // GRBF coefficients
+CIF_INSTANTIATE_RESAMPLE(double, short)
+CIF_INSTANTIATE_RESAMPLE(double, unsigned short)
+CIF_INSTANTIATE_RESAMPLE(double, float)
 
 } // namespace cif

@@ -26,7 +26,7 @@ constexpr std::int64_t kBoxMargin = 4;
  * affine on the chunk), grown by the taps' reach and clipped to the input.
  * The whole input for grid transforms or a non-finite map. */
 void
-SampleBoxOf(const ResampleGeometry & g, std::int64_t start[3], std::int64_t size[3])
+SampleBoxOf(const ResampleGeometry & g, const ResampleParameters & p, std::int64_t start[3], std::int64_t size[3])
 {
   for (int a = 0; a < 3; ++a)
   {
@@ -58,9 +58,12 @@ SampleBoxOf(const ResampleGeometry & g, std::int64_t start[3], std::int64_t size
       continue; // the whole axis
     }
     const std::int64_t last = g.inputSize[a] - 1;
+    // the GRBF taps reach farther: the Gaussians' radius or the cardinal weights'
+    const std::int64_t margin =
+      p.interpolation == Interpolation::GaussianRBF ? std::max<std::int64_t>(kBoxMargin, p.grbf.Reach(a) + 2) : kBoxMargin;
     const std::int64_t first =
-      std::clamp(static_cast<std::int64_t>(std::floor(lo[a])) - kBoxMargin, std::int64_t{ 0 }, last);
-    const std::int64_t end = std::clamp(static_cast<std::int64_t>(std::floor(hi[a])) + kBoxMargin, first, last);
+      std::clamp(static_cast<std::int64_t>(std::floor(lo[a])) - margin, std::int64_t{ 0 }, last);
+    const std::int64_t end = std::clamp(static_cast<std::int64_t>(std::floor(hi[a])) + margin, first, last);
     start[a] = first;
     size[a] = end - first + 1;
   }
@@ -114,7 +117,7 @@ ResampleCUDAInChunks(const TSample * input, TOut * output, const ResampleGeometr
     {
       chunk.offset[a] = g.offset[a] + g.matrix[a][axis] * static_cast<double>(first);
     }
-    SampleBoxOf(chunk, chunk.sampleBoxStart, chunk.sampleBoxSize);
+    SampleBoxOf(chunk, p, chunk.sampleBoxStart, chunk.sampleBoxSize);
     const std::size_t boxVoxels =
       static_cast<std::size_t>(chunk.sampleBoxSize[0] * chunk.sampleBoxSize[1] * chunk.sampleBoxSize[2]);
     const std::size_t outVoxels = static_cast<std::size_t>(height * planeSize);
@@ -154,5 +157,9 @@ CIF_INSTANTIATE_RESAMPLE_CHUNKS(unsigned short, unsigned short)
 CIF_INSTANTIATE_RESAMPLE_CHUNKS(float, unsigned short)
 CIF_INSTANTIATE_RESAMPLE_CHUNKS(float, float)
 CIF_INSTANTIATE_RESAMPLE_CHUNKS(double, double)
+CIF_INSTANTIATE_RESAMPLE_CHUNKS(double, unsigned char) // GRBF coefficients
+CIF_INSTANTIATE_RESAMPLE_CHUNKS(double, short)
+CIF_INSTANTIATE_RESAMPLE_CHUNKS(double, unsigned short)
+CIF_INSTANTIATE_RESAMPLE_CHUNKS(double, float)
 
 } // namespace cif

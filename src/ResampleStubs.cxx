@@ -32,5 +32,9 @@ CIF_INSTANTIATE_RESAMPLE_STUB(unsigned short, unsigned short)
 CIF_INSTANTIATE_RESAMPLE_STUB(float, unsigned short)
 CIF_INSTANTIATE_RESAMPLE_STUB(float, float)
 CIF_INSTANTIATE_RESAMPLE_STUB(double, double)
+CIF_INSTANTIATE_RESAMPLE_STUB(double, unsigned char) // GRBF coefficients
+CIF_INSTANTIATE_RESAMPLE_STUB(double, short)
+CIF_INSTANTIATE_RESAMPLE_STUB(double, unsigned short)
+CIF_INSTANTIATE_RESAMPLE_STUB(double, float)
 } // namespace cif
 #endif

@@ -8,6 +8,7 @@
 #include "cifGaussianRBF.h"
 
 #include <algorithm>
+#include <cmath>
 #include <type_traits>
 #include <vector>
 
@@ -46,6 +47,108 @@ GrbfConvert(double v, const GrbfSeparableJob & job)
 {
   return GrbfConvertValue<T>(v, job.outputMin, job.outputMax, job.defaultValue);
 }
+
+/** The point evaluation (see cifGaussianRBF.h): S at continuous index c
+ * from the coefficient image, whose sample (i, j, k) sits at
+ * layout.Offset(i, 0) + layout.Offset(j, 1) + layout.Offset(k, 2) (TLayout
+ * gives Offset(index, axis) on the host or the device). */
+template <typename TLayout>
+CIF_GRBF_HD inline double
+GrbfEvaluateAt(const double * coefficients, const TLayout & layout, const GrbfPointsRule & r, const double c[3])
+{
+  double    w[3][kGrbfMaxPointTaps];
+  long long first[3];
+  int       count[3];
+  for (int a = 0; a < 3; ++a)
+  {
+    const long long n = r.size[a];
+    if (a >= r.dimension)
+    {
+      first[a] = 0;
+      count[a] = 1;
+      w[a][0] = 1.0;
+      continue;
+    }
+    const double p = c[a];
+    // Gaussian taps: nodes within radius of p
+    long long gLo = static_cast<long long>(ceil(p - r.radius[a]));
+    long long gHi = static_cast<long long>(floor(p + r.radius[a]));
+    if (!r.cardinal[a])
+    {
+      gLo = gLo < 0 ? 0 : gLo;
+      gHi = gHi > n - 1 ? n - 1 : gHi;
+      first[a] = gLo;
+      count[a] = gHi >= gLo ? static_cast<int>(gHi - gLo + 1) : 0;
+      for (int t = 0; t < count[a]; ++t)
+      {
+        const double d = p - static_cast<double>(gLo + t);
+        w[a][t] = exp(-d * d * r.inv2s2[a]);
+      }
+      continue;
+    }
+    // cardinal weights of the nodes near p, from the window's inverse
+    long long m = static_cast<long long>(floor(p + 0.5));
+    m = m < 0 ? 0 : (m > n - 1 ? n - 1 : m);
+    const long long W = r.window[a];
+    long long       lo = m - r.halfWindow[a];
+    lo = lo > n - W ? n - W : lo;
+    lo = lo < 0 ? 0 : lo;
+    long long jLo = m - r.cardinalRadius[a], jHi = m + r.cardinalRadius[a];
+    jLo = jLo < lo ? lo : jLo;
+    jHi = jHi > lo + W - 1 ? lo + W - 1 : jHi;
+    gLo = gLo < lo ? lo : gLo;
+    gHi = gHi > lo + W - 1 ? lo + W - 1 : gHi;
+    first[a] = jLo;
+    count[a] = jHi >= jLo ? static_cast<int>(jHi - jLo + 1) : 0;
+    for (int t = 0; t < count[a]; ++t)
+    {
+      w[a][t] = 0.0;
+    }
+    for (long long i = gLo; i <= gHi; ++i)
+    {
+      const double   d = p - static_cast<double>(i);
+      const double   e = exp(-d * d * r.inv2s2[a]);
+      const double * column = r.inverse[a] + (i - lo); // C(j, i) = C[j * W + i], C symmetric
+      for (int t = 0; t < count[a]; ++t)
+      {
+        w[a][t] += column[(jLo + t - lo) * W] * e;
+      }
+    }
+  }
+  double sum = 0.0;
+  for (int k = 0; k < count[2]; ++k)
+  {
+    const auto oz = layout.Offset(first[2] + k, 2);
+    for (int j = 0; j < count[1]; ++j)
+    {
+      const double wyz = w[2][k] * w[1][j];
+      if (wyz == 0.0)
+      {
+        continue;
+      }
+      const auto     row = oz + layout.Offset(first[1] + j, 1);
+      const double * x = coefficients + row;
+      double         line = 0.0;
+      for (int i = 0; i < count[0]; ++i)
+      {
+        line += w[0][i] * x[layout.Offset(first[0] + i, 0)];
+      }
+      sum += wyz * line;
+    }
+  }
+  return sum;
+}
+
+/** Dense host layout: x fastest. */
+struct GrbfDenseLayout
+{
+  long long stride[3]{ 1, 1, 1 };
+  CIF_GRBF_HD long long
+  Offset(long long i, int a) const
+  {
+    return i * stride[a];
+  }
+};
 
 /** The blocks of one axis in block mode: B nodes per block, stride S = B -
  * overlap, `count` blocks; block k starts at min(k S, n - B). */

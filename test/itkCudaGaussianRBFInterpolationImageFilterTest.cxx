@@ -11,7 +11,13 @@
  *=========================================================================*/
 #include "CudaImageFiltersTestUtilities.h"
 #include "cifGaussianRBF.h"
+#include "itkAffineTransform.h"
+#include "itkCudaGaussianRBFInterpolateImageFunction.h"
 #include "itkCudaGaussianRBFInterpolationImageFilter.h"
+#include "itkCudaResampleImageFilter.h"
+#include "itkDisplacementFieldTransform.h"
+#include "itkResampleImageFilter.h"
+#include "itkTranslationTransform.h"
 #include "itkCudaRuntime.h"
 #include "itkExtractImageFilter.h"
 #include "itkImageRegionIterator.h"
@@ -20,6 +26,7 @@
 #include <Eigen/Dense>
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
 #include <limits>
 #include <memory>
@@ -523,7 +530,10 @@ using Mode = itk::CudaExecutionMode;
  * of the filter's own grid arithmetic). Sigma in index units per axis. */
 template <typename TIn, typename TOut>
 std::vector<double>
-DenseAtOutput(const TIn * input, const TOut * output, const std::vector<double> & sigmaIndex)
+DenseAtOutput(const TIn *                                                                      input,
+              const TOut *                                                                     output,
+              const std::vector<double> &                                                      sigmaIndex,
+              const itk::Transform<double, TIn::ImageDimension, TIn::ImageDimension> * transform = nullptr)
 {
   constexpr unsigned int D = TIn::ImageDimension;
   const auto             region = input->GetBufferedRegion();
@@ -565,6 +575,10 @@ DenseAtOutput(const TIn * input, const TOut * output, const std::vector<double> 
   {
     typename TOut::PointType p;
     output->TransformIndexToPhysicalPoint(it.GetIndex(), p);
+    if (transform != nullptr)
+    {
+      p = transform->TransformPoint(p);
+    }
     itk::ContinuousIndex<double, D> c;
     input->TransformPhysicalPointToContinuousIndex(p, c);
     bool inside = true;
@@ -698,12 +712,20 @@ TEST(GrbfFilter, ExplicitGridWithFlipAnisotropicSigmaAndDefaultValue)
   EXPECT_LE(MaxDifferenceInside(filter->GetOutput(), reference, &seen), 1e-6 * 255);
   EXPECT_EQ(seen, -5); // some pixels fall outside and get the default value
 
-  // a rotated output grid is not separable: a clear exception
+  // a rotated output grid is not separable: evaluated point by point, the
+  // same interpolant; the block mode cannot and says so
   dir[0][0] = std::cos(0.1);
   dir[0][1] = -std::sin(0.1);
   dir[1][0] = std::sin(0.1);
   dir[1][1] = std::cos(0.1);
   filter->SetOutputDirection(dir);
+  filter->Update();
+  EXPECT_NE(filter->GetLastExecutionReport().Message.find("point by point"), std::string::npos);
+  const auto rotated = DenseAtOutput(input.GetPointer(), filter->GetOutput(), { 1.2, 0.9 });
+  seen = 0;
+  EXPECT_LE(MaxDifferenceInside(filter->GetOutput(), rotated, &seen), 1e-6 * 255);
+  EXPECT_EQ(seen, -5);
+  filter->SetMethod(itk::CudaGaussianRBFMethod::Block);
   EXPECT_THROW(filter->Update(), itk::ExceptionObject);
 }
 
@@ -1107,3 +1129,444 @@ TEST(GrbfFilterGpu, BlockModeMatchesTheCpu)
   // float32 LU in cuSOLVER and in Eigen: close at sigma 1, not equal
   EXPECT_LE(MaxAbsDifference(run(false, Mode::GPU), run(false, Mode::CPU)), 1e-2 * 255);
 }
+
+// ---------------------------------------------------------------------------
+// Arbitrary points: transforms, rotated grids, point sets
+
+namespace
+{
+using F3 = itk::Image<float, 3>;
+
+/** A smooth 3D image with texture, in [0, 100], on a non-trivial grid. */
+F3::Pointer
+Volume(unsigned nx, unsigned ny, unsigned nz)
+{
+  const std::vector<AxisGrid> axes{ { nx, 1, 1, 0, 1 }, { ny, 1, 1, 0, 1 }, { nz, 1, 1, 0, 1 } };
+  const auto                  f = TestImage(axes, 11);
+  auto                        image = F3::New();
+  F3::RegionType              region({ { 3, -2, 5 } }, { { nx, ny, nz } });
+  image->SetRegions(region);
+  F3::SpacingType spacing;
+  spacing[0] = 0.7;
+  spacing[1] = 0.9;
+  spacing[2] = 1.6;
+  image->SetSpacing(spacing);
+  F3::PointType origin;
+  origin[0] = 4;
+  origin[1] = -3;
+  origin[2] = 10;
+  image->SetOrigin(origin);
+  image->Allocate();
+  std::copy(f.begin(), f.end(), image->GetBufferPointer());
+  return image;
+}
+
+/** An affine map about the volume's centre: a rotation, a shear and a shift. */
+itk::AffineTransform<double, 3>::Pointer
+SomeAffine(const F3 * image)
+{
+  auto                                      affine = itk::AffineTransform<double, 3>::New();
+  itk::AffineTransform<double, 3>::InputPointType centre;
+  const auto                                region = image->GetLargestPossibleRegion();
+  itk::ContinuousIndex<double, 3>           mid;
+  for (unsigned a = 0; a < 3; ++a)
+  {
+    mid[a] = region.GetIndex(a) + 0.5 * (region.GetSize(a) - 1.0);
+  }
+  image->TransformContinuousIndexToPhysicalPoint(mid, centre);
+  affine->SetCenter(centre);
+  itk::AffineTransform<double, 3>::OutputVectorType axis;
+  axis[0] = 0.3;
+  axis[1] = -0.5;
+  axis[2] = 0.8;
+  affine->Rotate3D(axis, 0.35);
+  affine->Shear(0, 1, 0.08);
+  itk::AffineTransform<double, 3>::OutputVectorType shift;
+  shift[0] = 0.21;
+  shift[1] = -0.37;
+  shift[2] = 0.5;
+  affine->Translate(shift);
+  return affine;
+}
+
+/** The GRBF filter with a transform onto the input's own grid. */
+template <typename TImage>
+typename TImage::Pointer
+WithTransform(const TImage *                                                                      input,
+              const itk::Transform<double, TImage::ImageDimension, TImage::ImageDimension> *     transform,
+              const itk::FixedArray<double, TImage::ImageDimension> &                             sigma,
+              Mode                                                                                mode,
+              std::string *                                                                       report = nullptr)
+{
+  auto filter = itk::CudaGaussianRBFInterpolationImageFilter<TImage>::New();
+  filter->SetInput(input);
+  filter->SetTransform(transform);
+  filter->SetSize(input->GetLargestPossibleRegion().GetSize());
+  filter->SetOutputStartIndex(input->GetLargestPossibleRegion().GetIndex());
+  filter->SetOutputSpacing(input->GetSpacing());
+  filter->SetOutputOrigin(input->GetOrigin());
+  filter->SetOutputDirection(input->GetDirection());
+  filter->SetSigma(sigma);
+  filter->SetDefaultPixelValue(-7);
+  filter->SetExecutionMode(mode);
+  filter->Update();
+  EXPECT_EQ(filter->GetLastExecutedOn(), mode == Mode::GPU ? itk::CudaExecutedOn::GPU : itk::CudaExecutedOn::CPU);
+  if (report)
+  {
+    *report = filter->GetLastExecutionReport().Message;
+  }
+  typename TImage::Pointer out = filter->GetOutput();
+  out->DisconnectPipeline();
+  return out;
+}
+
+TEST(GrbfPoints, AxisModesFollowTheConditioning)
+{
+  const std::int64_t size[3] = { 80, 60, 40 };
+  auto               modes = [&](double s, int D)
+  {
+    const double sigma[3] = { s, s, s };
+    const auto   plan = cif::MakeGrbfPointsPlan(D, size, sigma, GrbfOptions{});
+    int          cardinal = 0;
+    for (int a = 0; a < D; ++a)
+    {
+      cardinal += plan.axis[a].cardinal ? 1 : 0;
+      EXPECT_LE(2 * (plan.axis[a].cardinal ? plan.axis[a].cardinalRadius : plan.axis[a].radius) + 1,
+                cif::kGrbfMaxPointTaps);
+    }
+    return cardinal;
+  };
+  // coefficients along every axis while eps * prod(kappa) stays small (kappa = 70 at 1 pixel) ...
+  EXPECT_EQ(modes(1.0, 3), 0);
+  EXPECT_EQ(modes(1.0, 2), 0);
+  // ... along one axis at 1.6 pixels (kappa 1.5e5), none at 1.9 (the windowed rows of G^-1 lose accuracy)
+  EXPECT_EQ(modes(1.6, 2), 1);
+  EXPECT_EQ(modes(1.6, 3), 2);
+  EXPECT_EQ(modes(1.9, 2), 2);
+  // the guard holds here as in the separable method
+  const double tooWide[3] = { 2.5, 1, 1 };
+  EXPECT_THROW(cif::MakeGrbfPointsPlan(2, size, tooWide, GrbfOptions{}), std::domain_error);
+  const double zero[3] = { 0, 1, 1 };
+  EXPECT_THROW(cif::MakeGrbfPointsPlan(2, size, zero, GrbfOptions{}), std::invalid_argument);
+  EXPECT_THROW(cif::MakeGrbfPointsPlan(4, size, zero, GrbfOptions{}), std::invalid_argument);
+}
+
+TEST(GrbfPoints, PointCoreMatchesTheDenseSolveAtRandomPoints)
+{
+  // 2D, anisotropic sigma covering both axis modes; the dense solve is the reference
+  for (const auto & sig : std::vector<std::array<double, 2>>{ { 1.0, 0.7 }, { 1.6, 1.1 }, { 1.75, 1.8 } })
+  {
+    const std::vector<AxisGrid> axes{ { 23, sig[0], 1, 0, 1 }, { 19, sig[1], 1, 0, 1 } };
+    const auto                  f = TestImage(axes, 3);
+    const std::int64_t          size[3] = { 23, 19, 1 };
+    const double                sigma[3] = { sig[0], sig[1], 1 };
+    const auto                  plan = cif::MakeGrbfPointsPlan(2, size, sigma, GrbfOptions{});
+    std::vector<double>         coefficients(f.size());
+    cif::GrbfCoefficientsCPU<double>(f.data(), coefficients.data(), plan, 2);
+    const auto rule = cif::GrbfHostRule(plan);
+
+    std::mt19937                           rng(5);
+    std::uniform_real_distribution<double> ux(-0.5, 22.5), uy(-0.5, 18.5);
+    std::vector<double>                    points;
+    for (int k = 0; k < 300; ++k)
+    {
+      points.push_back(ux(rng));
+      points.push_back(uy(rng));
+    }
+    points.push_back(-0.6); // outside: the default value
+    points.push_back(3.0);
+    std::vector<double> values(points.size() / 2);
+    cif::GrbfEvaluatePointsCPU(coefficients.data(), rule, points.data(), values.size(), -9.0, values.data(), 2);
+    EXPECT_EQ(values.back(), -9.0);
+
+    // dense reference at the same points
+    const std::int64_t N = 23 * 19;
+    Eigen::MatrixXd    Phi(N, N);
+    for (std::int64_t i = 0; i < N; ++i)
+    {
+      for (std::int64_t j = 0; j < N; ++j)
+      {
+        const double dx = static_cast<double>(i % 23 - j % 23), dy = static_cast<double>(i / 23 - j / 23);
+        Phi(i, j) = std::exp(-dx * dx / (2 * sig[0] * sig[0]) - dy * dy / (2 * sig[1] * sig[1]));
+      }
+    }
+    const Eigen::VectorXd A = Phi.partialPivLu().solve(Eigen::Map<const Eigen::VectorXd>(f.data(), N));
+    double                worst = 0;
+    for (std::size_t k = 0; k + 1 < values.size(); ++k)
+    {
+      double ref = 0;
+      for (std::int64_t i = 0; i < N; ++i)
+      {
+        const double dx = points[2 * k] - static_cast<double>(i % 23), dy = points[2 * k + 1] - static_cast<double>(i / 23);
+        ref += A(i) * std::exp(-dx * dx / (2 * sig[0] * sig[0]) - dy * dy / (2 * sig[1] * sig[1]));
+      }
+      worst = std::max(worst, std::abs(values[k] - ref));
+    }
+    EXPECT_LE(worst, 1e-6 * 100) << "sigma " << sig[0] << ", " << sig[1];
+    // and the nodes: the input itself
+    double atNodes = 0;
+    for (std::int64_t i = 0; i < N; ++i)
+    {
+      const double c[3] = { static_cast<double>(i % 23), static_cast<double>(i / 23), 0 };
+      atNodes = std::max(atNodes, std::abs(cif::GrbfEvaluateCPU(coefficients.data(), rule, c) - f[i]));
+    }
+    EXPECT_LE(atNodes, 1e-6 * 100) << "sigma " << sig[0] << ", " << sig[1];
+  }
+}
+
+TEST(GrbfPoints, AffineTransformIn3DMatchesTheDenseSolve)
+{
+  auto                       input = Volume(10, 9, 8); // 720 unknowns
+  auto                       affine = SomeAffine(input.GetPointer());
+  itk::FixedArray<double, 3> sigma;
+  sigma[0] = 0.7;       // 1 pixel
+  sigma[1] = 0.9 * 1.2; // 1.2 pixels
+  sigma[2] = 1.6 * 0.8; // 0.8 pixels
+  std::string report;
+  auto        out = WithTransform<F3>(input.GetPointer(), affine.GetPointer(), sigma, Mode::CPU, &report);
+  EXPECT_NE(report.find("point by point"), std::string::npos) << report;
+  const auto reference = DenseAtOutput(input.GetPointer(), out.GetPointer(), { 1.0, 1.2, 0.8 }, affine.GetPointer());
+  double     seen = 0;
+  EXPECT_LE(MaxDifferenceInside(out.GetPointer(), reference, &seen), 1e-6 * 100);
+  EXPECT_EQ(seen, -7); // the rotation moves some points outside
+}
+
+TEST(GrbfPoints, TranslationEqualsTheSeparableMethodUpToSigmaTwo)
+{
+  // a translation by a fraction of a pixel is an axis-aligned grid for the
+  // separable method: the two paths compute one interpolant two ways
+  // (cardinal operators per axis; coefficients and per-point cardinal
+  // weights), on a whole 2D slice with axes longer than the window
+  auto image = cif_test::ReadImage<F2>(cif_test::ExampleData("BrainProtonDensitySlice.png"));
+  auto crop = itk::ExtractImageFilter<F2, F2>::New();
+  crop->SetInput(image);
+  crop->SetExtractionRegion(F2::RegionType({ { 0, 0 } }, { { 181, 90 } }));
+  crop->SetDirectionCollapseToIdentity();
+  crop->Update();
+  F2::Pointer input = crop->GetOutput();
+  input->DisconnectPipeline();
+  for (double s : { 1.0, 1.6, 2.0 })
+  {
+    auto                          shift = itk::TranslationTransform<double, 2>::New();
+    itk::TranslationTransform<double, 2>::OutputVectorType t;
+    t[0] = 0.37;
+    t[1] = -0.81;
+    shift->Translate(t);
+    itk::FixedArray<double, 2> sigma;
+    sigma.Fill(s);
+    auto points = WithTransform<F2>(input.GetPointer(), shift.GetPointer(), sigma, Mode::CPU);
+
+    auto separable = itk::CudaGaussianRBFInterpolationImageFilter<F2>::New();
+    separable->SetInput(input);
+    separable->SetSize(input->GetLargestPossibleRegion().GetSize());
+    auto origin = input->GetOrigin();
+    origin[0] += t[0];
+    origin[1] += t[1];
+    separable->SetOutputOrigin(origin);
+    separable->SetOutputSpacing(input->GetSpacing());
+    separable->SetSigma(sigma);
+    separable->SetDefaultPixelValue(-7);
+    separable->SetExecutionMode(Mode::CPU);
+    separable->Update();
+    const auto a = cif_test::ToVector(points.GetPointer());
+    const auto b = cif_test::ToVector(separable->GetOutput());
+    // both within 1e-6 of the interpolant (1.5e-6 for the separable method at 2 pixels, docs/GaussianRBF.md)
+    EXPECT_LE(MaxAbsDifference(a, b), (s < 2 ? 2e-6 : 3e-6) * 255) << "sigma " << s;
+  }
+}
+
+TEST(GrbfPoints, InterpolatorInItksOwnResampler)
+{
+  auto input = BrainCrop(90, 100, 24);
+  using Interpolator = itk::CudaGaussianRBFInterpolateImageFunction<F2, double>;
+  auto interpolator = Interpolator::New();
+  // ITK's ResampleImageFilter, identity transform, the input's grid: the input back
+  auto resampler = itk::ResampleImageFilter<F2, F2>::New();
+  resampler->SetInput(input);
+  resampler->SetInterpolator(interpolator);
+  resampler->SetOutputParametersFromImage(input);
+  resampler->Update();
+  EXPECT_LE(MaxAbsDifference(cif_test::ToVector(resampler->GetOutput()), cif_test::ToVector(input.GetPointer())),
+            1e-6 * 255);
+  // half a pixel along x: the dense solve
+  auto shift = itk::TranslationTransform<double, 2>::New();
+  itk::TranslationTransform<double, 2>::OutputVectorType t;
+  t[0] = 0.4;
+  t[1] = 0.0;
+  shift->Translate(t);
+  resampler->SetTransform(shift);
+  resampler->Update();
+  const auto reference = DenseAtOutput(input.GetPointer(), resampler->GetOutput(), { 1.0, 1.0 }, shift.GetPointer());
+  EXPECT_LE(MaxDifferenceInside(resampler->GetOutput(), reference), 1e-6 * 255);
+  // a ridge smooths: the nodes are no longer reproduced
+  interpolator->SetRidge(0.1);
+  interpolator->SetInputImage(input);
+  F2::IndexType index;
+  index[0] = 95;
+  index[1] = 105;
+  EXPECT_GT(std::abs(interpolator->EvaluateAtIndex(index) - input->GetPixel(index)), 1e-3);
+  // bad parameters and a missing input: clear exceptions
+  auto fresh = Interpolator::New();
+  itk::ContinuousIndex<double, 2> c;
+  c.Fill(95);
+  EXPECT_THROW(fresh->EvaluateAtContinuousIndex(c), itk::ExceptionObject);
+  itk::FixedArray<double, 2> wide;
+  wide.Fill(0.8 * 2.5);
+  fresh->SetSigma(wide);
+  try
+  {
+    fresh->SetInputImage(input);
+    FAIL() << "no exception";
+  }
+  catch (const itk::ExceptionObject & e)
+  {
+    EXPECT_NE(std::string(e.GetDescription()).find("sigma = 2.5 pixels"), std::string::npos) << e.GetDescription();
+  }
+}
+
+// GPU
+
+TEST(GrbfPointsGpu, TransformsMatchTheCpu)
+{
+  CIF_REQUIRE_GPU_OR_SKIP();
+  // 2D: the whole brain slice rotated, sigma 1 and 1.9 pixels (coefficient and cardinal axes)
+  auto image = cif_test::ReadImage<F2>(cif_test::ExampleData("BrainProtonDensitySlice.png"));
+  auto rotation = itk::AffineTransform<double, 2>::New();
+  itk::AffineTransform<double, 2>::InputPointType centre;
+  centre[0] = 100;
+  centre[1] = 120;
+  rotation->SetCenter(centre);
+  rotation->Rotate2D(0.3);
+  for (double s : { 1.0, 1.9 })
+  {
+    itk::FixedArray<double, 2> sigma;
+    sigma.Fill(s);
+    const auto gpu = cif_test::ToVector(WithTransform<F2>(image, rotation.GetPointer(), sigma, Mode::GPU).GetPointer());
+    const auto cpu = cif_test::ToVector(WithTransform<F2>(image, rotation.GetPointer(), sigma, Mode::CPU).GetPointer());
+    // double precision on both: the same sums, within rounding
+    EXPECT_LE(MaxAbsDifference(gpu, cpu), 1e-9 * 255) << "sigma " << s;
+  }
+  // 3D affine: GPU and CPU, and the dense solve
+  auto                       volume = Volume(10, 9, 8);
+  auto                       affine = SomeAffine(volume.GetPointer());
+  itk::FixedArray<double, 3> sigma3;
+  sigma3[0] = 0.7;
+  sigma3[1] = 0.9;
+  sigma3[2] = 1.6;
+  auto       gpu3 = WithTransform<F3>(volume.GetPointer(), affine.GetPointer(), sigma3, Mode::GPU);
+  const auto cpu3 = cif_test::ToVector(WithTransform<F3>(volume.GetPointer(), affine.GetPointer(), sigma3, Mode::CPU).GetPointer());
+  EXPECT_LE(MaxAbsDifference(cif_test::ToVector(gpu3.GetPointer()), cpu3), 1e-9 * 100);
+  const auto reference = DenseAtOutput(volume.GetPointer(), gpu3.GetPointer(), { 1, 1, 1 }, affine.GetPointer());
+  EXPECT_LE(MaxDifferenceInside(gpu3.GetPointer(), reference), 1e-6 * 100);
+
+  // a displacement field (followed per pixel on the GPU as ITK does)
+  using Field = itk::DisplacementFieldTransform<double, 2>;
+  auto field = Field::DisplacementFieldType::New();
+  field->CopyInformation(image);
+  field->SetRegions(image->GetLargestPossibleRegion());
+  field->Allocate();
+  for (itk::ImageRegionIteratorWithIndex<Field::DisplacementFieldType> it(field, field->GetBufferedRegion());
+       !it.IsAtEnd();
+       ++it)
+  {
+    Field::OutputVectorType d;
+    d[0] = 2.5 * std::sin(0.05 * it.GetIndex()[1]);
+    d[1] = 1.5 * std::cos(0.04 * it.GetIndex()[0]);
+    it.Set(d);
+  }
+  auto warp = Field::New();
+  warp->SetDisplacementField(field);
+  itk::FixedArray<double, 2> one;
+  one.Fill(1.0);
+  const auto gpuWarp = cif_test::ToVector(WithTransform<F2>(image, warp.GetPointer(), one, Mode::GPU).GetPointer());
+  const auto cpuWarp = cif_test::ToVector(WithTransform<F2>(image, warp.GetPointer(), one, Mode::CPU).GetPointer());
+  EXPECT_LE(MaxAbsDifference(gpuWarp, cpuWarp), 1e-9 * 255);
+}
+
+TEST(GrbfPointsGpu, PointCoreAndChunksMatchTheCpu)
+{
+  CIF_REQUIRE_GPU_OR_SKIP();
+  const std::int64_t          size[3] = { 40, 33, 21 };
+  const double                sigma[3] = { 1.0, 1.3, 1.7 };
+  const std::vector<AxisGrid> axes{ { 40, 1, 1, 0, 1 }, { 33, 1, 1, 0, 1 }, { 21, 1, 1, 0, 1 } };
+  const auto                  f = TestImage(axes, 9);
+  const auto                  plan = cif::MakeGrbfPointsPlan(3, size, sigma, GrbfOptions{});
+  std::vector<double>         cpuCoefficients(f.size());
+  cif::GrbfCoefficientsCPU<double>(f.data(), cpuCoefficients.data(), plan, 2);
+  std::vector<float>    in(f.begin(), f.end());
+  itk::CudaDeviceBuffer dIn(in.size() * sizeof(float)), dCoefficients(f.size() * sizeof(double));
+  dIn.CopyFromHost(in.data(), in.size() * sizeof(float));
+  dCoefficients.FillBytes(0x7f);
+  cif::GrbfCoefficientsCUDA<float>(
+    static_cast<const float *>(dIn.GetPointer()), static_cast<double *>(dCoefficients.GetPointer()), plan);
+  std::vector<double> gpuCoefficients(f.size());
+  dCoefficients.CopyToHost(gpuCoefficients.data(), f.size() * sizeof(double));
+  double scale = 0;
+  for (double c : cpuCoefficients)
+  {
+    scale = std::max(scale, std::abs(c));
+  }
+  EXPECT_LE(MaxAbsDifference(gpuCoefficients, cpuCoefficients), 1e-12 * scale);
+
+  // points, some outside
+  std::mt19937                           rng(2);
+  std::uniform_real_distribution<double> u(-2.0, 42.0);
+  std::vector<double>                    points;
+  for (int k = 0; k < 5000; ++k)
+  {
+    points.push_back(u(rng));
+    points.push_back(u(rng) * 33 / 40);
+    points.push_back(u(rng) * 21 / 40);
+  }
+  const std::size_t   count = points.size() / 3;
+  std::vector<double> cpu(count), gpu(count);
+  auto                rule = cif::GrbfHostRule(plan);
+  cif::GrbfEvaluatePointsCPU(cpuCoefficients.data(), rule, points.data(), count, -1.0, cpu.data(), 2);
+  itk::CudaDeviceBuffer dPoints(points.size() * sizeof(double)), dValues(count * sizeof(double)), dInverse[3];
+  dPoints.CopyFromHost(points.data(), points.size() * sizeof(double));
+  dValues.FillBytes(0x7f);
+  for (int a = 0; a < 3; ++a)
+  {
+    if (plan.axis[a].cardinal)
+    {
+      dInverse[a].Allocate(plan.axis[a].inverse.size() * sizeof(double));
+      dInverse[a].CopyFromHost(plan.axis[a].inverse.data(), dInverse[a].GetSize());
+      rule.inverse[a] = static_cast<const double *>(dInverse[a].GetPointer());
+    }
+  }
+  EXPECT_TRUE(plan.axis[2].cardinal); // 1.7 pixels next to two coefficient axes
+  cif::GrbfEvaluatePointsCUDA(static_cast<const double *>(dCoefficients.GetPointer()),
+                              rule,
+                              static_cast<const double *>(dPoints.GetPointer()),
+                              count,
+                              -1.0,
+                              static_cast<double *>(dValues.GetPointer()));
+  dValues.CopyToHost(gpu.data(), count * sizeof(double));
+  EXPECT_LE(MaxAbsDifference(gpu, cpu), 1e-9 * 100);
+
+  // the resampler in output chunks (allocation cap): the same values
+  auto volume = Volume(40, 33, 21);
+  auto affine = SomeAffine(volume.GetPointer());
+  using Resampler = itk::CudaResampleImageFilter<F3, F3>;
+  auto run = [&](std::size_t cap)
+  {
+    auto interpolator = itk::CudaGaussianRBFInterpolateImageFunction<F3, double>::New();
+    auto resampler = Resampler::New();
+    resampler->SetInput(volume);
+    resampler->SetTransform(affine);
+    resampler->SetInterpolator(interpolator);
+    resampler->SetOutputParametersFromImage(volume);
+    resampler->SetExecutionMode(Mode::GPU);
+    itk::CudaRuntime::SetAllocationLimit(cap);
+    resampler->Update();
+    itk::CudaRuntime::SetAllocationLimit(0);
+    EXPECT_EQ(resampler->GetLastExecutedOn(), itk::CudaExecutedOn::GPU);
+    return std::make_pair(cif_test::ToVector(resampler->GetOutput()), resampler->GetLastNumberOfChunks());
+  };
+  const auto whole = run(0);
+  const auto chunked = run(300 * 1024); // less than the input (111 kB) plus the coefficients (222 kB)
+  EXPECT_EQ(whole.second, 0);
+  EXPECT_GT(chunked.second, 1);
+  EXPECT_EQ(MaxAbsDifference(whole.first, chunked.first), 0.0);
+}
+} // namespace
