@@ -254,12 +254,16 @@ struct GrbfPointsAxis
   /** Gaussian taps: nodes within `radius` of the point (coefficient axes;
    * on cardinal axes, the nodes L_a sums over). */
   int radius{ 0 };
-  /** Cardinal axes: nodes within cardinalRadius of the point's nearest node. */
+  /** Cardinal axes: the largest half-width of the cardinal weights around
+   * the point's nearest node m (the table below has it per distance). */
   int cardinalRadius{ 0 };
-  /** The window (W nodes, half-width H) and its inverse Gram matrix C
-   * (W x W, row-major; cardinal axes only). */
+  /** The window (W nodes, half-width H); cardinal axes: its inverse Gram
+   * matrix C (W x W, row-major) followed by `radii` half-widths, the one for
+   * each distance d = min(m, n - 1 - m) of m from the axis's ends (beyond
+   * the table: its last entry, the interior's). */
   std::int64_t        window{ 1 };
   std::int64_t        halfWindow{ 0 };
+  int                 radii{ 0 };
   std::vector<double> inverse;
   double              conditionNumber{ 1.0 };
 };
@@ -293,8 +297,10 @@ struct GrbfPointsRule
   int           radius[3]{ 0, 0, 0 };
   int           cardinal[3]{ 0, 0, 0 };
   int           cardinalRadius[3]{ 0, 0, 0 };
+  int           radii[3]{ 0, 0, 0 };
   std::int64_t  window[3]{ 1, 1, 1 };
   std::int64_t  halfWindow[3]{ 0, 0, 0 };
+  /** Cardinal axes: GrbfPointsAxis::inverse (C, then the radius table). */
   const double * inverse[3]{ nullptr, nullptr, nullptr };
   /** How far (in nodes) from a point its taps reach, per axis. */
   int

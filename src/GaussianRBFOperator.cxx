@@ -471,32 +471,37 @@ InverseOperator(std::int64_t n, double sigma, const WindowInverse & f, double bu
   return op;
 }
 
-/** The half-width (around a point's nearest node) that holds its truncated
- * cardinal weights, probed with BuildGrbfAxisOperator at 8 positions per
- * pixel over the first H + 2 nodes: every window placement there is
- * different, and farther in they repeat (the right end mirrors the left). */
-int
-CardinalRadius(std::int64_t n, double sigma, std::int64_t H, const GrbfOptions & options)
+/** The half-width (around a point's nearest node m) that holds the point's
+ * truncated cardinal weights, for each distance d = min(m, n - 1 - m) of m
+ * from the axis's ends, d < min(n, H + 2): probed with
+ * BuildGrbfAxisOperator at 8 positions per pixel over the first H + 2
+ * nodes. Every window placement there is different; farther in they repeat
+ * (the interior value, the last entry), and the right end mirrors the left.
+ * Points near an end need the widest range (their cardinal functions lean
+ * inwards): about 1.7 times the interior's. */
+std::vector<int>
+CardinalRadii(std::int64_t n, double sigma, std::int64_t H, const GrbfOptions & options)
 {
   const std::int64_t     nodes = std::min<std::int64_t>(n, H + 2);
-  const GrbfAxisOperator probe =
-    BuildGrbfAxisOperator(n, sigma, 8 * nodes, -0.5 + 1.0 / 16.0, 1.0 / 8.0, options);
-  std::int64_t radius = 0;
+  const GrbfAxisOperator probe = BuildGrbfAxisOperator(n, sigma, 8 * nodes, -0.5 + 1.0 / 16.0, 1.0 / 8.0, options);
+  std::vector<int>       radii(static_cast<std::size_t>(nodes), 0);
   for (std::int64_t k = 0; k < probe.outputSize; ++k)
   {
     const double       p = -0.5 + 1.0 / 16.0 + static_cast<double>(k) / 8.0;
     const std::int64_t m = std::clamp<std::int64_t>(static_cast<std::int64_t>(std::floor(p + 0.5)), 0, n - 1);
+    const std::int64_t d = std::min<std::int64_t>(m, n - 1 - m);
     const double *     w = &probe.weights[static_cast<std::size_t>(k * probe.taps)];
     for (int t = 0; t < probe.taps; ++t)
     {
       if (w[t] != 0.0)
       {
         const std::int64_t node = probe.first[k] + t;
-        radius = std::max(radius, std::abs(node - m));
+        // a margin of one node for the positions between the probes
+        radii[d] = std::max<int>(radii[d], static_cast<int>(std::abs(node - m)) + 1);
       }
     }
   }
-  return static_cast<int>(radius + 1); // a margin for the positions between the probes
+  return radii;
 }
 
 } // namespace
@@ -563,8 +568,11 @@ MakeGrbfPointsPlan(int dimension, const std::int64_t inputSize[3], const double 
     {
       GrbfOptions probe = options;
       probe.tolerance = tol / (2.0 * D); // drops tol / (16 D)
-      axis.cardinalRadius = CardinalRadius(inputSize[a], sigma[a], f.H, probe);
+      const std::vector<int> radii = CardinalRadii(inputSize[a], sigma[a], f.H, probe);
+      axis.cardinalRadius = *std::max_element(radii.begin(), radii.end());
+      axis.radii = static_cast<int>(radii.size());
       axis.inverse.assign(f.C.data(), f.C.data() + f.W * f.W); // symmetric: row- and column-major agree
+      axis.inverse.insert(axis.inverse.end(), radii.begin(), radii.end());
       plan.coefficientJob.axis[a] = std::make_shared<GrbfAxisOperator>(IdentityOperator(inputSize[a], sigma[a]));
     }
     else
@@ -597,6 +605,7 @@ GrbfHostRule(const GrbfPointsPlan & plan)
     r.radius[a] = axis.radius;
     r.cardinal[a] = axis.cardinal ? 1 : 0;
     r.cardinalRadius[a] = axis.cardinalRadius;
+    r.radii[a] = axis.radii;
     r.window[a] = axis.window;
     r.halfWindow[a] = axis.halfWindow;
     r.inverse[a] = axis.cardinal ? axis.inverse.data() : nullptr;

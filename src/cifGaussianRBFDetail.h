@@ -93,7 +93,9 @@ GrbfEvaluateAt(const double * coefficients, const TLayout & layout, const GrbfPo
     long long       lo = m - r.halfWindow[a];
     lo = lo > n - W ? n - W : lo;
     lo = lo < 0 ? 0 : lo;
-    long long jLo = m - r.cardinalRadius[a], jHi = m + r.cardinalRadius[a];
+    const long long edge = m < n - 1 - m ? m : n - 1 - m;
+    const int       half = static_cast<int>(r.inverse[a][W * W + (edge < r.radii[a] ? edge : r.radii[a] - 1)]);
+    long long       jLo = m - half, jHi = m + half;
     jLo = jLo < lo ? lo : jLo;
     jHi = jHi > lo + W - 1 ? lo + W - 1 : jHi;
     gLo = gLo < lo ? lo : gLo;

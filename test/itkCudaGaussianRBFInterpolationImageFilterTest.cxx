@@ -1443,8 +1443,9 @@ TEST(GrbfPointsGpu, TransformsMatchTheCpu)
     sigma.Fill(s);
     const auto gpu = cif_test::ToVector(WithTransform<F2>(image, rotation.GetPointer(), sigma, Mode::GPU).GetPointer());
     const auto cpu = cif_test::ToVector(WithTransform<F2>(image, rotation.GetPointer(), sigma, Mode::CPU).GetPointer());
-    // double precision on both: the same sums, within rounding
-    EXPECT_LE(MaxAbsDifference(gpu, cpu), 1e-9 * 255) << "sigma " << s;
+    // double precision on both: the same sums within rounding, then the
+    // float32 output's own rounding (one unit in the last place at 255: 1.5e-5)
+    EXPECT_LE(MaxAbsDifference(gpu, cpu), 2e-7 * 255) << "sigma " << s;
   }
   // 3D affine: GPU and CPU, and the dense solve
   auto                       volume = Volume(10, 9, 8);
@@ -1455,7 +1456,7 @@ TEST(GrbfPointsGpu, TransformsMatchTheCpu)
   sigma3[2] = 1.6;
   auto       gpu3 = WithTransform<F3>(volume.GetPointer(), affine.GetPointer(), sigma3, Mode::GPU);
   const auto cpu3 = cif_test::ToVector(WithTransform<F3>(volume.GetPointer(), affine.GetPointer(), sigma3, Mode::CPU).GetPointer());
-  EXPECT_LE(MaxAbsDifference(cif_test::ToVector(gpu3.GetPointer()), cpu3), 1e-9 * 100);
+  EXPECT_LE(MaxAbsDifference(cif_test::ToVector(gpu3.GetPointer()), cpu3), 2e-7 * 100);
   const auto reference = DenseAtOutput(volume.GetPointer(), gpu3.GetPointer(), { 1, 1, 1 }, affine.GetPointer());
   EXPECT_LE(MaxDifferenceInside(gpu3.GetPointer(), reference), 1e-6 * 100);
 
@@ -1480,10 +1481,10 @@ TEST(GrbfPointsGpu, TransformsMatchTheCpu)
   one.Fill(1.0);
   const auto gpuWarp = cif_test::ToVector(WithTransform<F2>(image, warp.GetPointer(), one, Mode::GPU).GetPointer());
   const auto cpuWarp = cif_test::ToVector(WithTransform<F2>(image, warp.GetPointer(), one, Mode::CPU).GetPointer());
-  EXPECT_LE(MaxAbsDifference(gpuWarp, cpuWarp), 1e-9 * 255);
+  EXPECT_LE(MaxAbsDifference(gpuWarp, cpuWarp), 2e-7 * 255);
 }
 
-TEST(GrbfPointsGpu, PointCoreAndChunksMatchTheCpu)
+TEST(GrbfPointsGpu, PointCoreMatchesTheCpu)
 {
   CIF_REQUIRE_GPU_OR_SKIP();
   const std::int64_t          size[3] = { 40, 33, 21 };
@@ -1491,9 +1492,9 @@ TEST(GrbfPointsGpu, PointCoreAndChunksMatchTheCpu)
   const std::vector<AxisGrid> axes{ { 40, 1, 1, 0, 1 }, { 33, 1, 1, 0, 1 }, { 21, 1, 1, 0, 1 } };
   const auto                  f = TestImage(axes, 9);
   const auto                  plan = cif::MakeGrbfPointsPlan(3, size, sigma, GrbfOptions{});
+  std::vector<float>          in(f.begin(), f.end()); // both devices read the same float samples
   std::vector<double>         cpuCoefficients(f.size());
-  cif::GrbfCoefficientsCPU<double>(f.data(), cpuCoefficients.data(), plan, 2);
-  std::vector<float>    in(f.begin(), f.end());
+  cif::GrbfCoefficientsCPU<float>(in.data(), cpuCoefficients.data(), plan, 2);
   itk::CudaDeviceBuffer dIn(in.size() * sizeof(float)), dCoefficients(f.size() * sizeof(double));
   dIn.CopyFromHost(in.data(), in.size() * sizeof(float));
   dCoefficients.FillBytes(0x7f);
@@ -1543,7 +1544,11 @@ TEST(GrbfPointsGpu, PointCoreAndChunksMatchTheCpu)
                               static_cast<double *>(dValues.GetPointer()));
   dValues.CopyToHost(gpu.data(), count * sizeof(double));
   EXPECT_LE(MaxAbsDifference(gpu, cpu), 1e-9 * 100);
+}
 
+TEST(GrbfPointsGpu, ChunksMatchTheWholeJob)
+{
+  CIF_REQUIRE_GPU_OR_SKIP();
   // the resampler in output chunks (allocation cap): the same values
   auto volume = Volume(40, 33, 21);
   auto affine = SomeAffine(volume.GetPointer());
