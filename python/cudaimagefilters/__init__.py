@@ -49,7 +49,7 @@ from .filters import (
     threshold_to_packed_mask,
     unpack_mask,
 )
-from .gaussian_rbf import gaussian_rbf_interpolation_image_filter
+from .gaussian_rbf import gaussian_rbf_evaluate, gaussian_rbf_interpolation_image_filter
 from .pipeline import image_filter
 from .resample import BSplineInterpolator, resample_image_filter
 
@@ -70,6 +70,7 @@ __all__ = [
     "bspline_decomposition_image_filter",
     "device_description",
     "gpu_unavailable_reason",
+    "gaussian_rbf_evaluate",
     "gaussian_rbf_interpolation_image_filter",
     "grayscale_erode_image_filter",
     "image_filter",

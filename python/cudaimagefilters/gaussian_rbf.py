@@ -11,9 +11,9 @@ import numpy as np
 from . import _arrays, _cif
 from ._common import attach_halo, prepare, threads
 from ._runtime import _record
-from .resample import _output_grid, _point_to_index
+from .resample import _classify_transform, _index_to_point, _output_grid, _point_to_index
 
-__all__ = ["gaussian_rbf_interpolation_image_filter"]
+__all__ = ["gaussian_rbf_interpolation_image_filter", "gaussian_rbf_evaluate"]
 
 PerAxis = Union[float, Sequence[float]]
 
@@ -38,10 +38,104 @@ def _zoom_grid(arg: _arrays.ImageArg, zoom: PerAxis):
     return shape, _arrays.Geometry(spacing, origin, np.array(g.direction, dtype=np.float64))
 
 
+def _sigma_pixels(sigma: Optional[PerAxis], geometry: _arrays.Geometry, d: int) -> list:
+    if sigma is None:
+        sigma_physical = tuple(geometry.spacing)
+    elif np.isscalar(sigma):
+        sigma_physical = (float(sigma),) * d
+    else:
+        sigma_physical = tuple(float(v) for v in sigma)
+        if len(sigma_physical) != d:
+            raise ValueError(f"sigma needs {d} values (x, y, z order), not {len(sigma_physical)}")
+    return [float(sigma_physical[a] / geometry.spacing[a]) for a in range(d)]
+
+
+def _evaluate_indices(arg, indices: np.ndarray, sigma_pixels, tolerance, ridge, default, device, number_of_threads):
+    """GRBF at continuous indices (N, D), x first: float64 values on the host."""
+    points = _arrays.from_numpy_like(arg, np.ascontiguousarray(indices, dtype=np.float64))
+    values = _arrays.from_numpy_like(arg, np.empty(indices.shape[0], dtype=np.float64))
+    report = _cif.gaussian_rbf_points(
+        arg.array,
+        points,
+        values,
+        [float(v) for v in sigma_pixels],
+        float(tolerance),
+        float(ridge),
+        float(default),
+        device,
+        arg.stream,
+        threads(number_of_threads),
+    )
+    _record(report)
+    return _arrays.to_numpy(values)
+
+
+def _output_indices(arg, shape, out_geometry, transform) -> np.ndarray:
+    """The input continuous index (x first) of every output pixel (array
+    order), through output index -> physical point -> transform -> input
+    continuous index, as itk.ResampleImageFilter maps them."""
+    d = arg.ndim
+    grids = np.meshgrid(*[np.arange(n, dtype=np.float64) for n in reversed(shape)], indexing="ij")
+    # (N, D), x first, array order of the output (z slowest)
+    index = np.stack([g.transpose(tuple(reversed(range(d)))).ravel() for g in grids], axis=1)
+    physical = index @ _index_to_point(out_geometry).T + np.asarray(out_geometry.origin, dtype=np.float64)
+    t = _classify_transform(transform, d)
+    if t.matrix is not None:
+        moved = physical @ np.asarray(t.matrix).T + np.asarray(t.offset)
+    else:  # any other ITK transform: point by point through ITK (slow)
+        moved = np.array([list(transform.TransformPoint([float(v) for v in p])) for p in physical], dtype=np.float64)
+    g = arg.geometry
+    return (moved - np.asarray(g.origin, dtype=np.float64)) @ _point_to_index(g).T
+
+
+def gaussian_rbf_evaluate(
+    image: Any,
+    points: Any,
+    *,
+    sigma: Optional[PerAxis] = None,
+    points_are_indices: bool = False,
+    tolerance: float = 1e-6,
+    ridge: float = 0.0,
+    default_value: float = 0.0,
+    spacing: Optional[Sequence[float]] = None,
+    origin: Optional[Sequence[float]] = None,
+    direction: Optional[Any] = None,
+    device: str = "auto",
+    number_of_threads: Optional[int] = None,
+) -> np.ndarray:
+    """The GRBF interpolant of an image at arbitrary points (a point set).
+
+    The same interpolant as gaussian_rbf_interpolation_image_filter (within
+    `tolerance` of the dense solve, relative to the largest input
+    magnitude), evaluated non-separably: the coefficient image along the
+    axes where that is safe in double precision, the points' cardinal
+    weights along the others, O(taps^D) per point (itk's
+    CudaGaussianRBFInterpolateImageFunction; docs/GaussianRBF.md).
+
+    points: (N, D) physical points in ITK's axis order (x, y, z), or
+        continuous indices (x first, relative to the first pixel) with
+        points_are_indices; any array kind, read on the host.
+    Returns float64 values (N,) as a NumPy array; points outside the
+    image's extent ([-0.5, n - 0.5) in continuous index on every axis)
+    get default_value. In double precision on the GPU and the CPU.
+    """
+    arg = prepare(image, device, spacing=spacing, origin=origin, direction=direction)
+    d = arg.ndim
+    p = np.asarray(_arrays.to_numpy(points), dtype=np.float64)
+    if p.ndim != 2 or p.shape[1] != d:
+        raise ValueError(f"points must be an (N, {d}) array, not {p.shape}")
+    g = arg.geometry
+    indices = p if points_are_indices else (p - np.asarray(g.origin, dtype=np.float64)) @ _point_to_index(g).T
+    return _evaluate_indices(
+        arg, indices, _sigma_pixels(sigma, g, d), tolerance, ridge, default_value, device, number_of_threads
+    )
+
+
 def gaussian_rbf_interpolation_image_filter(
     image: Any,
     *,
     zoom: Optional[PerAxis] = None,
+    transform: Any = None,
     sigma: Optional[PerAxis] = None,
     size: Optional[Sequence[int]] = None,
     output_spacing: Optional[Sequence[float]] = None,
@@ -71,8 +165,15 @@ def gaussian_rbf_interpolation_image_filter(
         zoom, size round(n * zoom), the same field of view. Or the output
         grid as in resample_image_filter: `reference_image`, or `size`,
         `output_spacing`, `output_origin`, `output_direction` (ITK order;
-        default: the input's). The output axes must be parallel to the
-        input's (flips allowed).
+        default: the input's). On a grid whose axes are parallel to the
+        input's (flips allowed) the separable method runs.
+    transform: an ITK Python transform from output to input physical points,
+        as in resample_image_filter (None: identity). With a transform, or
+        output axes not parallel to the input's, the interpolant is evaluated
+        point by point (gaussian_rbf_evaluate at every output pixel, double
+        precision, the same tolerance; slower: O(taps^D) per pixel). Affine,
+        translation and identity transforms are applied with NumPy; others
+        go through ITK's TransformPoint one point at a time.
     sigma: the Gaussian's sigma per axis in physical units (default: one input
         spacing). Beyond about 2.09 pixels (default tolerance) double
         precision cannot reach the tolerance and ValueError says so; `ridge`
@@ -93,27 +194,36 @@ def gaussian_rbf_interpolation_image_filter(
     else:
         shape, out_geometry = _output_grid(arg, reference_image, size, output_spacing, output_origin, output_direction)
     g = arg.geometry
+    sigma_pixels = _sigma_pixels(sigma, g, d)
+    dtype = _arrays.numpy_dtype(arg.array)
     # output index -> input continuous index: c = P2I_in (O_out - O_in) + P2I_in D_out S_out k
     p2i = _point_to_index(g)
     m = p2i @ (np.asarray(out_geometry.direction, dtype=np.float64) * np.asarray(out_geometry.spacing)[None, :])
     off = m - np.diag(np.diag(m))
-    if np.any(np.abs(off) > 1e-9 * np.abs(np.diag(m)).max()):
-        raise ValueError(
-            "the output grid's axes are not parallel to the input's: the exact GRBF method is separable along "
-            "the input's axes"
-        )
+    identity = transform is None or type(transform).__name__.startswith("itkIdentityTransform")
+    if not identity or np.any(np.abs(off) > 1e-9 * np.abs(np.diag(m)).max()):
+        if dtype.name not in ("uint8", "int16", "uint16", "float32", "float64"):
+            raise TypeError(f"pixel type {dtype.name} is not supported; use uint8, int16, uint16, float32 or float64")
+        indices = _output_indices(arg, shape, out_geometry, transform)
+        values = _evaluate_indices(
+            arg, indices, sigma_pixels, tolerance, ridge, default_pixel_value, device, number_of_threads
+        ).reshape(shape)
+        # itk.ResampleImageFilter's conversion: clamp to the type, static_cast
+        if dtype.kind in "iu":
+            info = np.iinfo(dtype)
+            values = np.where(np.isnan(values), default_pixel_value, values)
+            values = np.clip(values, info.min, info.max)
+        result, out = _arrays.empty_output(arg, shape, dtype, geometry=out_geometry)
+        host_out = values.astype(dtype)
+        if arg.kind == _arrays.TORCH:
+            out.copy_(_arrays.from_numpy_like(arg, host_out))
+        elif arg.kind == _arrays.CUPY:
+            out.set(host_out)
+        else:
+            out[...] = host_out
+        return result
     first = p2i @ (np.asarray(out_geometry.origin, dtype=np.float64) - np.asarray(g.origin, dtype=np.float64))
     step = np.diag(m)
-    if sigma is None:
-        sigma_physical = tuple(g.spacing)
-    elif np.isscalar(sigma):
-        sigma_physical = (float(sigma),) * d
-    else:
-        sigma_physical = tuple(float(v) for v in sigma)
-        if len(sigma_physical) != d:
-            raise ValueError(f"sigma needs {d} values (x, y, z order), not {len(sigma_physical)}")
-    sigma_pixels = [sigma_physical[a] / g.spacing[a] for a in range(d)]
-    dtype = _arrays.numpy_dtype(arg.array)
     result, out = _arrays.empty_output(arg, shape, dtype, geometry=out_geometry)
     report = _cif.gaussian_rbf(
         arg.array,

@@ -8,6 +8,7 @@
 #include "cifPythonArrays.h"
 
 #include "cifGaussianRBF.h"
+#include "itkCudaRuntime.h"
 
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/tuple.h>
@@ -210,6 +211,164 @@ GaussianRBF(const InArray &             input,
   return report;
 }
 
+/** Point plans of recent calls (sizes, sigma, tolerance, ridge), the 8 most recent. */
+struct CachedPoints
+{
+  int                  dimension{ 0 };
+  std::int64_t         size[3]{ 1, 1, 1 };
+  double               sigma[3]{ 1, 1, 1 };
+  cif::GrbfOptions     options;
+  cif::GrbfPointsPlan  plan;
+};
+
+std::shared_ptr<CachedPoints>
+CachedPointsFor(int dimension, const std::int64_t size[3], const double sigma[3], const cif::GrbfOptions & options)
+{
+  static std::mutex                                m;
+  static std::list<std::shared_ptr<CachedPoints>> cache;
+  auto same = [&](const CachedPoints & c)
+  {
+    bool equal = c.dimension == dimension && c.options.tolerance == options.tolerance &&
+                 c.options.ridge == options.ridge;
+    for (int a = 0; a < dimension && equal; ++a)
+    {
+      equal = c.size[a] == size[a] && c.sigma[a] == sigma[a];
+    }
+    return equal;
+  };
+  {
+    std::lock_guard<std::mutex> lock(m);
+    for (auto it = cache.begin(); it != cache.end(); ++it)
+    {
+      if (same(**it))
+      {
+        auto hit = *it;
+        cache.erase(it);
+        cache.push_front(hit);
+        return hit;
+      }
+    }
+  }
+  auto entry = std::make_shared<CachedPoints>();
+  entry->dimension = dimension;
+  entry->options = options;
+  for (int a = 0; a < 3; ++a)
+  {
+    entry->size[a] = size[a];
+    entry->sigma[a] = sigma[a];
+  }
+  entry->plan = cif::MakeGrbfPointsPlan(dimension, size, sigma, options);
+  std::lock_guard<std::mutex> lock(m);
+  cache.push_front(entry);
+  while (cache.size() > 8)
+  {
+    cache.pop_back();
+  }
+  return entry;
+}
+
+/** GRBF at arbitrary points: `points` (N x D float64 continuous indices, x
+ * first) of `input`'s interpolant into `values` (N float64); outside points
+ * get the default value. */
+Report
+GaussianRBFPoints(const InArray &             input,
+                  const InArray &             points,
+                  const OutArray &            values,
+                  const std::vector<double> & sigma,
+                  double                      tolerance,
+                  double                      ridge,
+                  double                      defaultValue,
+                  const std::string &         device,
+                  std::uintptr_t              stream,
+                  int                         threads)
+{
+  const char * name = "gaussian_rbf_evaluate";
+  const auto   in = Inspect(input, "image");
+  const auto   pts = Inspect(points, "points");
+  const auto   out = Inspect(values, "values");
+  RequireImageDimension(in, name);
+  RequirePixel(pts, Pixel::Float64, name);
+  RequirePixel(out, Pixel::Float64, name);
+  const int D = in.ndim;
+  if (pts.ndim != 2 || pts.shape[1] != D || out.Count() != pts.shape[0])
+  {
+    throw std::invalid_argument(std::string(name) + ": points must be (N, " + std::to_string(D) +
+                                ") and values (N,)");
+  }
+  if (sigma.size() != static_cast<std::size_t>(D))
+  {
+    throw std::invalid_argument(std::string(name) + ": sigma needs one value per axis");
+  }
+  std::int64_t size[3] = { 1, 1, 1 };
+  double       s[3] = { 1, 1, 1 };
+  for (int a = 0; a < D; ++a)
+  {
+    size[a] = in.Size(a);
+    s[a] = sigma[a];
+  }
+  const auto                cached = CachedPointsFor(D, size, s, cif::GrbfOptions{ tolerance, ridge });
+  const cif::GrbfPointsPlan & plan = cached->plan;
+  const std::int64_t        count = pts.shape[0];
+  const std::string         problem = cif::GrbfCUDAIsCompiled() ? "" : "this build has no CUDA code";
+  std::string               note = "GRBF at " + std::to_string(count) + " points, axes ";
+  for (int a = 0; a < D; ++a)
+  {
+    note += plan.axis[a].cardinal ? "L" : "a";
+  }
+  note += " (a: coefficients, L: cardinal weights)";
+  Report report;
+  DispatchGrbf(
+    in,
+    name,
+    [&](auto tag)
+    {
+      using T = decltype(tag);
+      report = RunJob(
+        name,
+        device,
+        problem,
+        { in, pts },
+        { out },
+        stream,
+        [&](const JobPointers & p)
+        {
+          itk::CudaDeviceBuffer coefficients(static_cast<std::size_t>(in.Count()) * sizeof(double)), inverse[3];
+          cif::GrbfPointsRule   rule = cif::GrbfHostRule(plan);
+          for (int a = 0; a < D; ++a)
+          {
+            if (plan.axis[a].cardinal)
+            {
+              inverse[a].Allocate(plan.axis[a].inverse.size() * sizeof(double));
+              inverse[a].CopyFromHost(plan.axis[a].inverse.data(), inverse[a].GetSize());
+              rule.inverse[a] = static_cast<const double *>(inverse[a].GetPointer());
+            }
+          }
+          cif::GrbfCoefficientsCUDA<T>(
+            static_cast<const T *>(p.in[0]), static_cast<double *>(coefficients.GetPointer()), plan);
+          cif::GrbfEvaluatePointsCUDA(static_cast<const double *>(coefficients.GetPointer()),
+                                      rule,
+                                      static_cast<const double *>(p.in[1]),
+                                      count,
+                                      defaultValue,
+                                      static_cast<double *>(p.out[0]));
+        },
+        [&](const JobPointers & p)
+        {
+          std::vector<double> coefficients(static_cast<std::size_t>(in.Count()));
+          cif::GrbfCoefficientsCPU<T>(static_cast<const T *>(p.in[0]), coefficients.data(), plan, Threads(threads));
+          cif::GrbfEvaluatePointsCPU(coefficients.data(),
+                                     cif::GrbfHostRule(plan),
+                                     static_cast<const double *>(p.in[1]),
+                                     count,
+                                     defaultValue,
+                                     static_cast<double *>(p.out[0]),
+                                     Threads(threads));
+        },
+        &note);
+    });
+  return report;
+}
+
 /** Taps and condition number of one axis's operator (for tests and docs). */
 std::tuple<int, double, double, double>
 GrbfAxisInfo(std::int64_t inputSize,
@@ -245,6 +404,20 @@ RegisterGaussianRBF(nb::module_ & m)
         nb::arg("threads"),
         "Exact separable GRBF interpolation: per axis (x first) the output positions first + k * step in input "
         "continuous indices and sigma in pixels.");
+  m.def("gaussian_rbf_points",
+        &GaussianRBFPoints,
+        nb::arg("input"),
+        nb::arg("points"),
+        nb::arg("values"),
+        nb::arg("sigma"),
+        nb::arg("tolerance"),
+        nb::arg("ridge"),
+        nb::arg("default_value"),
+        nb::arg("device"),
+        nb::arg("stream"),
+        nb::arg("threads"),
+        "GRBF at arbitrary points: points (N, D) float64 continuous indices (x first), values (N,) float64; "
+        "sigma in pixels per axis (x first).");
   m.def("gaussian_rbf_axis_info",
         &GrbfAxisInfo,
         "(taps, condition number, largest row L1, truncated L1) of one axis's operator.");

@@ -117,9 +117,6 @@ def test_bad_input():
         grbf(f, zoom=2, sigma=-1)
     with pytest.raises(ValueError, match="tolerance"):
         grbf(f, zoom=2, tolerance=0)
-    with pytest.raises(ValueError, match="parallel"):
-        c, s = np.cos(0.2), np.sin(0.2)
-        grbf(f, size=(8, 8), output_direction=[[c, -s], [s, c]])
     with pytest.raises(TypeError, match="int32"):
         grbf(f.astype(np.int32), zoom=2)
     with pytest.raises(ValueError, match="empty"):
@@ -148,3 +145,72 @@ def test_halo_is_half_the_taps():
     assert 25 <= grbf.halo(sigma_pixels=1) <= 40
     assert grbf.halo(sigma_pixels=1, ndim=2) == (grbf.halo(sigma_pixels=1),) * 2
     assert grbf.halo(sigma_pixels=2) > grbf.halo(sigma_pixels=1)
+
+
+# --------------------------------------------------------------------------
+# Arbitrary points: gaussian_rbf_evaluate, rotated grids, transforms
+
+
+@pytest.mark.parametrize("sigma", [(1.0, 0.8), (1.6, 1.2), (1.7, 1.75)])
+def test_evaluate_matches_the_dense_solve_at_random_points(sigma):
+    rng = np.random.default_rng(11)
+    f = rng.uniform(0, 100, (13, 17))
+    points = np.stack([rng.uniform(-0.5, 16.5, 200), rng.uniform(-0.5, 12.5, 200)], 1)
+    values = cif.gaussian_rbf_evaluate(f, points, sigma=sigma, points_are_indices=True, device="cpu")
+    np.testing.assert_allclose(values, dense(f, points, sigma), rtol=0, atol=1e-6 * 100)
+    # physical points: spacing and origin
+    g = dict(spacing=(0.5, 2.0), origin=(3.0, -1.0))
+    physical = points * np.array([0.5, 2.0]) + np.array([3.0, -1.0])
+    sigma_physical = (sigma[0] * 0.5, sigma[1] * 2.0)
+    again = cif.gaussian_rbf_evaluate(f, physical, sigma=sigma_physical, device="cpu", **g)
+    np.testing.assert_allclose(again, values, rtol=0, atol=1e-9 * 100)
+    outside = cif.gaussian_rbf_evaluate(f, [[-0.6, 3.0], [5.0, 12.5]], points_are_indices=True, default_value=-3)
+    np.testing.assert_array_equal(outside, [-3.0, -3.0])
+
+
+def test_rotated_output_grid_matches_the_dense_solve():
+    f = np.random.default_rng(12).uniform(0, 100, (11, 14)).astype(np.float32)
+    c, s = np.cos(0.3), np.sin(0.3)
+    out = grbf(f, size=(14, 11), output_direction=[[c, -s], [s, c]], output_origin=(2.0, -1.0), default_pixel_value=-7, device="cpu")
+    # output index (x first) -> physical (= input index here: unit input grid)
+    jj, ii = np.meshgrid(np.arange(11), np.arange(14), indexing="ij")
+    k = np.stack([ii.ravel(), jj.ravel()], 1).astype(np.float64)
+    points = k @ np.array([[c, -s], [s, c]]).T + np.array([2.0, -1.0])
+    inside = np.all((points >= -0.5) & (points < np.array([14, 11]) - 0.5), axis=1)
+    reference = dense(f, points, [1, 1])
+    got = out.ravel()
+    assert np.all(got[~inside] == -7) and (~inside).any()
+    np.testing.assert_allclose(got[inside], reference[inside], rtol=0, atol=1e-6 * 100 + 1e-5)
+
+
+def test_translation_transform_equals_the_separable_grid():
+    itk = pytest.importorskip("itk")
+    f = np.random.default_rng(13).uniform(0, 100, (30, 41))
+    shift = itk.TranslationTransform[itk.D, 2].New()
+    shift.Translate([0.37, -0.81])
+    # coefficient axes at 1, one of each at 1.7, cardinal weights only at 1.95
+    for sigma in (1.0, 1.7, 1.95):
+        moved = grbf(f, transform=shift, sigma=sigma, default_pixel_value=-7, device="cpu")
+        grid = grbf(f, size=(41, 30), output_origin=(0.37, -0.81), sigma=sigma, default_pixel_value=-7, device="cpu")
+        np.testing.assert_allclose(moved, grid, rtol=0, atol=3e-6 * 100)
+    # an affine transform: the dense solve at the transformed points
+    affine = itk.AffineTransform[itk.D, 2].New()
+    affine.SetCenter([20.0, 15.0])
+    affine.Rotate2D(0.25)
+    small = f[:12, :15]
+    out = grbf(small, transform=affine, default_pixel_value=-7, device="cpu")
+    jj, ii = np.meshgrid(np.arange(12), np.arange(15), indexing="ij")
+    points = np.array([list(affine.TransformPoint([float(x), float(y)])) for x, y in zip(ii.ravel(), jj.ravel())])
+    inside = np.all((points >= -0.5) & (points < np.array([15, 12]) - 0.5), axis=1)
+    np.testing.assert_allclose(out.ravel()[inside], dense(small, points, [1, 1])[inside], rtol=0, atol=1e-6 * 100)
+    assert np.all(out.ravel()[~inside] == -7)
+
+
+def test_evaluate_bad_input():
+    f = np.zeros((8, 8), np.float32)
+    with pytest.raises(ValueError, match=r"\(N, 2\)"):
+        cif.gaussian_rbf_evaluate(f, np.zeros((4, 3)))
+    with pytest.raises(ValueError, match="limit is sigma <= 2.09"):
+        cif.gaussian_rbf_evaluate(np.zeros((64, 64)), np.zeros((1, 2)), sigma=2.6)
+    with pytest.raises(TypeError, match="int32"):
+        cif.gaussian_rbf_evaluate(f.astype(np.int32), np.zeros((1, 2)))
