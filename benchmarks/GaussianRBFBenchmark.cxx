@@ -2,6 +2,7 @@
  *  GaussianRBFBenchmark: the exact separable GRBF core (seed 003's cases).
  *
  *  Usage: GaussianRBFBenchmark [--reps N] [--sigma S] [--skip-cpu] [--skip-itk] [--threads N]
+ *                              [--only TEXT] (the cases whose name holds TEXT)
  *
  *  Cases (float32, sigma = 1 pixel, the seed's default; output grids keep
  *  the input's field of view: spacing / zoom, pixel centres):
@@ -132,6 +133,7 @@ main(int argc, char * argv[])
   double sigma = 1.0;
   bool   skipCpu = false;
   bool   skipItk = false;
+  std::string only;
   int    threads = static_cast<int>(std::thread::hardware_concurrency());
   for (int i = 1; i < argc; ++i)
   {
@@ -155,9 +157,13 @@ main(int argc, char * argv[])
     {
       skipItk = true;
     }
+    else if (!std::strcmp(argv[i], "--only") && i + 1 < argc)
+    {
+      only = argv[++i];
+    }
     else
     {
-      std::fprintf(stderr, "usage: %s [--reps N] [--sigma S] [--skip-cpu] [--skip-itk] [--threads N]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--reps N] [--sigma S] [--skip-cpu] [--skip-itk] [--threads N] [--only TEXT]\n", argv[0]);
       return 2;
     }
   }
@@ -179,6 +185,10 @@ main(int argc, char * argv[])
   std::vector<cif_bench::Row> rows;
   for (const Case & c : cases)
   {
+    if (!only.empty() && c.name.find(only) == std::string::npos)
+    {
+      continue;
+    }
     double       buildMs = 0;
     const auto   job = MakeJob(c, sigma, buildMs);
     std::int64_t inCount = 1, outCount = 1;

@@ -162,7 +162,11 @@ GrbfSeparableCPU(const T * input, T * output, const GrbfSeparableJob & job, int 
 class GrbfDevicePlan;
 
 /** Uploads a job's operators to the current device (float weights, double
- * for double images). Throws cif::CudaFailure / cif::CudaOutOfMemory. */
+ * for double images). The plan also keeps its executions' work buffers
+ * (intermediate images, pointer arrays) when they total at most 64 MiB, so
+ * that small jobs do not pay cudaMalloc on every call; concurrent
+ * executions with one plan allocate their own. Throws cif::CudaFailure /
+ * cif::CudaOutOfMemory. */
 std::shared_ptr<GrbfDevicePlan>
 MakeGrbfDevicePlan(const GrbfSeparableJob & job, bool doublePrecision);
 

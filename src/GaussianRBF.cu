@@ -30,6 +30,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <limits>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -241,7 +242,30 @@ public:
   itk::CudaDeviceBuffer   outside[3]; ///< one byte per output row of each axis (a zero byte for unused axes)
   bool                    anyOutside{ false };
   std::size_t             largestBatch{ 0 };
+
+  /** Work buffers kept between executions when they are small (<= 64 MiB in
+   * all): cudaMalloc and cudaFree cost more than the kernels of a 512^2
+   * zoom. One execution at a time uses them (others allocate their own). */
+  std::mutex            workMutex;
+  itk::CudaDeviceBuffer work[3]; ///< ping, pong, pointer arrays
 };
+
+namespace
+{
+constexpr std::size_t kKeptWorkBytes = std::size_t{ 64 } << 20;
+
+/** `bytes` of work buffer `k`: the plan's kept one when `kept`, else `local`. */
+void *
+WorkBuffer(GrbfDevicePlan & plan, bool kept, int k, std::size_t bytes, itk::CudaDeviceBuffer & local)
+{
+  itk::CudaDeviceBuffer & buffer = kept ? plan.work[k] : local;
+  if (buffer.GetSize() < bytes)
+  {
+    buffer.Allocate(bytes);
+  }
+  return buffer.GetPointer();
+}
+} // namespace
 
 namespace
 {
@@ -452,7 +476,7 @@ RunPass(const DevicePass & pass,
 
 template <typename T>
 void
-Execute(const T * input, T * output, const GrbfSeparableJob & job, const GrbfDevicePlan & plan)
+Execute(const T * input, T * output, const GrbfSeparableJob & job, GrbfDevicePlan & plan)
 {
   using TAcc = GrbfIntermediate<T>;
   std::int64_t       size[3] = { plan.inputSize[0], plan.inputSize[1], plan.inputSize[2] };
@@ -472,6 +496,7 @@ Execute(const T * input, T * output, const GrbfSeparableJob & job, const GrbfDev
   }
   const std::size_t     passes = plan.passes.size();
   itk::CudaDeviceBuffer converted, ping, pong, pointers;
+  void *                work[3] = { nullptr, nullptr, nullptr };
   const TAcc *          current = nullptr;
   if (direct)
   {
@@ -488,17 +513,21 @@ Execute(const T * input, T * output, const GrbfSeparableJob & job, const GrbfDev
   // buffers: the last pass of a float/double image writes the output itself
   const std::size_t written = direct && passes > 0 ? passes - 1 : passes; // passes that write a buffer
   const std::size_t needed = std::min<std::size_t>(written, 2);           // ping and pong alternate
+  const std::size_t imageBytes = static_cast<std::size_t>(largest) * sizeof(TAcc);
+  const std::size_t pointerBytes = 3 * plan.largestBatch * sizeof(void *);
+  std::unique_lock<std::mutex> lock(plan.workMutex, std::try_to_lock);
+  const bool kept = lock.owns_lock() && needed * imageBytes + pointerBytes <= kKeptWorkBytes;
   if (needed >= 1)
   {
-    ping.Allocate(static_cast<std::size_t>(largest) * sizeof(TAcc));
+    work[0] = WorkBuffer(plan, kept, 0, imageBytes, ping);
   }
   if (needed >= 2)
   {
-    pong.Allocate(static_cast<std::size_t>(largest) * sizeof(TAcc));
+    work[1] = WorkBuffer(plan, kept, 1, imageBytes, pong);
   }
   if (passes > 0)
   {
-    pointers.Allocate(3 * plan.largestBatch * sizeof(void *));
+    work[2] = WorkBuffer(plan, kept, 2, pointerBytes, pointers);
   }
   for (std::size_t k = 0; k < passes; ++k)
   {
@@ -519,9 +548,9 @@ Execute(const T * input, T * output, const GrbfSeparableJob & job, const GrbfDev
     }
     else
     {
-      dst = static_cast<TAcc *>((k % 2 == 0 ? ping : pong).GetPointer());
+      dst = static_cast<TAcc *>(work[k % 2]);
     }
-    RunPass<TAcc>(p, current, dst, inner, outer, static_cast<void **>(pointers.GetPointer()), plan.largestBatch);
+    RunPass<TAcc>(p, current, dst, inner, outer, static_cast<void **>(work[2]), plan.largestBatch);
     size[p.axis] = p.nOut;
     current = dst;
   }
@@ -592,7 +621,7 @@ GrbfSeparableCUDA(const T * input, T * output, const GrbfSeparableJob & job, con
       throw std::invalid_argument("GrbfSeparableCUDA: the plan was made for another job");
     }
   }
-  Execute<T>(input, output, job, *plan);
+  Execute<T>(input, output, job, const_cast<GrbfDevicePlan &>(*plan)); // only its work buffers change
 }
 
 namespace
