@@ -15,13 +15,16 @@
  *
  *  Building M_a: the nodes are uniform, so every window of W consecutive
  *  nodes has the same Gram matrix (Toeplitz). One Cholesky factorisation of
- *  that W x W matrix in double precision (Eigen's LLT) gives its inverse C;
- *  an output at position p takes the window of W nodes centred on it
- *  (clamped to the axis) and its weights C e(p), e(p) the Gaussians between
- *  p and the window's nodes. W = min(n, 2 H + 1) with H = 60 sigma^2 (at
- *  least 32): the nodes beyond H change the weights by less than the
- *  conditioning allows one to see (tested against the full solve). So
- *  building costs O(H^3 + outputs H sigma), whatever the axis length.
+ *  that W x W matrix in double precision (Eigen's LLT); an output at
+ *  position p takes the window of W nodes centred on it (clamped to the
+ *  axis) and its weights solve G w = e(p), e(p) the Gaussians between p and
+ *  the window's nodes (two triangular solves: backward stable, so the
+ *  weights' error stays near kappa * eps where multiplying by the explicit
+ *  inverse loses another factor of its entries' size). W = min(n, 2 H + 1)
+ *  with H = 60 sigma^2 (at least 32): the nodes beyond H change the weights
+ *  by less than the conditioning allows one to see (tested against the full
+ *  solve). Rows at the same offset in the same window are solved once, so
+ *  building costs O(H^3 + distinct rows x H^2), whatever the axis length.
  *=========================================================================*/
 #ifndef cifGaussianRBF_h
 #define cifGaussianRBF_h
