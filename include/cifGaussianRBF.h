@@ -352,6 +352,25 @@ GrbfEvaluatePointsCPU(const double *         coefficients,
                       double                 defaultValue,
                       double *               values,
                       int                    numberOfThreads);
+/** S at every pixel of an output grid whose input continuous index is the
+ * affine map c = matrix o + offset of the output index o (x fastest), into
+ * `output` (dense, outputSize) with ITK's inside rule, the clamp to
+ * [outputMin, outputMax] and static_cast (NaN: NaN for floating point, the
+ * default value for integers). CPU, multi-threaded; the GPU does the same
+ * through ResampleCUDA's GaussianRBF rule. */
+template <typename T>
+void
+GrbfEvaluateAffineCPU(const double *         coefficients,
+                      const GrbfPointsRule & rule,
+                      const std::int64_t     outputSize[3],
+                      const double           matrix[3][3],
+                      const double           offset[3],
+                      double                 defaultValue,
+                      double                 outputMin,
+                      double                 outputMax,
+                      T *                    output,
+                      int                    numberOfThreads);
+
 void
 GrbfEvaluatePointsCUDA(const double *         coefficients,
                        const GrbfPointsRule & rule,

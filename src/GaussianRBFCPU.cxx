@@ -268,8 +268,60 @@ GrbfEvaluatePointsCPU(const double *         coefficients,
               });
 }
 
+template <typename T>
+void
+GrbfEvaluateAffineCPU(const double *         coefficients,
+                      const GrbfPointsRule & rule,
+                      const std::int64_t     outputSize[3],
+                      const double           matrix[3][3],
+                      const double           offset[3],
+                      double                 defaultValue,
+                      double                 outputMin,
+                      double                 outputMax,
+                      T *                    output,
+                      int                    numberOfThreads)
+{
+  const GrbfDenseLayout layout = DenseLayoutOf(rule);
+  const int             D = rule.dimension;
+  ParallelFor(outputSize[1] * outputSize[2],
+              numberOfThreads,
+              [&](std::int64_t begin, std::int64_t end)
+              {
+                for (std::int64_t line = begin; line < end; ++line)
+                {
+                  const double o1 = static_cast<double>(line % outputSize[1]);
+                  const double o2 = static_cast<double>(line / outputSize[1]);
+                  for (std::int64_t x = 0; x < outputSize[0]; ++x)
+                  {
+                    const double o[3] = { static_cast<double>(x), o1, o2 };
+                    double       c[3] = { 0, 0, 0 };
+                    bool         inside = true;
+                    for (int a = 0; a < D; ++a)
+                    {
+                      c[a] = matrix[a][0] * o[0] + matrix[a][1] * o[1] + matrix[a][2] * o[2] + offset[a];
+                      inside = inside && c[a] >= -0.5 && c[a] < static_cast<double>(rule.size[a]) - 0.5;
+                    }
+                    output[line * outputSize[0] + x] =
+                      inside ? GrbfConvertValue<T>(GrbfEvaluateAt(coefficients, layout, rule, c), outputMin, outputMax,
+                                                   defaultValue)
+                             : static_cast<T>(defaultValue);
+                  }
+                }
+              });
+}
+
 #define CIF_INSTANTIATE_GRBF_COEFFICIENTS_CPU(T)                                                                       \
-  template void GrbfCoefficientsCPU<T>(const T *, double *, const GrbfPointsPlan &, int);
+  template void GrbfCoefficientsCPU<T>(const T *, double *, const GrbfPointsPlan &, int);                              \
+  template void GrbfEvaluateAffineCPU<T>(const double *,                                                               \
+                                         const GrbfPointsRule &,                                                       \
+                                         const std::int64_t[3],                                                        \
+                                         const double[3][3],                                                           \
+                                         const double[3],                                                              \
+                                         double,                                                                       \
+                                         double,                                                                       \
+                                         double,                                                                       \
+                                         T *,                                                                          \
+                                         int);
 CIF_INSTANTIATE_GRBF_COEFFICIENTS_CPU(unsigned char)
 CIF_INSTANTIATE_GRBF_COEFFICIENTS_CPU(short)
 CIF_INSTANTIATE_GRBF_COEFFICIENTS_CPU(unsigned short)

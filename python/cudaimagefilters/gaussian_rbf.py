@@ -79,11 +79,8 @@ def _output_indices(arg, shape, out_geometry, transform) -> np.ndarray:
     # (N, D), x first, array order of the output (z slowest)
     index = np.stack([g.transpose(tuple(reversed(range(d)))).ravel() for g in grids], axis=1)
     physical = index @ _index_to_point(out_geometry).T + np.asarray(out_geometry.origin, dtype=np.float64)
-    t = _classify_transform(transform, d)
-    if t.matrix is not None:
-        moved = physical @ np.asarray(t.matrix).T + np.asarray(t.offset)
-    else:  # any other ITK transform: point by point through ITK (slow)
-        moved = np.array([list(transform.TransformPoint([float(v) for v in p])) for p in physical], dtype=np.float64)
+    # a non-affine ITK transform (affine ones take the index map): point by point through ITK (slow)
+    moved = np.array([list(transform.TransformPoint([float(v) for v in p])) for p in physical], dtype=np.float64)
     g = arg.geometry
     return (moved - np.asarray(g.origin, dtype=np.float64)) @ _point_to_index(g).T
 
@@ -170,10 +167,11 @@ def gaussian_rbf_interpolation_image_filter(
     transform: an ITK Python transform from output to input physical points,
         as in resample_image_filter (None: identity). With a transform, or
         output axes not parallel to the input's, the interpolant is evaluated
-        point by point (gaussian_rbf_evaluate at every output pixel, double
-        precision, the same tolerance; slower: O(taps^D) per pixel). Affine,
-        translation and identity transforms are applied with NumPy; others
-        go through ITK's TransformPoint one point at a time.
+        point by point (double precision, the same tolerance; slower:
+        O(taps^D) per pixel). Affine, translation and identity transforms
+        become one index map evaluated where the image is (GPU arrays stay
+        on the GPU); other transforms go through ITK's TransformPoint one
+        point at a time on the host, then gaussian_rbf_evaluate.
     sigma: the Gaussian's sigma per axis in physical units (default: one input
         spacing). Beyond about 2.09 pixels (default tolerance) double
         precision cannot reach the tolerance and ValueError says so; `ridge`
@@ -204,6 +202,32 @@ def gaussian_rbf_interpolation_image_filter(
     if not identity or np.any(np.abs(off) > 1e-9 * np.abs(np.diag(m)).max()):
         if dtype.name not in ("uint8", "int16", "uint16", "float32", "float64"):
             raise TypeError(f"pixel type {dtype.name} is not supported; use uint8, int16, uint16, float32 or float64")
+        t = _classify_transform(transform, d)
+        if t.matrix is not None:
+            # affine: the output index -> input continuous index map, evaluated
+            # by the core on the image's side (no point arrays)
+            out_i2p = _index_to_point(out_geometry)
+            a = p2i @ np.asarray(t.matrix) @ out_i2p
+            b = p2i @ (np.asarray(t.matrix) @ np.asarray(out_geometry.origin, dtype=np.float64) + np.asarray(t.offset)
+                       - np.asarray(g.origin, dtype=np.float64))
+            matrix, offset = np.eye(3), np.zeros(3)
+            matrix[:d, :d], offset[:d] = a, b
+            result, out = _arrays.empty_output(arg, shape, dtype, geometry=out_geometry)
+            report = _cif.gaussian_rbf_affine(
+                arg.array,
+                out,
+                [float(v) for v in matrix.ravel()],
+                [float(v) for v in offset],
+                [float(v) for v in sigma_pixels],
+                float(tolerance),
+                float(ridge),
+                float(default_pixel_value),
+                device,
+                arg.stream,
+                threads(number_of_threads),
+            )
+            _record(report)
+            return result
         indices = _output_indices(arg, shape, out_geometry, transform)
         values = _evaluate_indices(
             arg, indices, sigma_pixels, tolerance, ridge, default_pixel_value, device, number_of_threads

@@ -8,6 +8,7 @@
 #include "cifPythonArrays.h"
 
 #include "cifGaussianRBF.h"
+#include "cifResample.h"
 #include "itkCudaRuntime.h"
 
 #include <nanobind/stl/string.h>
@@ -369,6 +370,132 @@ GaussianRBFPoints(const InArray &             input,
   return report;
 }
 
+/** GRBF at every pixel of `output` through the affine index map c =
+ * matrix o + offset (x first, 3 x 3 row-major and 3 values, unused axes
+ * identity): the point core without point arrays. */
+Report
+GaussianRBFAffine(const InArray &             input,
+                  const OutArray &            output,
+                  const std::vector<double> & matrix,
+                  const std::vector<double> & offset,
+                  const std::vector<double> & sigma,
+                  double                      tolerance,
+                  double                      ridge,
+                  double                      defaultValue,
+                  const std::string &         device,
+                  std::uintptr_t              stream,
+                  int                         threads)
+{
+  const char * name = "gaussian_rbf_interpolation_image_filter";
+  const auto   in = Inspect(input, "image");
+  const auto   out = Inspect(output, "output");
+  RequireImageDimension(in, name);
+  RequirePixel(out, in.pixel, name);
+  const int D = in.ndim;
+  if (out.ndim != D || matrix.size() != 9 || offset.size() != 3 || sigma.size() != static_cast<std::size_t>(D))
+  {
+    throw std::invalid_argument(std::string(name) + ": inconsistent output, matrix, offset or sigma");
+  }
+  std::int64_t size[3] = { 1, 1, 1 }, outSize[3] = { 1, 1, 1 };
+  double       s[3] = { 1, 1, 1 };
+  for (int a = 0; a < D; ++a)
+  {
+    size[a] = in.Size(a);
+    outSize[a] = out.Size(a);
+    s[a] = sigma[a];
+  }
+  const auto                  cached = CachedPointsFor(D, size, s, cif::GrbfOptions{ tolerance, ridge });
+  const cif::GrbfPointsPlan & plan = cached->plan;
+  cif::ResampleGeometry       g;
+  for (int a = 0; a < 3; ++a)
+  {
+    g.inputSize[a] = size[a];
+    g.outputSize[a] = outSize[a];
+    g.offset[a] = offset[a];
+    for (int b = 0; b < 3; ++b)
+    {
+      g.matrix[a][b] = matrix[3 * a + b];
+    }
+  }
+  std::string problem = cif::GrbfCUDAIsCompiled() ? "" : "this build has no CUDA code";
+  if (problem.empty() && D < 2)
+  {
+    problem = "the GPU takes 2D and 3D images";
+  }
+  std::string note = "GRBF evaluated point by point, axes ";
+  for (int a = 0; a < D; ++a)
+  {
+    note += plan.axis[a].cardinal ? "L" : "a";
+  }
+  note += " (a: coefficients, L: cardinal weights)";
+  Report report;
+  DispatchGrbf(
+    in,
+    name,
+    [&](auto tag)
+    {
+      using T = decltype(tag);
+      double lo = -1e308, hi = 1e308;
+      if constexpr (std::is_integral<T>::value)
+      {
+        lo = static_cast<double>(std::numeric_limits<T>::lowest());
+        hi = static_cast<double>(std::numeric_limits<T>::max());
+      }
+      report = RunJob(
+        name,
+        device,
+        problem,
+        { in },
+        { out },
+        stream,
+        [&](const JobPointers & p)
+        {
+          itk::CudaDeviceBuffer   coefficients(static_cast<std::size_t>(in.Count()) * sizeof(double)), inverse[3];
+          cif::ResampleParameters parameters;
+          parameters.interpolation = cif::Interpolation::GaussianRBF;
+          parameters.defaultValue = defaultValue;
+          parameters.outputMin = lo;
+          parameters.outputMax = hi;
+          parameters.grbf = cif::GrbfHostRule(plan);
+          for (int a = 0; a < D; ++a)
+          {
+            if (plan.axis[a].cardinal)
+            {
+              inverse[a].Allocate(plan.axis[a].inverse.size() * sizeof(double));
+              inverse[a].CopyFromHost(plan.axis[a].inverse.data(), inverse[a].GetSize());
+              parameters.grbf.inverse[a] = static_cast<const double *>(inverse[a].GetPointer());
+            }
+          }
+          cif::GrbfCoefficientsCUDA<T>(
+            static_cast<const T *>(p.in[0]), static_cast<double *>(coefficients.GetPointer()), plan);
+          if constexpr (std::is_same<T, unsigned char>::value || std::is_same<T, short>::value ||
+                        std::is_same<T, unsigned short>::value || std::is_same<T, float>::value ||
+                        std::is_same<T, double>::value)
+          {
+            cif::ResampleCUDA<double, T>(
+              static_cast<const double *>(coefficients.GetPointer()), static_cast<T *>(p.out[0]), g, parameters);
+          }
+        },
+        [&](const JobPointers & p)
+        {
+          std::vector<double> coefficients(static_cast<std::size_t>(in.Count()));
+          cif::GrbfCoefficientsCPU<T>(static_cast<const T *>(p.in[0]), coefficients.data(), plan, Threads(threads));
+          cif::GrbfEvaluateAffineCPU<T>(coefficients.data(),
+                                        cif::GrbfHostRule(plan),
+                                        outSize,
+                                        g.matrix,
+                                        g.offset,
+                                        defaultValue,
+                                        lo,
+                                        hi,
+                                        static_cast<T *>(p.out[0]),
+                                        Threads(threads));
+        },
+        &note);
+    });
+  return report;
+}
+
 /** Taps and condition number of one axis's operator (for tests and docs). */
 std::tuple<int, double, double, double>
 GrbfAxisInfo(std::int64_t inputSize,
@@ -418,6 +545,21 @@ RegisterGaussianRBF(nb::module_ & m)
         nb::arg("threads"),
         "GRBF at arbitrary points: points (N, D) float64 continuous indices (x first), values (N,) float64; "
         "sigma in pixels per axis (x first).");
+  m.def("gaussian_rbf_affine",
+        &GaussianRBFAffine,
+        nb::arg("input"),
+        nb::arg("output"),
+        nb::arg("matrix"),
+        nb::arg("offset"),
+        nb::arg("sigma"),
+        nb::arg("tolerance"),
+        nb::arg("ridge"),
+        nb::arg("default_value"),
+        nb::arg("device"),
+        nb::arg("stream"),
+        nb::arg("threads"),
+        "GRBF at every output pixel through the affine index map c = matrix o + offset (x first; 3 x 3 "
+        "row-major and 3 values); sigma in pixels.");
   m.def("gaussian_rbf_axis_info",
         &GrbfAxisInfo,
         "(taps, condition number, largest row L1, truncated L1) of one axis's operator.");

@@ -214,3 +214,28 @@ def test_evaluate_bad_input():
         cif.gaussian_rbf_evaluate(np.zeros((64, 64)), np.zeros((1, 2)), sigma=2.6)
     with pytest.raises(TypeError, match="int32"):
         cif.gaussian_rbf_evaluate(f.astype(np.int32), np.zeros((1, 2)))
+
+
+def test_displacement_field_goes_point_by_point_and_integers_are_clamped():
+    itk = pytest.importorskip("itk")
+    f = np.random.default_rng(14).uniform(0, 255, (10, 12))
+    field = np.zeros((10, 12, 2))
+    field[..., 0] = 0.7 * np.sin(np.arange(10))[:, None]
+    field[..., 1] = -0.4
+    image = itk.image_from_array(field, is_vector=True)
+    warp = itk.DisplacementFieldTransform[itk.D, 2].New()
+    warp.SetDisplacementField(image)
+    out = grbf(f, transform=warp, default_pixel_value=-1, device="cpu")
+    jj, ii = np.meshgrid(np.arange(10), np.arange(12), indexing="ij")
+    points = np.array([list(warp.TransformPoint([float(x), float(y)])) for x, y in zip(ii.ravel(), jj.ravel())])
+    inside = np.all((points >= -0.5) & (points < np.array([12, 10]) - 0.5), axis=1)
+    reference = dense(f, points, [1, 1])
+    np.testing.assert_allclose(out.ravel()[inside], reference[inside], rtol=0, atol=1e-6 * 255)
+    assert np.all(out.ravel()[~inside] == -1)
+    # uint8 through the affine index map: clamped to [0, 255], then truncated
+    c, s = np.cos(0.3), np.sin(0.3)
+    u8 = np.clip(f, 0, 255).astype(np.uint8)
+    rotated = grbf(u8, size=(12, 10), output_direction=[[c, -s], [s, c]], device="cpu")
+    as_float = grbf(u8.astype(np.float64), size=(12, 10), output_direction=[[c, -s], [s, c]], device="cpu")
+    assert rotated.dtype == np.uint8
+    np.testing.assert_array_equal(rotated, np.clip(as_float, 0, 255).astype(np.uint8))

@@ -310,6 +310,18 @@ def test_gaussian_rbf_points_on_cupy_follow_the_cpu(cupy):
     c, s = np.cos(0.2), np.sin(0.2)
     direction = [[c, -s, 0], [s, c, 0], [0, 0, 1]]
     cpu = cif.gaussian_rbf_interpolation_image_filter(a, size=(40, 36, 20), output_direction=direction, device="cpu")
-    gpu = cif.gaussian_rbf_interpolation_image_filter(cupy.asarray(a), size=(40, 36, 20), output_direction=direction)
+    x = cupy.asarray(a)
+    cif.reset_transfer_counters()
+    gpu = cif.gaussian_rbf_interpolation_image_filter(x, size=(40, 36, 20), output_direction=direction)
+    c = cif.transfer_counters()
+    assert cif.last_execution_report().device == "GPU", cif.last_execution_report().message
     assert isinstance(gpu, cupy.ndarray)
+    # the affine index map runs where the image is: no image crosses the bus
+    assert c.device_to_host_count == 0 and c.host_to_device_bytes < a.nbytes // 2
     np.testing.assert_allclose(cupy.asnumpy(gpu), cpu, rtol=0, atol=2e-7 * float(np.ptp(a)))
+    # integers through the affine map: GPU and CPU round alike except where
+    # double sums straddle an integer
+    u8 = np.clip(a, 0, 255).astype(np.uint8)
+    cpu8 = cif.gaussian_rbf_interpolation_image_filter(u8, size=(40, 36, 20), output_direction=direction, device="cpu")
+    gpu8 = cupy.asnumpy(cif.gaussian_rbf_interpolation_image_filter(cupy.asarray(u8), size=(40, 36, 20), output_direction=direction))
+    assert np.abs(gpu8.astype(int) - cpu8.astype(int)).max() <= 1 and np.mean(gpu8 != cpu8) < 1e-3
