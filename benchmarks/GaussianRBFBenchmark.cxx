@@ -129,12 +129,12 @@ ItkCubicMs(const Case & c, const std::vector<float> & pixels, int threads)
 int
 main(int argc, char * argv[])
 {
-  int    reps = 20;
-  double sigma = 1.0;
-  bool   skipCpu = false;
-  bool   skipItk = false;
+  int         reps = 20;
+  double      sigma = 1.0;
+  bool        skipCpu = false;
+  bool        skipItk = false;
   std::string only;
-  int    threads = static_cast<int>(std::thread::hardware_concurrency());
+  int         threads = static_cast<int>(std::thread::hardware_concurrency());
   for (int i = 1; i < argc; ++i)
   {
     if (!std::strcmp(argv[i], "--reps") && i + 1 < argc)
@@ -163,7 +163,8 @@ main(int argc, char * argv[])
     }
     else
     {
-      std::fprintf(stderr, "usage: %s [--reps N] [--sigma S] [--skip-cpu] [--skip-itk] [--threads N] [--only TEXT]\n", argv[0]);
+      std::fprintf(
+        stderr, "usage: %s [--reps N] [--sigma S] [--skip-cpu] [--skip-itk] [--threads N] [--only TEXT]\n", argv[0]);
       return 2;
     }
   }

@@ -83,7 +83,7 @@ ItkCubicMs(const Case & c, const std::vector<float> & pixels, int threads)
   image->SetRegions(size);
   image->Allocate();
   std::copy(pixels.begin(), pixels.end(), image->GetBufferPointer());
-  auto                                              rotation = itk::AffineTransform<double, D>::New();
+  auto                                                     rotation = itk::AffineTransform<double, D>::New();
   typename itk::AffineTransform<double, D>::InputPointType centre;
   centre.Fill(0);
   centre[0] = 0.5 * static_cast<double>(c.size[0] - 1);
@@ -159,12 +159,12 @@ main(int argc, char * argv[])
   std::vector<cif_bench::Row> rows;
   for (const Case & c : cases)
   {
-    const std::int64_t count = c.size[0] * c.size[1] * c.size[2];
-    const double       sigma[3] = { c.sigma, c.sigma, c.sigma };
+    const std::int64_t  count = c.size[0] * c.size[1] * c.size[2];
+    const double        sigma[3] = { c.sigma, c.sigma, c.sigma };
     cif::GrbfPointsPlan plan;
-    const double        planMs = cif_bench::TimeWallOnce(
-      [&] { plan = cif::MakeGrbfPointsPlan(c.dimension, c.size, sigma, cif::GrbfOptions{}); });
-    double tapsPerPoint = 1;
+    const double        planMs =
+      cif_bench::TimeWallOnce([&] { plan = cif::MakeGrbfPointsPlan(c.dimension, c.size, sigma, cif::GrbfOptions{}); });
+    double      tapsPerPoint = 1;
     std::string modes;
     for (int a = 0; a < c.dimension; ++a)
     {
@@ -191,7 +191,7 @@ main(int argc, char * argv[])
         out(host.size() * sizeof(float)), inverse[3];
       in.CopyFromHost(host.data(), host.size() * sizeof(float));
       out.FillBytes(0xff);
-      cif::ResampleGeometry g;
+      cif::ResampleGeometry   g;
       cif::ResampleParameters p;
       p.interpolation = cif::Interpolation::GaussianRBF;
       p.grbf = cif::GrbfHostRule(plan);
@@ -251,9 +251,8 @@ main(int argc, char * argv[])
         [&] { cif::GrbfCoefficientsCPU<float>(host.data(), coefficients.data(), plan, threads); }, 1);
       const auto   rule = cif::GrbfHostRule(plan);
       const double evaluateMs = cif_bench::TimeWall(
-        [&] {
-          cif::GrbfEvaluatePointsCPU(coefficients.data(), rule, points.data(), count, 0.0, values.data(), threads);
-        },
+        [&]
+        { cif::GrbfEvaluatePointsCPU(coefficients.data(), rule, points.data(), count, 0.0, values.data(), threads); },
         1);
       char cpuNote[240];
       std::snprintf(cpuNote, sizeof(cpuNote), "%.1f GFLOP/s in the evaluation", gflop / evaluateMs * 1e3);

@@ -298,15 +298,15 @@ MakeGrbfPointsPlan(int dimension, const std::int64_t inputSize[3], const double 
  * Axes at or past `dimension` are trivial (weight 1 at index 0). */
 struct GrbfPointsRule
 {
-  int           dimension{ 0 };
-  std::int64_t  size[3]{ 1, 1, 1 };
-  double        inv2s2[3]{ 0.5, 0.5, 0.5 }; ///< 1 / (2 sigma^2)
-  int           radius[3]{ 0, 0, 0 };
-  int           cardinal[3]{ 0, 0, 0 };
-  int           cardinalRadius[3]{ 0, 0, 0 };
-  int           radii[3]{ 0, 0, 0 };
-  std::int64_t  window[3]{ 1, 1, 1 };
-  std::int64_t  halfWindow[3]{ 0, 0, 0 };
+  int          dimension{ 0 };
+  std::int64_t size[3]{ 1, 1, 1 };
+  double       inv2s2[3]{ 0.5, 0.5, 0.5 }; ///< 1 / (2 sigma^2)
+  int          radius[3]{ 0, 0, 0 };
+  int          cardinal[3]{ 0, 0, 0 };
+  int          cardinalRadius[3]{ 0, 0, 0 };
+  int          radii[3]{ 0, 0, 0 };
+  std::int64_t window[3]{ 1, 1, 1 };
+  std::int64_t halfWindow[3]{ 0, 0, 0 };
   /** Cardinal axes: GrbfPointsAxis::inverse (C, then the radius table). */
   const double * inverse[3]{ nullptr, nullptr, nullptr };
   /** How far (in nodes) from a point its taps reach, per axis. */

@@ -511,12 +511,12 @@ Execute(const T * input, T * output, const GrbfSeparableJob & job, GrbfDevicePla
     current = static_cast<const TAcc *>(converted.GetPointer());
   }
   // buffers: the last pass of a float/double image writes the output itself
-  const std::size_t written = direct && passes > 0 ? passes - 1 : passes; // passes that write a buffer
-  const std::size_t needed = std::min<std::size_t>(written, 2);           // ping and pong alternate
-  const std::size_t imageBytes = static_cast<std::size_t>(largest) * sizeof(TAcc);
-  const std::size_t pointerBytes = 3 * plan.largestBatch * sizeof(void *);
+  const std::size_t            written = direct && passes > 0 ? passes - 1 : passes; // passes that write a buffer
+  const std::size_t            needed = std::min<std::size_t>(written, 2);           // ping and pong alternate
+  const std::size_t            imageBytes = static_cast<std::size_t>(largest) * sizeof(TAcc);
+  const std::size_t            pointerBytes = 3 * plan.largestBatch * sizeof(void *);
   std::unique_lock<std::mutex> lock(plan.workMutex, std::try_to_lock);
-  const bool kept = lock.owns_lock() && needed * imageBytes + pointerBytes <= kKeptWorkBytes;
+  const bool                   kept = lock.owns_lock() && needed * imageBytes + pointerBytes <= kKeptWorkBytes;
   if (needed >= 1)
   {
     work[0] = WorkBuffer(plan, kept, 0, imageBytes, ping);
@@ -703,7 +703,7 @@ GrbfEvaluatePointsCUDA(const double *         coefficients,
 }
 
 #define CIF_INSTANTIATE_GRBF_CUDA(T)                                                                                   \
-  template void GrbfSeparableCUDA<T>(const T *, T *, const GrbfSeparableJob &, const GrbfDevicePlan *);          \
+  template void GrbfSeparableCUDA<T>(const T *, T *, const GrbfSeparableJob &, const GrbfDevicePlan *);                \
   template void GrbfCoefficientsCUDA<T>(const T *, double *, const GrbfPointsPlan &);
 CIF_INSTANTIATE_GRBF_CUDA(unsigned char)
 CIF_INSTANTIATE_GRBF_CUDA(short)

@@ -198,8 +198,6 @@ CIF_INSTANTIATE_GRBF_CPU(unsigned short)
 CIF_INSTANTIATE_GRBF_CPU(float)
 CIF_INSTANTIATE_GRBF_CPU(double)
 
-
-
 template <typename T>
 void
 GrbfCoefficientsCPU(const T * input, double * coefficients, const GrbfPointsPlan & plan, int numberOfThreads)
@@ -302,8 +300,8 @@ GrbfEvaluateAffineCPU(const double *         coefficients,
                       inside = inside && c[a] >= -0.5 && c[a] < static_cast<double>(rule.size[a]) - 0.5;
                     }
                     output[line * outputSize[0] + x] =
-                      inside ? GrbfConvertValue<T>(GrbfEvaluateAt(coefficients, layout, rule, c), outputMin, outputMax,
-                                                   defaultValue)
+                      inside ? GrbfConvertValue<T>(
+                                 GrbfEvaluateAt(coefficients, layout, rule, c), outputMin, outputMax, defaultValue)
                              : static_cast<T>(defaultValue);
                   }
                 }

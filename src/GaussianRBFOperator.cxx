@@ -145,8 +145,13 @@ FactorWindow(std::int64_t inputSize, double sigma, const GrbfOptions & options)
 /** The smallest range [a, b] around the largest |w| whose outside weight
  * (L1) is at most `budget`; returns the weight dropped and the kept L1. */
 void
-KeptRange(const double * w, std::int64_t W, double budget, std::int64_t & a, std::int64_t & b, double & dropped,
-          double & kept)
+KeptRange(const double * w,
+          std::int64_t   W,
+          double         budget,
+          std::int64_t & a,
+          std::int64_t & b,
+          double &       dropped,
+          double &       kept)
 {
   double       total = 0.0;
   std::int64_t peak = 0;

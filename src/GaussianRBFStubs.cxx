@@ -53,7 +53,7 @@ GrbfBlockCUDA(const T *, T *, const GrbfBlockJob &)
 
 #  define CIF_INSTANTIATE_GRBF_STUB(T)                                                                                 \
     template void GrbfSeparableCUDA<T>(const T *, T *, const GrbfSeparableJob &, const GrbfDevicePlan *);              \
-    template void GrbfBlockCUDA<T>(const T *, T *, const GrbfBlockJob &);                                            \
+    template void GrbfBlockCUDA<T>(const T *, T *, const GrbfBlockJob &);                                              \
     template void GrbfCoefficientsCUDA<T>(const T *, double *, const GrbfPointsPlan &);
 CIF_INSTANTIATE_GRBF_STUB(unsigned char)
 CIF_INSTANTIATE_GRBF_STUB(short)

@@ -59,8 +59,9 @@ SampleBoxOf(const ResampleGeometry & g, const ResampleParameters & p, std::int64
     }
     const std::int64_t last = g.inputSize[a] - 1;
     // the GRBF taps reach farther: the Gaussians' radius or the cardinal weights'
-    const std::int64_t margin =
-      p.interpolation == Interpolation::GaussianRBF ? std::max<std::int64_t>(kBoxMargin, p.grbf.Reach(a) + 2) : kBoxMargin;
+    const std::int64_t margin = p.interpolation == Interpolation::GaussianRBF
+                                  ? std::max<std::int64_t>(kBoxMargin, p.grbf.Reach(a) + 2)
+                                  : kBoxMargin;
     const std::int64_t first =
       std::clamp(static_cast<std::int64_t>(std::floor(lo[a])) - margin, std::int64_t{ 0 }, last);
     const std::int64_t end = std::clamp(static_cast<std::int64_t>(std::floor(hi[a])) + margin, first, last);

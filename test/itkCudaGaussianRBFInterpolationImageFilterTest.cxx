@@ -564,9 +564,9 @@ using Mode = itk::CudaExecutionMode;
  * of the filter's own grid arithmetic). Sigma in index units per axis. */
 template <typename TIn, typename TOut>
 std::vector<double>
-DenseAtOutput(const TIn *                                                                      input,
-              const TOut *                                                                     output,
-              const std::vector<double> &                                                      sigmaIndex,
+DenseAtOutput(const TIn *                                                              input,
+              const TOut *                                                             output,
+              const std::vector<double> &                                              sigmaIndex,
               const itk::Transform<double, TIn::ImageDimension, TIn::ImageDimension> * transform = nullptr)
 {
   constexpr unsigned int D = TIn::ImageDimension;
@@ -1199,10 +1199,10 @@ Volume(unsigned nx, unsigned ny, unsigned nz)
 itk::AffineTransform<double, 3>::Pointer
 SomeAffine(const F3 * image)
 {
-  auto                                      affine = itk::AffineTransform<double, 3>::New();
+  auto                                            affine = itk::AffineTransform<double, 3>::New();
   itk::AffineTransform<double, 3>::InputPointType centre;
-  const auto                                region = image->GetLargestPossibleRegion();
-  itk::ContinuousIndex<double, 3>           mid;
+  const auto                                      region = image->GetLargestPossibleRegion();
+  itk::ContinuousIndex<double, 3>                 mid;
   for (unsigned a = 0; a < 3; ++a)
   {
     mid[a] = region.GetIndex(a) + 0.5 * (region.GetSize(a) - 1.0);
@@ -1226,11 +1226,11 @@ SomeAffine(const F3 * image)
 /** The GRBF filter with a transform onto the input's own grid. */
 template <typename TImage>
 typename TImage::Pointer
-WithTransform(const TImage *                                                                      input,
-              const itk::Transform<double, TImage::ImageDimension, TImage::ImageDimension> *     transform,
-              const itk::FixedArray<double, TImage::ImageDimension> &                             sigma,
-              Mode                                                                                mode,
-              std::string *                                                                       report = nullptr)
+WithTransform(const TImage *                                                                 input,
+              const itk::Transform<double, TImage::ImageDimension, TImage::ImageDimension> * transform,
+              const itk::FixedArray<double, TImage::ImageDimension> &                        sigma,
+              Mode                                                                           mode,
+              std::string *                                                                  report = nullptr)
 {
   auto filter = itk::CudaGaussianRBFInterpolationImageFilter<TImage>::New();
   filter->SetInput(input);
@@ -1331,7 +1331,8 @@ TEST(GrbfPoints, PointCoreMatchesTheDenseSolveAtRandomPoints)
       double ref = 0;
       for (std::int64_t i = 0; i < N; ++i)
       {
-        const double dx = points[2 * k] - static_cast<double>(i % 23), dy = points[2 * k + 1] - static_cast<double>(i / 23);
+        const double dx = points[2 * k] - static_cast<double>(i % 23),
+                     dy = points[2 * k + 1] - static_cast<double>(i / 23);
         ref += A(i) * std::exp(-dx * dx / (2 * sig[0] * sig[0]) - dy * dy / (2 * sig[1] * sig[1]));
       }
       worst = std::max(worst, std::abs(values[k] - ref));
@@ -1381,7 +1382,7 @@ TEST(GrbfPoints, TranslationEqualsTheSeparableMethodUpToSigmaTwo)
   input->DisconnectPipeline();
   for (double s : { 1.0, 1.6, 2.0 })
   {
-    auto                          shift = itk::TranslationTransform<double, 2>::New();
+    auto                                                   shift = itk::TranslationTransform<double, 2>::New();
     itk::TranslationTransform<double, 2>::OutputVectorType t;
     t[0] = 0.37;
     t[1] = -0.81;
@@ -1423,7 +1424,7 @@ TEST(GrbfPoints, InterpolatorInItksOwnResampler)
   EXPECT_LE(MaxAbsDifference(cif_test::ToVector(resampler->GetOutput()), cif_test::ToVector(input.GetPointer())),
             1e-6 * 255);
   // half a pixel along x: the dense solve
-  auto shift = itk::TranslationTransform<double, 2>::New();
+  auto                                                   shift = itk::TranslationTransform<double, 2>::New();
   itk::TranslationTransform<double, 2>::OutputVectorType t;
   t[0] = 0.4;
   t[1] = 0.0;
@@ -1440,7 +1441,7 @@ TEST(GrbfPoints, InterpolatorInItksOwnResampler)
   index[1] = 105;
   EXPECT_GT(std::abs(interpolator->EvaluateAtIndex(index) - input->GetPixel(index)), 1e-3);
   // bad parameters and a missing input: clear exceptions
-  auto fresh = Interpolator::New();
+  auto                            fresh = Interpolator::New();
   itk::ContinuousIndex<double, 2> c;
   c.Fill(95);
   EXPECT_THROW(fresh->EvaluateAtContinuousIndex(c), itk::ExceptionObject);
@@ -1489,7 +1490,8 @@ TEST(GrbfPointsGpu, TransformsMatchTheCpu)
   sigma3[1] = 0.9;
   sigma3[2] = 1.6;
   auto       gpu3 = WithTransform<F3>(volume.GetPointer(), affine.GetPointer(), sigma3, Mode::GPU);
-  const auto cpu3 = cif_test::ToVector(WithTransform<F3>(volume.GetPointer(), affine.GetPointer(), sigma3, Mode::CPU).GetPointer());
+  const auto cpu3 =
+    cif_test::ToVector(WithTransform<F3>(volume.GetPointer(), affine.GetPointer(), sigma3, Mode::CPU).GetPointer());
   EXPECT_LE(MaxAbsDifference(cif_test::ToVector(gpu3.GetPointer()), cpu3), 2e-7 * 100);
   const auto reference = DenseAtOutput(volume.GetPointer(), gpu3.GetPointer(), { 1, 1, 1 }, affine.GetPointer());
   EXPECT_LE(MaxDifferenceInside(gpu3.GetPointer(), reference), 1e-6 * 100);

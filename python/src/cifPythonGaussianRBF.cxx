@@ -215,22 +215,22 @@ GaussianRBF(const InArray &             input,
 /** Point plans of recent calls (sizes, sigma, tolerance, ridge), the 8 most recent. */
 struct CachedPoints
 {
-  int                  dimension{ 0 };
-  std::int64_t         size[3]{ 1, 1, 1 };
-  double               sigma[3]{ 1, 1, 1 };
-  cif::GrbfOptions     options;
-  cif::GrbfPointsPlan  plan;
+  int                 dimension{ 0 };
+  std::int64_t        size[3]{ 1, 1, 1 };
+  double              sigma[3]{ 1, 1, 1 };
+  cif::GrbfOptions    options;
+  cif::GrbfPointsPlan plan;
 };
 
 std::shared_ptr<CachedPoints>
 CachedPointsFor(int dimension, const std::int64_t size[3], const double sigma[3], const cif::GrbfOptions & options)
 {
-  static std::mutex                                m;
+  static std::mutex                               m;
   static std::list<std::shared_ptr<CachedPoints>> cache;
-  auto same = [&](const CachedPoints & c)
+  auto                                            same = [&](const CachedPoints & c)
   {
-    bool equal = c.dimension == dimension && c.options.tolerance == options.tolerance &&
-                 c.options.ridge == options.ridge;
+    bool equal =
+      c.dimension == dimension && c.options.tolerance == options.tolerance && c.options.ridge == options.ridge;
     for (int a = 0; a < dimension && equal; ++a)
     {
       equal = c.size[a] == size[a] && c.sigma[a] == sigma[a];
@@ -293,8 +293,7 @@ GaussianRBFPoints(const InArray &             input,
   const int D = in.ndim;
   if (pts.ndim != 2 || pts.shape[1] != D || out.Count() != pts.shape[0])
   {
-    throw std::invalid_argument(std::string(name) + ": points must be (N, " + std::to_string(D) +
-                                ") and values (N,)");
+    throw std::invalid_argument(std::string(name) + ": points must be (N, " + std::to_string(D) + ") and values (N,)");
   }
   if (sigma.size() != static_cast<std::size_t>(D))
   {
@@ -307,11 +306,11 @@ GaussianRBFPoints(const InArray &             input,
     size[a] = in.Size(a);
     s[a] = sigma[a];
   }
-  const auto                cached = CachedPointsFor(D, size, s, cif::GrbfOptions{ tolerance, ridge });
+  const auto                  cached = CachedPointsFor(D, size, s, cif::GrbfOptions{ tolerance, ridge });
   const cif::GrbfPointsPlan & plan = cached->plan;
-  const std::int64_t        count = pts.shape[0];
-  const std::string         problem = cif::GrbfCUDAIsCompiled() ? "" : "this build has no CUDA code";
-  std::string               note = "GRBF at " + std::to_string(count) + " points, axes ";
+  const std::int64_t          count = pts.shape[0];
+  const std::string           problem = cif::GrbfCUDAIsCompiled() ? "" : "this build has no CUDA code";
+  std::string                 note = "GRBF at " + std::to_string(count) + " points, axes ";
   for (int a = 0; a < D; ++a)
   {
     note += plan.axis[a].cardinal ? "L" : "a";
