@@ -31,10 +31,10 @@ struct GrbfOptions
   double                 Ridge{ 0.0 };
   double                 DefaultValue{ 0.0 };
   itk::CudaExecutionMode ExecutionMode{ itk::CudaExecutionMode::Automatic };
-  bool                   Block{ false };        ///< --method block: the seed's block mode
-  std::vector<double>    BlockSize;             ///< empty: the filter's default
-  std::vector<double>    BlockOverlap;          ///< empty: the filter's default
-  bool                   BlockDouble{ false };  ///< --block-precision double
+  bool                   Block{ false };       ///< --method block: the seed's block mode
+  std::vector<double>    BlockSize;            ///< empty: the filter's default
+  std::vector<double>    BlockOverlap;         ///< empty: the filter's default
+  bool                   BlockDouble{ false }; ///< --block-precision double
   bool                   Verify{ false };
   bool                   Quiet{ false };
 };
@@ -258,8 +258,9 @@ RunGrbf(const GrbfOptions & options)
   }
   std::cout << CommandName << ": " << SizeToString(input->GetLargestPossibleRegion().GetSize()) << " -> "
             << SizeToString(filter->GetOutput()->GetLargestPossibleRegion().GetSize()) << " pixels ("
-            << itk::CudaPixelTypeName<T>() << "); " << method.str() << "; ran on " << filter->GetLastExecutionReport().Message << "; filter time "
-            << std::fixed << std::setprecision(3) << milliseconds << " ms" << std::endl;
+            << itk::CudaPixelTypeName<T>() << "); " << method.str() << "; ran on "
+            << filter->GetLastExecutionReport().Message << "; filter time " << std::fixed << std::setprecision(3)
+            << milliseconds << " ms" << std::endl;
   std::cout.unsetf(std::ios_base::floatfield);
   std::cout << std::setprecision(6);
   WriteImageFile(filter->GetOutput(), options.Output);
@@ -289,7 +290,7 @@ RunGrbf(const GrbfOptions & options)
   {
     bound = std::max(std::is_integral<T>::value ? 1.0 : 0.0, (options.BlockDouble ? 1e-5 : 1e-2) * range);
   }
-  const bool   pass = difference <= bound;
+  const bool pass = difference <= bound;
   std::cout << "verify: OUT against the " << (ranOnGpu ? "CPU" : "GPU") << " result: largest difference " << difference
             << " (bound " << bound << "): " << (pass ? "PASS" : "FAIL") << std::endl;
   return pass ? ExitSuccess : ExitFailure;

@@ -15,6 +15,7 @@
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
+#include <algorithm>
 #include <limits>
 #include <list>
 #include <mutex>
@@ -495,6 +496,85 @@ GaussianRBFAffine(const InArray &             input,
   return report;
 }
 
+/** The seed's block mode onto an axis-aligned grid (cif::GrbfBlockJob). */
+Report
+GaussianRBFBlock(const InArray &                   input,
+                 const OutArray &                  output,
+                 const std::vector<double> &       first,
+                 const std::vector<double> &       step,
+                 const std::vector<double> &       sigma,
+                 const std::vector<std::int64_t> & blockSize,
+                 const std::vector<std::int64_t> & overlap,
+                 bool                              doublePrecision,
+                 double                            defaultValue,
+                 const std::string &               device,
+                 std::uintptr_t                    stream,
+                 int                               threads)
+{
+  const char * name = "gaussian_rbf_interpolation_image_filter (block mode)";
+  const auto   in = Inspect(input, "image");
+  const auto   out = Inspect(output, "output");
+  RequireImageDimension(in, name);
+  RequirePixel(out, in.pixel, name);
+  const auto d = static_cast<std::size_t>(in.ndim);
+  if (out.ndim != in.ndim || first.size() != d || step.size() != d || sigma.size() != d || blockSize.size() != d ||
+      overlap.size() != d)
+  {
+    throw std::invalid_argument(std::string(name) + ": one value per axis for first, step, sigma, blocks, overlap");
+  }
+  cif::GrbfBlockJob job;
+  job.dimension = in.ndim;
+  for (int a = 0; a < in.ndim; ++a)
+  {
+    job.inputSize[a] = in.Size(a);
+    job.outputSize[a] = out.Size(a);
+    job.first[a] = first[a];
+    job.step[a] = step[a];
+    job.sigma[a] = sigma[a];
+    job.blockSize[a] = static_cast<int>(std::clamp<std::int64_t>(blockSize[a], -1, 1 << 20));
+    job.overlap[a] = static_cast<int>(std::clamp<std::int64_t>(overlap[a], -1, 1 << 20));
+  }
+  job.doublePrecision = doublePrecision;
+  job.defaultValue = defaultValue;
+  const std::string invalid = cif::ValidateGrbfBlockJob(job);
+  if (!invalid.empty())
+  {
+    throw std::invalid_argument(std::string(name) + ": " + invalid);
+  }
+  std::string problem = cif::GrbfCUDAIsCompiled() ? "" : "this build has no CUDA code";
+  if (problem.empty() && in.ndim < 2)
+  {
+    problem = "the GPU takes 2D and 3D images";
+  }
+  const std::string note = std::string("the seed's block mode in ") + (doublePrecision ? "double" : "float32");
+  Report            report;
+  DispatchGrbf(
+    in,
+    name,
+    [&](auto tag)
+    {
+      using T = decltype(tag);
+      if constexpr (std::is_integral<T>::value)
+      {
+        job.outputMin = static_cast<double>(std::numeric_limits<T>::lowest());
+        job.outputMax = static_cast<double>(std::numeric_limits<T>::max());
+      }
+      report = RunJob(
+        name,
+        device,
+        problem,
+        { in },
+        { out },
+        stream,
+        [&](const JobPointers & p)
+        { cif::GrbfBlockCUDA<T>(static_cast<const T *>(p.in[0]), static_cast<T *>(p.out[0]), job); },
+        [&](const JobPointers & p)
+        { cif::GrbfBlockCPU<T>(static_cast<const T *>(p.in[0]), static_cast<T *>(p.out[0]), job, Threads(threads)); },
+        &note);
+    });
+  return report;
+}
+
 /** Taps and condition number of one axis's operator (for tests and docs). */
 std::tuple<int, double, double, double>
 GrbfAxisInfo(std::int64_t inputSize,
@@ -559,6 +639,21 @@ RegisterGaussianRBF(nb::module_ & m)
         nb::arg("threads"),
         "GRBF at every output pixel through the affine index map c = matrix o + offset (x first; 3 x 3 "
         "row-major and 3 values); sigma in pixels.");
+  m.def("gaussian_rbf_block",
+        &GaussianRBFBlock,
+        nb::arg("input"),
+        nb::arg("output"),
+        nb::arg("first"),
+        nb::arg("step"),
+        nb::arg("sigma"),
+        nb::arg("block_size"),
+        nb::arg("overlap"),
+        nb::arg("double_precision"),
+        nb::arg("default_value"),
+        nb::arg("device"),
+        nb::arg("stream"),
+        nb::arg("threads"),
+        "The seed's block mode onto an axis-aligned grid (x first: positions, sigma in pixels, blocks, overlap).");
   m.def("gaussian_rbf_axis_info",
         &GrbfAxisInfo,
         "(taps, condition number, largest row L1, truncated L1) of one axis's operator.");

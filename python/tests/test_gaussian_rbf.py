@@ -239,3 +239,22 @@ def test_displacement_field_goes_point_by_point_and_integers_are_clamped():
     as_float = grbf(u8.astype(np.float64), size=(12, 10), output_direction=[[c, -s], [s, c]], device="cpu")
     assert rotated.dtype == np.uint8
     np.testing.assert_array_equal(rotated, np.clip(as_float, 0, 255).astype(np.uint8))
+
+
+def test_block_mode_one_block_in_double_is_exact_and_small_blocks_are_not():
+    f = np.random.default_rng(15).uniform(0, 100, (24, 30))
+    exact = grbf(f, zoom=2, device="cpu")
+    one = grbf(f, zoom=2, method="block", block_size=(30, 24), block_overlap=(0, 0), block_double_precision=True,
+               device="cpu")
+    np.testing.assert_allclose(one, exact, rtol=0, atol=1e-6 * 100)
+    small = grbf(f, zoom=2, method="block", block_size=(12, 12), block_overlap=(4, 4), device="cpu")
+    assert 1e-4 < np.abs(small - exact).max() < 0.1 * 100
+    with pytest.raises(ValueError, match="overlap"):
+        grbf(f, zoom=2, method="block", block_size=(12, 12), block_overlap=(7, 7))
+    with pytest.raises(ValueError, match="method"):
+        grbf(f, zoom=2, method="dense")
+    with pytest.raises(ValueError, match="method='block'"):
+        grbf(f, zoom=2, block_size=(12, 12))
+    with pytest.raises(ValueError, match="axis-aligned"):
+        c, s = np.cos(0.2), np.sin(0.2)
+        grbf(f, size=(30, 24), output_direction=[[c, -s], [s, c]], method="block")

@@ -325,3 +325,13 @@ def test_gaussian_rbf_points_on_cupy_follow_the_cpu(cupy):
     cpu8 = cif.gaussian_rbf_interpolation_image_filter(u8, size=(40, 36, 20), output_direction=direction, device="cpu")
     gpu8 = cupy.asnumpy(cif.gaussian_rbf_interpolation_image_filter(cupy.asarray(u8), size=(40, 36, 20), output_direction=direction))
     assert np.abs(gpu8.astype(int) - cpu8.astype(int)).max() <= 1 and np.mean(gpu8 != cpu8) < 1e-3
+
+
+def test_gaussian_rbf_block_mode_on_cupy_follows_the_cpu(cupy):
+    a = smooth_image((50, 60), np.float32, seed=11)
+    grbf = cif.gaussian_rbf_interpolation_image_filter
+    for dp, bound in ((True, 1e-5), (False, 1e-2)):
+        cpu = grbf(a, zoom=2, method="block", block_size=(20, 20), block_overlap=(4, 4), block_double_precision=dp, device="cpu")
+        gpu = grbf(cupy.asarray(a), zoom=2, method="block", block_size=(20, 20), block_overlap=(4, 4), block_double_precision=dp)
+        assert cif.last_execution_report().device == "GPU"
+        np.testing.assert_allclose(cupy.asnumpy(gpu), cpu, rtol=0, atol=bound * float(np.ptp(a)))
