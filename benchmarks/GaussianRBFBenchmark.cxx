@@ -10,7 +10,8 @@
  *    x4; 512x512x192 with 2x and 3x slices along z.
  *  Per case: building the operators on the host (Eigen, double), making the
  *  device plan (upload), the GPU execution with the plan (CUDA events, the
- *  median of N after a warm-up), the CPU core on all threads, and ITK's
+ *  median of N after a warm-up), the CPU core on all threads, the seed's
+ *  block mode (float32; GPU, and CPU for the 2D cases), and ITK's
  *  nearest filter, itk::ResampleImageFilter with the cubic B-spline
  *  interpolator (ITK has no GRBF), on all threads, onto the same grid. The
  *  arithmetic floor counts 2 flops per kept tap per output of every pass;
@@ -239,6 +240,46 @@ main(int argc, char * argv[])
       char cpuNote[200];
       std::snprintf(cpuNote, sizeof(cpuNote), "%s, %.1f GFLOP/s", note, gflop / ms * 1e3);
       rows.push_back({ c.name, "CPU core", ms, bytes, false, cpuNote });
+    }
+    // the seed's block mode (float32 LU, its blocks: 62 x 62 sharing 4 in 2D,
+    // 16 x 16 x 8 sharing 1 in 3D; a 60 x 60 image is one block)
+    cif::GrbfBlockJob block;
+    block.dimension = c.dimension;
+    for (int a = 0; a < c.dimension; ++a)
+    {
+      block.inputSize[a] = job.axis[a]->inputSize;
+      block.outputSize[a] = job.axis[a]->outputSize;
+      const std::int64_t m = job.axis[a]->outputSize;
+      const double       step = static_cast<double>(c.size[a]) / static_cast<double>(m);
+      block.first[a] = m == c.size[a] ? 0.0 : -0.5 + 0.5 * step;
+      block.step[a] = m == c.size[a] ? 1.0 : step;
+      block.sigma[a] = sigma;
+      block.blockSize[a] = c.dimension == 2 ? 62 : (a == 2 ? 8 : 16);
+      block.overlap[a] = c.dimension == 2 ? 4 : 1;
+    }
+#ifdef CUDAIMAGEFILTERS_WITH_CUDA
+    if (gpu)
+    {
+      itk::CudaDeviceBuffer in(host.size() * sizeof(float)), out(static_cast<std::size_t>(outCount) * sizeof(float));
+      in.CopyFromHost(host.data(), host.size() * sizeof(float));
+      const double ms = cif_bench::TimeGpu(
+        [&]
+        {
+          cif::GrbfBlockCUDA<float>(
+            static_cast<const float *>(in.GetPointer()), static_cast<float *>(out.GetPointer()), block);
+        },
+        reps,
+        200.0,
+        2);
+      rows.push_back({ c.name, "GPU block mode (seed, cuSOLVER float32)", ms, bytes, true, "not exact" });
+    }
+#endif
+    if (!skipCpu && c.dimension == 2)
+    {
+      std::vector<float> out(static_cast<std::size_t>(outCount));
+      const double       ms =
+        cif_bench::TimeWall([&] { cif::GrbfBlockCPU<float>(host.data(), out.data(), block, threads); }, 1);
+      rows.push_back({ c.name, "CPU block mode (seed, Eigen float32)", ms, bytes, false, "not exact" });
     }
     if (!skipItk)
     {
