@@ -188,13 +188,14 @@ main(int argc, char * argv[])
     if (gpu)
     {
       itk::CudaDeviceBuffer in(host.size() * sizeof(float)), coefficients(host.size() * sizeof(double)),
-        out(host.size() * sizeof(float)), inverse[3];
+        out(host.size() * sizeof(float));
       in.CopyFromHost(host.data(), host.size() * sizeof(float));
       out.FillBytes(0xff);
       cif::ResampleGeometry   g;
       cif::ResampleParameters p;
       p.interpolation = cif::Interpolation::GaussianRBF;
-      p.grbf = cif::GrbfHostRule(plan);
+      const cif::GrbfDeviceRule device = cif::MakeGrbfDeviceRule(plan);
+      p.grbf = device.rule;
       for (int a = 0; a < 3; ++a)
       {
         g.inputSize[a] = g.outputSize[a] = c.size[a];
@@ -202,12 +203,6 @@ main(int argc, char * argv[])
         for (int b = 0; b < 3; ++b)
         {
           g.matrix[a][b] = matrix[a][b];
-        }
-        if (a < c.dimension && plan.axis[a].cardinal)
-        {
-          inverse[a].Allocate(plan.axis[a].inverse.size() * sizeof(double));
-          inverse[a].CopyFromHost(plan.axis[a].inverse.data(), inverse[a].GetSize());
-          p.grbf.inverse[a] = static_cast<const double *>(inverse[a].GetPointer());
         }
       }
       const double coefficientMs = cif_bench::TimeGpu(

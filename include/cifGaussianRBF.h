@@ -321,6 +321,17 @@ struct GrbfPointsRule
 GrbfPointsRule
 GrbfHostRule(const GrbfPointsPlan & plan);
 
+/** A plan's rule on the current device: the cardinal axes' inverse
+ * matrices uploaded and `rule` pointing at them (valid while `storage`
+ * lives). Throws cif::CudaFailure / cif::CudaOutOfMemory. */
+struct GrbfDeviceRule
+{
+  GrbfPointsRule        rule;
+  std::shared_ptr<void> storage;
+};
+GrbfDeviceRule
+MakeGrbfDeviceRule(const GrbfPointsPlan & plan);
+
 /** The coefficient image A of `input` (dense, x fastest, the plan's input
  * size), in double: CPU, multi-threaded. T is any of the separable core's
  * types. */

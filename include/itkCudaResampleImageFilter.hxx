@@ -479,18 +479,8 @@ CudaResampleImageFilter<TInputImage, TOutputImage, TInterpolatorPrecisionType, T
     const cif::GrbfPointsPlan plan = interpolator->MakePlan(input); // throws for a bad sigma
     const std::size_t         inputPixels = input->GetBufferedRegion().GetNumberOfPixels();
     // the cardinal axes' inverse Gram matrices, then the coefficients (double)
-    CudaDeviceBuffer inverse[3];
-    p.grbf = cif::GrbfHostRule(plan);
-    for (int a = 0; a < plan.dimension; ++a)
-    {
-      if (plan.axis[a].cardinal)
-      {
-        const auto & C = plan.axis[a].inverse;
-        inverse[a].Allocate(C.size() * sizeof(double));
-        inverse[a].CopyFromHost(C.data(), inverse[a].GetSize());
-        p.grbf.inverse[a] = static_cast<const double *>(inverse[a].GetPointer());
-      }
-    }
+    const cif::GrbfDeviceRule deviceRule = cif::MakeGrbfDeviceRule(plan);
+    p.grbf = deviceRule.rule;
     CudaDeviceBuffer coefficients;
     bool             coefficientsReady = false;
     try

@@ -683,6 +683,24 @@ GrbfCoefficientsCUDA(const T * input, double * coefficients, const GrbfPointsPla
   }
 }
 
+GrbfDeviceRule
+MakeGrbfDeviceRule(const GrbfPointsPlan & plan)
+{
+  auto           buffers = std::make_shared<std::vector<itk::CudaDeviceBuffer>>(3);
+  GrbfDeviceRule device{ GrbfHostRule(plan), buffers };
+  for (int a = 0; a < plan.dimension; ++a)
+  {
+    if (plan.axis[a].cardinal)
+    {
+      auto & C = (*buffers)[a];
+      C.Allocate(plan.axis[a].inverse.size() * sizeof(double));
+      C.CopyFromHost(plan.axis[a].inverse.data(), C.GetSize());
+      device.rule.inverse[a] = static_cast<const double *>(C.GetPointer());
+    }
+  }
+  return device;
+}
+
 void
 GrbfEvaluatePointsCUDA(const double *         coefficients,
                        const GrbfPointsRule & rule,

@@ -38,6 +38,12 @@ GrbfCoefficientsCUDA(const T *, double *, const GrbfPointsPlan &)
   throw CudaFailure(-1, "CudaImageFilters was built without CUDA", "GrbfCoefficientsCUDA");
 }
 
+GrbfDeviceRule
+MakeGrbfDeviceRule(const GrbfPointsPlan &)
+{
+  throw CudaFailure(-1, "CudaImageFilters was built without CUDA", "MakeGrbfDeviceRule");
+}
+
 void
 GrbfEvaluatePointsCUDA(const double *, const GrbfPointsRule &, const double *, std::int64_t, double, double *)
 {

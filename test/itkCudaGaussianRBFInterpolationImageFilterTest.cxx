@@ -1557,23 +1557,16 @@ TEST(GrbfPointsGpu, PointCoreMatchesTheCpu)
   }
   const std::size_t   count = points.size() / 3;
   std::vector<double> cpu(count), gpu(count);
-  auto                rule = cif::GrbfHostRule(plan);
-  cif::GrbfEvaluatePointsCPU(cpuCoefficients.data(), rule, points.data(), count, -1.0, cpu.data(), 2);
-  itk::CudaDeviceBuffer dPoints(points.size() * sizeof(double)), dValues(count * sizeof(double)), dInverse[3];
+  cif::GrbfEvaluatePointsCPU(
+    cpuCoefficients.data(), cif::GrbfHostRule(plan), points.data(), count, -1.0, cpu.data(), 2);
+  itk::CudaDeviceBuffer dPoints(points.size() * sizeof(double)), dValues(count * sizeof(double));
   dPoints.CopyFromHost(points.data(), points.size() * sizeof(double));
   dValues.FillBytes(0x7f);
-  for (int a = 0; a < 3; ++a)
-  {
-    if (plan.axis[a].cardinal)
-    {
-      dInverse[a].Allocate(plan.axis[a].inverse.size() * sizeof(double));
-      dInverse[a].CopyFromHost(plan.axis[a].inverse.data(), dInverse[a].GetSize());
-      rule.inverse[a] = static_cast<const double *>(dInverse[a].GetPointer());
-    }
-  }
-  EXPECT_TRUE(plan.axis[2].cardinal); // 1.7 pixels next to two coefficient axes
+  const cif::GrbfDeviceRule device = cif::MakeGrbfDeviceRule(plan);
+  EXPECT_TRUE(plan.axis[2].cardinal);                             // 1.7 pixels next to two coefficient axes
+  EXPECT_NE(device.rule.inverse[2], plan.axis[2].inverse.data()); // the device copy
   cif::GrbfEvaluatePointsCUDA(static_cast<const double *>(dCoefficients.GetPointer()),
-                              rule,
+                              device.rule,
                               static_cast<const double *>(dPoints.GetPointer()),
                               count,
                               -1.0,

@@ -318,55 +318,47 @@ GaussianRBFPoints(const InArray &             input,
   }
   note += " (a: coefficients, L: cardinal weights)";
   Report report;
-  DispatchGrbf(
-    in,
-    name,
-    [&](auto tag)
-    {
-      using T = decltype(tag);
-      report = RunJob(
-        name,
-        device,
-        problem,
-        { in, pts },
-        { out },
-        stream,
-        [&](const JobPointers & p)
-        {
-          itk::CudaDeviceBuffer coefficients(static_cast<std::size_t>(in.Count()) * sizeof(double)), inverse[3];
-          cif::GrbfPointsRule   rule = cif::GrbfHostRule(plan);
-          for (int a = 0; a < D; ++a)
-          {
-            if (plan.axis[a].cardinal)
-            {
-              inverse[a].Allocate(plan.axis[a].inverse.size() * sizeof(double));
-              inverse[a].CopyFromHost(plan.axis[a].inverse.data(), inverse[a].GetSize());
-              rule.inverse[a] = static_cast<const double *>(inverse[a].GetPointer());
-            }
-          }
-          cif::GrbfCoefficientsCUDA<T>(
-            static_cast<const T *>(p.in[0]), static_cast<double *>(coefficients.GetPointer()), plan);
-          cif::GrbfEvaluatePointsCUDA(static_cast<const double *>(coefficients.GetPointer()),
-                                      rule,
-                                      static_cast<const double *>(p.in[1]),
-                                      count,
-                                      defaultValue,
-                                      static_cast<double *>(p.out[0]));
-        },
-        [&](const JobPointers & p)
-        {
-          std::vector<double> coefficients(static_cast<std::size_t>(in.Count()));
-          cif::GrbfCoefficientsCPU<T>(static_cast<const T *>(p.in[0]), coefficients.data(), plan, Threads(threads));
-          cif::GrbfEvaluatePointsCPU(coefficients.data(),
-                                     cif::GrbfHostRule(plan),
-                                     static_cast<const double *>(p.in[1]),
-                                     count,
-                                     defaultValue,
-                                     static_cast<double *>(p.out[0]),
-                                     Threads(threads));
-        },
-        &note);
-    });
+  DispatchGrbf(in,
+               name,
+               [&](auto tag)
+               {
+                 using T = decltype(tag);
+                 report = RunJob(
+                   name,
+                   device,
+                   problem,
+                   { in, pts },
+                   { out },
+                   stream,
+                   [&](const JobPointers & p)
+                   {
+                     itk::CudaDeviceBuffer       coefficients(static_cast<std::size_t>(in.Count()) * sizeof(double));
+                     const cif::GrbfDeviceRule   device = cif::MakeGrbfDeviceRule(plan);
+                     const cif::GrbfPointsRule & rule = device.rule;
+                     cif::GrbfCoefficientsCUDA<T>(
+                       static_cast<const T *>(p.in[0]), static_cast<double *>(coefficients.GetPointer()), plan);
+                     cif::GrbfEvaluatePointsCUDA(static_cast<const double *>(coefficients.GetPointer()),
+                                                 rule,
+                                                 static_cast<const double *>(p.in[1]),
+                                                 count,
+                                                 defaultValue,
+                                                 static_cast<double *>(p.out[0]));
+                   },
+                   [&](const JobPointers & p)
+                   {
+                     std::vector<double> coefficients(static_cast<std::size_t>(in.Count()));
+                     cif::GrbfCoefficientsCPU<T>(
+                       static_cast<const T *>(p.in[0]), coefficients.data(), plan, Threads(threads));
+                     cif::GrbfEvaluatePointsCPU(coefficients.data(),
+                                                cif::GrbfHostRule(plan),
+                                                static_cast<const double *>(p.in[1]),
+                                                count,
+                                                defaultValue,
+                                                static_cast<double *>(p.out[0]),
+                                                Threads(threads));
+                   },
+                   &note);
+               });
   return report;
 }
 
@@ -450,22 +442,14 @@ GaussianRBFAffine(const InArray &             input,
         stream,
         [&](const JobPointers & p)
         {
-          itk::CudaDeviceBuffer   coefficients(static_cast<std::size_t>(in.Count()) * sizeof(double)), inverse[3];
-          cif::ResampleParameters parameters;
+          itk::CudaDeviceBuffer     coefficients(static_cast<std::size_t>(in.Count()) * sizeof(double));
+          const cif::GrbfDeviceRule device = cif::MakeGrbfDeviceRule(plan);
+          cif::ResampleParameters   parameters;
           parameters.interpolation = cif::Interpolation::GaussianRBF;
           parameters.defaultValue = defaultValue;
           parameters.outputMin = lo;
           parameters.outputMax = hi;
-          parameters.grbf = cif::GrbfHostRule(plan);
-          for (int a = 0; a < D; ++a)
-          {
-            if (plan.axis[a].cardinal)
-            {
-              inverse[a].Allocate(plan.axis[a].inverse.size() * sizeof(double));
-              inverse[a].CopyFromHost(plan.axis[a].inverse.data(), inverse[a].GetSize());
-              parameters.grbf.inverse[a] = static_cast<const double *>(inverse[a].GetPointer());
-            }
-          }
+          parameters.grbf = device.rule;
           cif::GrbfCoefficientsCUDA<T>(
             static_cast<const T *>(p.in[0]), static_cast<double *>(coefficients.GetPointer()), plan);
           if constexpr (std::is_same<T, unsigned char>::value || std::is_same<T, short>::value ||
