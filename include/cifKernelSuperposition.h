@@ -49,8 +49,9 @@ enum class CutoffMass : std::uint8_t
 
 /** How the GPU computes the superposition. The CPU core always scatters (by
  * output slabs, race-free); it ignores this choice.
- * - Automatic: Scatter where the tile fits the device's shared memory,
- *   ScatterGlobalAtomics beyond (the report says so).
+ * - Automatic: ScatterWarpSynchronous (measured fastest on an H200, see
+ *   docs/KernelSuperposition.md) where the tile fits the device's shared
+ *   memory, ScatterGlobalAtomics beyond (the report says so).
  * - Scatter: the seed's scatter, taken to 3D: a block owns a tile of input
  *   pixels, accumulates one output plane of the tile plus its halo in
  *   shared memory with shared-memory atomics, then adds it to the output

@@ -42,6 +42,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <mutex>
 #include <cmath>
 #include <sstream>
 #include <stdexcept>
@@ -259,9 +260,127 @@ RadiusKernel(const float * __restrict__ sx,
   }
 }
 
-/** The scatter tile kernel. PY rows per thread, TZ planes per tile, RC the
- * radius class of the x weights held in registers. */
-template <int PY, int TZ, int RC, bool WarpSynchronous>
+/** Adds a finished plane of the tile to the output (clipped to the output
+ * box) with global atomics, and clears it. */
+__device__ __forceinline__ void
+FlushPlane(float *                plane,
+           int                    planeCount,
+           int                    stride,
+           long long              xFirst,
+           long long              yFirst,
+           long long              zo,
+           const DeviceGeometry & g,
+           float * __restrict__ out,
+           int tid)
+{
+  const long long outZ = zo - g.outStart[2];
+  for (int e = tid; e < planeCount; e += kThreads)
+  {
+    const float v = plane[e];
+    if (!(v == 0.0f)) // also a NaN
+    {
+      plane[e] = 0.0f;
+      const long long ox = xFirst + e % stride - g.outStart[0];
+      const long long oy = yFirst + e / stride - g.outStart[1];
+      if (ox >= 0 && ox < g.outSize[0] && oy >= 0 && oy < g.outSize[1])
+      {
+        atomicAdd(out + ox + g.outSize[0] * (oy + g.outSize[1] * outZ), v);
+      }
+    }
+  }
+}
+
+/** The radius class (2, 4, 8, 16 or 32) of a tile's x radius. */
+__device__ __forceinline__ int
+TileClass(int r)
+{
+  return r <= 2 ? 2 : (r <= 4 ? 4 : (r <= 8 ? 8 : (r <= 16 ? 16 : 32)));
+}
+
+/** Adds one plane row: for dx = -C..C, the sum over the thread's TZ pixels
+ * of b_q w_q(|dx|) to target[dx]. The plane's rows are 32 + 2 C wide around
+ * the tile, so every offset lands inside its row; where a kernel ends its
+ * weights are 0, and with finite intensities (Finite) the zeros are simply
+ * added (no per-lane predicates); otherwise each term is tested, so that a
+ * NaN or infinity (0 x inf = NaN) stays within its radius.
+ * Warp-synchronous: plain read-modify-writes with __syncwarp between
+ * column offsets (a warp's lanes write 32 consecutive addresses, and the
+ * caller keeps the block at one row offset); else shared-memory atomics. */
+template <int C, bool WarpSynchronous, bool Finite, int TZ, int N>
+__device__ __forceinline__ void
+AddRow(float * target,
+       const float (&b)[TZ],
+       const float (&wx)[TZ][N],
+       const bool (&rowReached)[TZ],
+       const int (&rx)[TZ])
+{
+#pragma unroll
+  for (int dx = -C; dx <= C; ++dx)
+  {
+    const int adx = dx < 0 ? -dx : dx;
+    float     c = 0.0f;
+#pragma unroll
+    for (int q = 0; q < TZ; ++q)
+    {
+      if constexpr (Finite)
+      {
+        c = fmaf(b[q], wx[q][adx], c);
+      }
+      else
+      {
+        c += (rowReached[q] && adx <= rx[q]) ? b[q] * wx[q][adx] : 0.0f;
+      }
+    }
+    if constexpr (WarpSynchronous)
+    {
+      volatile float * t = target;
+      t[dx] = t[dx] + c;
+      __syncwarp();
+    }
+    else if (c != 0.0f)
+    {
+      atomicAdd(target + dx, c);
+    }
+  }
+}
+
+/** AddRow for the tile's class Cx (uniform across the block; at most RC). */
+template <bool WarpSynchronous, int TZ, int N>
+__device__ __forceinline__ void
+AddRowOfClass(int     Cx,
+              bool    finite,
+              float * target,
+              const float (&b)[TZ],
+              const float (&wx)[TZ][N], // N = RC + 1
+              const bool (&rowReached)[TZ],
+              const int (&rx)[TZ])
+{
+  constexpr int RC = N - 1;
+#define CIF_KS_ADD_ROW(C)                                                                                              \
+  if constexpr (C <= RC)                                                                                               \
+  {                                                                                                                    \
+    if (Cx == C)                                                                                                       \
+    {                                                                                                                  \
+      if (finite)                                                                                                      \
+        AddRow<C, WarpSynchronous, true>(target, b, wx, rowReached, rx);                                               \
+      else                                                                                                             \
+        AddRow<C, WarpSynchronous, false>(target, b, wx, rowReached, rx);                                              \
+      return;                                                                                                          \
+    }                                                                                                                  \
+  }
+  CIF_KS_ADD_ROW(2)
+  CIF_KS_ADD_ROW(4)
+  CIF_KS_ADD_ROW(8)
+  CIF_KS_ADD_ROW(16)
+  CIF_KS_ADD_ROW(32)
+#undef CIF_KS_ADD_ROW
+}
+
+/** 2D scatter. A block of 32 x 8 threads owns a tile of 32 x 8 PY input
+ * pixels (PY rows per thread) and accumulates the tile plus its halo,
+ * (32 + 2 Rx)(8 PY + 2 Ry) floats, in shared memory. RC: the radius class of
+ * the x weights held in registers. */
+template <int PY, int RC, bool WarpSynchronous>
 __global__ void
 __launch_bounds__(kThreads) ScatterTileKernel(const PixelParameters * __restrict__ params,
                                               const PixelRadius * __restrict__ radii,
@@ -269,55 +388,46 @@ __launch_bounds__(kThreads) ScatterTileKernel(const PixelParameters * __restrict
                                               DeviceGeometry       g,
                                               unsigned long long * skipped)
 {
-  constexpr int           TY = kBlockY * PY;
-  constexpr int           P = PY * TZ;
-  extern __shared__ float plane[];
-  __shared__ int          tileRadius[3];
+  constexpr int              TY = kBlockY * PY;
+  extern __shared__ float    plane[];
+  __shared__ int             tileRadius[2];
+  __shared__ PixelParameters pixelParameters[PY * kThreads];
+  __shared__ PixelRadius     pixelRadius[PY * kThreads];
 
   const int       lx = threadIdx.x, ly = threadIdx.y;
   const int       tid = ly * kBlockX + lx;
   const long long x0 = static_cast<long long>(blockIdx.x) * kBlockX;
   const long long y0 = static_cast<long long>(blockIdx.y) * TY;
-  const long long z0 = static_cast<long long>(blockIdx.z) * TZ;
-
-  if (tid < 3)
+  if (tid < 2)
   {
     tileRadius[tid] = 0;
   }
   __syncthreads();
-  // this thread's pixels: (x0 + lx, y0 + ly + 8 j, z0 + q), p = q PY + j,
-  // kept in shared memory (registers are for the x weights)
-  __shared__ PixelParameters pixelParameters[P * kThreads];
-  __shared__ PixelRadius     pixelRadius[P * kThreads];
-  bool                       any = false;
+  bool any = false, nonFinite = false;
 #pragma unroll
-  for (int q = 0; q < TZ; ++q)
+  for (int j = 0; j < PY; ++j)
   {
-#pragma unroll
-    for (int j = 0; j < PY; ++j)
+    const long long x = x0 + lx, y = y0 + ly + kBlockY * j;
+    PixelParameters pp;
+    PixelRadius     pr;
+    pp.value = 0.0f;
+    pp.k[0] = pp.k[1] = pp.k[2] = INFINITY;
+    pr.r[0] = pr.r[1] = pr.r[2] = pr.r[3] = 0;
+    if (x < g.inSize[0] && y < g.inSize[1])
     {
-      const int       p = q * PY + j;
-      const long long x = x0 + lx, y = y0 + ly + kBlockY * j, z = z0 + q;
-      PixelParameters pp;
-      PixelRadius     pr;
-      pp.value = 0.0f;
-      pr.r[0] = pr.r[1] = pr.r[2] = pr.r[3] = 0;
-      if (x < g.inSize[0] && y < g.inSize[1] && z < g.inSize[2])
+      const long long i = x + g.inSize[0] * y;
+      pp = params[i];
+      if (pp.value != 0.0f)
       {
-        const long long i = x + g.inSize[0] * (y + g.inSize[1] * z);
-        pp = params[i];
-        if (pp.value != 0.0f)
-        {
-          pr = radii[i];
-          any = true;
-          atomicMax(&tileRadius[0], pr.r[0]);
-          atomicMax(&tileRadius[1], pr.r[1]);
-          atomicMax(&tileRadius[2], pr.r[2]);
-        }
+        pr = radii[i];
+        any = true;
+        nonFinite = nonFinite || !isfinite(pp.value);
+        atomicMax(&tileRadius[0], pr.r[0]);
+        atomicMax(&tileRadius[1], pr.r[1]);
       }
-      pixelParameters[p * kThreads + tid] = pp;
-      pixelRadius[p * kThreads + tid] = pr;
     }
+    pixelParameters[j * kThreads + tid] = pp;
+    pixelRadius[j * kThreads + tid] = pr;
   }
   if (!__syncthreads_or(any)) // also makes the pixels and the radius visible
   {
@@ -327,106 +437,205 @@ __launch_bounds__(kThreads) ScatterTileKernel(const PixelParameters * __restrict
     }
     return; // a tile of zeros contributes nothing
   }
-  __syncthreads();
-  const int Rx = tileRadius[0], Ry = tileRadius[1], Rz = tileRadius[2];
-  const int stride = kBlockX + 2 * Rx;
-  const int rows = TY + 2 * Ry;
-  const int planeCount = stride * rows;
+  // With finite intensities a lane may add b w = 0 where its kernel ends (no
+  // per-lane predicates); a NaN or infinity must not spread beyond its
+  // radius (0 x inf = NaN), so such tiles test every term.
+  const bool tileFinite = !__syncthreads_or(nonFinite);
+  const int  Cx = TileClass(tileRadius[0]), Ry = tileRadius[1];
+  const int  stride = kBlockX + 2 * Cx;
+  const int  planeCount = stride * (TY + 2 * Ry);
   for (int e = tid; e < planeCount; e += kThreads)
   {
     plane[e] = 0.0f;
   }
+  __syncthreads();
+#pragma unroll 1
+  for (int j = 0; j < PY; ++j)
+  {
+    const PixelParameters pp = pixelParameters[j * kThreads + tid];
+    const PixelRadius     pr = pixelRadius[j * kThreads + tid];
+    const bool            reaches = pp.value != 0.0f;
+    if (!WarpSynchronous && !reaches)
+    {
+      continue;
+    }
+    float wx[1][RC + 1];
+#pragma unroll
+    for (int d = 0; d <= RC; ++d)
+    {
+      wx[0][d] = (reaches && d <= pr.r[0]) ? Weight(d, pp.k[0]) : 0.0f;
+    }
+    const int rx[1] = { pr.r[0] };
+    // Warp-synchronous: every thread walks the tile's row offsets so that
+    // the block stays in step.
+    const int ry = WarpSynchronous ? Ry : pr.r[1];
+    const int cy = ly + kBlockY * j + Ry;
+    float *   column = plane + lx + Cx;
+    for (int d = 0; d <= ry; ++d)
+    {
+      const bool  rowReached[1] = { reaches && d <= pr.r[1] };
+      const float b[1] = { rowReached[0] ? pp.value * Weight(d, pp.k[1]) : 0.0f };
+      for (int sign = (d == 0 ? 1 : -1); sign <= 1; sign += 2)
+      {
+        if constexpr (WarpSynchronous)
+        {
+          __syncthreads(); // all warps are at the same row offset
+        }
+        AddRowOfClass<WarpSynchronous>(Cx, tileFinite, column + (cy + sign * d) * stride, b, wx, rowReached, rx);
+      }
+    }
+  }
+  __syncthreads(); // the plane is complete
+  FlushPlane(plane, planeCount, stride, x0 - Cx, y0 - Ry, 0, g, out, tid);
+}
 
-  // output planes this tile reaches, clipped to the output box
-  const long long  zFirst = max(z0 - Rz, g.outStart[2]);
-  const long long  zLast = min(z0 + TZ - 1 + Rz, g.outStart[2] + g.outSize[2] - 1);
-  volatile float * vplane = plane;
+/** 3D scatter. A block of 32 x 8 threads owns a tile of 32 x 8 x TZ input
+ * pixels; each thread a column of TZ pixels at one (x, y). All pixels of a
+ * column add to the same plane positions, so for each output plane the
+ * thread sums its column's contributions in registers and writes the plane
+ * once per position: TZ times fewer shared-memory operations than one
+ * pixel at a time. Output planes are accumulated one after the other in a
+ * plane of (32 + 2 Rx)(8 + 2 Ry) floats, so the z radius costs no shared
+ * memory. The x weights of the column live in registers (TZ (RC + 1)), the
+ * y weights times the intensity in shared memory. */
+template <int TZ, int RC, bool WarpSynchronous>
+__global__ void
+__launch_bounds__(kThreads) ScatterColumnKernel(const PixelParameters * __restrict__ params,
+                                                const PixelRadius * __restrict__ radii,
+                                                float * __restrict__ out,
+                                                DeviceGeometry       g,
+                                                int                  planeCapacity,
+                                                unsigned long long * skipped)
+{
+  extern __shared__ float shared[];
+  float *                 plane = shared;
+  float *                 yWeights = shared + planeCapacity; // [q][d][thread], d <= Ry
+  __shared__ int          tileRadius[3];
+
+  const int       lx = threadIdx.x, ly = threadIdx.y;
+  const int       tid = ly * kBlockX + lx;
+  const long long x0 = static_cast<long long>(blockIdx.x) * kBlockX;
+  const long long y0 = static_cast<long long>(blockIdx.y) * kBlockY;
+  const long long z0 = static_cast<long long>(blockIdx.z) * TZ;
+  if (tid < 3)
+  {
+    tileRadius[tid] = 0;
+  }
+  __syncthreads();
+  float           value[TZ], kz[TZ], ky[TZ];
+  int             rx[TZ], ry[TZ], rz[TZ];
+  float           wx[TZ][RC + 1];
+  bool            any = false, nonFinite = false;
+  const long long x = x0 + lx, y = y0 + ly;
+#pragma unroll
+  for (int q = 0; q < TZ; ++q)
+  {
+    PixelParameters pp;
+    PixelRadius     pr;
+    pp.value = 0.0f;
+    pp.k[0] = pp.k[1] = pp.k[2] = INFINITY;
+    pr.r[0] = pr.r[1] = pr.r[2] = pr.r[3] = 0;
+    if (x < g.inSize[0] && y < g.inSize[1] && z0 + q < g.inSize[2])
+    {
+      const long long i = x + g.inSize[0] * (y + g.inSize[1] * (z0 + q));
+      pp = params[i];
+      if (pp.value != 0.0f)
+      {
+        pr = radii[i];
+        any = true;
+        nonFinite = nonFinite || !isfinite(pp.value);
+        atomicMax(&tileRadius[0], pr.r[0]);
+        atomicMax(&tileRadius[1], pr.r[1]);
+        atomicMax(&tileRadius[2], pr.r[2]);
+      }
+    }
+    value[q] = pp.value;
+    ky[q] = pp.k[1];
+    kz[q] = pp.k[2];
+    rx[q] = pr.r[0];
+    ry[q] = pr.r[1];
+    rz[q] = pr.r[2];
+#pragma unroll
+    for (int d = 0; d <= RC; ++d)
+    {
+      wx[q][d] = (pp.value != 0.0f && d <= pr.r[0]) ? Weight(d, pp.k[0]) : 0.0f;
+    }
+  }
+  if (!__syncthreads_or(any))
+  {
+    if (tid == 0)
+    {
+      atomicAdd(skipped, 1ULL);
+    }
+    return;
+  }
+  const bool tileFinite = !__syncthreads_or(nonFinite);
+  const int  Cx = TileClass(tileRadius[0]), Ry = tileRadius[1], Rz = tileRadius[2];
+  const int  stride = kBlockX + 2 * Cx;
+  const int  planeCount = stride * (kBlockY + 2 * Ry);
+  for (int e = tid; e < planeCount; e += kThreads)
+  {
+    plane[e] = 0.0f;
+  }
+#pragma unroll
+  for (int q = 0; q < TZ; ++q)
+  {
+    for (int d = 0; d <= Ry; ++d)
+    {
+      yWeights[(q * (Ry + 1) + d) * kThreads + tid] =
+        (value[q] != 0.0f && d <= ry[q]) ? value[q] * Weight(d, ky[q]) : 0.0f;
+    }
+  }
+  const long long zFirst = max(z0 - Rz, g.outStart[2]);
+  const long long zLast = min(z0 + TZ - 1 + Rz, g.outStart[2] + g.outSize[2] - 1);
+  float *         column = plane + lx + Cx;
+  const int       cy = ly + Ry;
   for (long long zo = zFirst; zo <= zLast; ++zo)
   {
-    __syncthreads(); // the plane is clear
-#pragma unroll 1
-    for (int p = 0; p < P; ++p)
+    __syncthreads(); // the plane is clear (and the y weights are stored)
+    float wz[TZ];
+    bool  reaches[TZ];
+#pragma unroll
+    for (int q = 0; q < TZ; ++q)
     {
-      const int             q = p / PY, j = p % PY;
-      const PixelParameters pp = pixelParameters[p * kThreads + tid];
-      const PixelRadius     pr = pixelRadius[p * kThreads + tid];
-      const int             dz = static_cast<int>(zo - (z0 + q));
-      const int             adz = dz < 0 ? -dz : dz;
-      // Warp-synchronous: every thread walks the tile's row offsets so that
-      // the block stays in step; pixels that do not reach write nothing.
-      const bool reaches = pp.value != 0.0f && adz <= pr.r[2];
-      if (!WarpSynchronous && !reaches)
-      {
-        continue;
-      }
-      const float a = reaches ? pp.value * Weight(adz, pp.k[2]) : 0.0f;
-      float       wx[RC + 1];
+      const int dz = static_cast<int>(zo - (z0 + q));
+      const int adz = dz < 0 ? -dz : dz;
+      reaches[q] = value[q] != 0.0f && adz <= rz[q];
+      wz[q] = reaches[q] ? Weight(adz, kz[q]) : 0.0f;
+    }
+    // Warp-synchronous: every thread walks the tile's row offsets so that
+    // the block stays in step; otherwise only the rows its pixels reach.
+    int rows = -1;
 #pragma unroll
-      for (int d = 0; d <= RC; ++d)
+    for (int q = 0; q < TZ; ++q)
+    {
+      rows = reaches[q] ? max(rows, ry[q]) : rows;
+    }
+    if constexpr (WarpSynchronous)
+    {
+      rows = Ry;
+    }
+    for (int d = 0; d <= rows; ++d)
+    {
+      float b[TZ];
+      bool  rowReached[TZ];
+#pragma unroll
+      for (int q = 0; q < TZ; ++q)
       {
-        wx[d] = (reaches && d <= pr.r[0]) ? Weight(d, pp.k[0]) : 0.0f;
+        rowReached[q] = reaches[q] && d <= ry[q];
+        b[q] = rowReached[q] ? wz[q] * yWeights[(q * (Ry + 1) + d) * kThreads + tid] : 0.0f;
       }
-      const int rx = reaches ? pr.r[0] : -1;
-      const int ry = WarpSynchronous ? Ry : pr.r[1];
-      const int cy = ly + kBlockY * j + Ry; // this pixel's row in the plane
-      const int cx = lx + Rx;
-      for (int d = 0; d <= ry; ++d)
+      for (int sign = (d == 0 ? 1 : -1); sign <= 1; sign += 2)
       {
-        const bool  rowReached = reaches && d <= pr.r[1];
-        const float b = rowReached ? a * Weight(d, pp.k[1]) : 0.0f;
-        for (int sign = (d == 0 ? 1 : -1); sign <= 1; sign += 2)
+        if constexpr (WarpSynchronous)
         {
-          const int row = cy + sign * d;
-          if constexpr (WarpSynchronous)
-          {
-            __syncthreads(); // all warps are at the same row offset
-#pragma unroll
-            for (int dx = -RC; dx <= RC; ++dx)
-            {
-              const int adx = dx < 0 ? -dx : dx;
-              if (rowReached && adx <= rx)
-              {
-                vplane[row * stride + cx + dx] = vplane[row * stride + cx + dx] + b * wx[adx];
-              }
-              __syncwarp();
-            }
-          }
-          else
-          {
-            if (rowReached)
-            {
-              float * target = plane + row * stride + cx;
-#pragma unroll
-              for (int dx = -RC; dx <= RC; ++dx)
-              {
-                const int adx = dx < 0 ? -dx : dx;
-                if (adx <= rx)
-                {
-                  atomicAdd(target + dx, b * wx[adx]);
-                }
-              }
-            }
-          }
+          __syncthreads(); // all warps are at the same row offset
         }
+        AddRowOfClass<WarpSynchronous>(Cx, tileFinite, column + (cy + sign * d) * stride, b, wx, rowReached, rx);
       }
     }
     __syncthreads(); // the plane is complete
-    // add the plane to the output (clipped to the output box) and clear it
-    const long long outZ = zo - g.outStart[2];
-    for (int e = tid; e < planeCount; e += kThreads)
-    {
-      const float v = plane[e];
-      if (!(v == 0.0f)) // also a NaN
-      {
-        plane[e] = 0.0f;
-        const long long ox = x0 - Rx + e % stride - g.outStart[0];
-        const long long oy = y0 - Ry + e / stride - g.outStart[1];
-        if (ox >= 0 && ox < g.outSize[0] && oy >= 0 && oy < g.outSize[1])
-        {
-          atomicAdd(out + ox + g.outSize[0] * (oy + g.outSize[1] * outZ), v);
-        }
-      }
-    }
+    FlushPlane(plane, planeCount, stride, x0 - Cx, y0 - Ry, zo, g, out, tid);
   }
 }
 
@@ -586,48 +795,136 @@ RadiusClass(int r)
   return -1;
 }
 
-template <int PY, int TZ, int RC, bool WS>
+/** How the tile kernels are launched for the image's largest radii R and
+ * radius class rc. 2D: the plane (dynamic) and the pixels (static). 3D: the
+ * plane and the column's y weights (dynamic); columns of 4 pixels, 2 for
+ * the largest class (the x weights of a column are TZ (RC + 1) registers). */
+struct TileLaunch
+{
+  int       tileZ{ 1 };
+  int       planeCapacity{ 0 };
+  int       dynamicBytes{ 0 };
+  long long totalBytes{ 0 };
+};
+
+TileLaunch
+TileLaunchFor(bool is3D, int rc, const int R[3])
+{
+  TileLaunch      t;
+  const int       py = is3D ? 1 : 2;
+  // rows of 32 + 2 rc: a tile's rows are 32 + 2 C wide, C its radius class (<= rc)
+  const long long plane =
+    static_cast<long long>(kBlockX + 2 * rc) * (kBlockY * py + 2 * static_cast<long long>(R[1]));
+  t.tileZ = is3D ? (rc <= 16 ? 4 : 2) : 1;
+  const long long weights = is3D ? static_cast<long long>(t.tileZ) * (R[1] + 1) * kThreads : 0;
+  const long long dynamicBytes = (plane + weights) * static_cast<long long>(sizeof(float));
+  t.planeCapacity = static_cast<int>(std::min<long long>(plane, INT_MAX / 8));
+  t.dynamicBytes = static_cast<int>(std::min<long long>(dynamicBytes, INT_MAX / 2));
+  t.totalBytes =
+    dynamicBytes + (is3D ? 0 : static_cast<long long>(py) * kThreads * (sizeof(PixelParameters) + sizeof(PixelRadius)));
+  return t;
+}
+
+template <int RC, bool WS>
 void
 LaunchTile(const PixelParameters * params,
            const PixelRadius *     radii,
            float *                 out,
            const DeviceGeometry &  g,
-           int                     sharedBytes,
+           const TileLaunch &      t,
            unsigned long long *    skipped)
 {
-  auto kernel = ScatterTileKernel<PY, TZ, RC, WS>;
-  CIF_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, sharedBytes));
+  const dim3 block(kBlockX, kBlockY);
+  if (g.dimension < 3)
+  {
+    constexpr int PY = 2;
+    auto          kernel = ScatterTileKernel<PY, RC, WS>;
+    CIF_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, t.dynamicBytes));
+    const dim3 grid(static_cast<unsigned>((g.inSize[0] + kBlockX - 1) / kBlockX),
+                    static_cast<unsigned>((g.inSize[1] + kBlockY * PY - 1) / (kBlockY * PY)));
+    kernel<<<grid, block, t.dynamicBytes, ::cif::Stream()>>>(params, radii, out, g, skipped);
+    CIF_CUDA_CHECK_LAUNCH("ScatterTileKernel");
+    return;
+  }
+  constexpr int TZ = RC <= 16 ? 4 : 2;
+  auto          kernel = ScatterColumnKernel<TZ, RC, WS>;
+  CIF_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, t.dynamicBytes));
   const dim3 grid(static_cast<unsigned>((g.inSize[0] + kBlockX - 1) / kBlockX),
-                  static_cast<unsigned>((g.inSize[1] + kBlockY * PY - 1) / (kBlockY * PY)),
+                  static_cast<unsigned>((g.inSize[1] + kBlockY - 1) / kBlockY),
                   static_cast<unsigned>((g.inSize[2] + TZ - 1) / TZ));
-  kernel<<<grid, dim3(kBlockX, kBlockY), sharedBytes, ::cif::Stream()>>>(params, radii, out, g, skipped);
-  CIF_CUDA_CHECK_LAUNCH("ScatterTileKernel");
+  kernel<<<grid, block, t.dynamicBytes, ::cif::Stream()>>>(params, radii, out, g, t.planeCapacity, skipped);
+  CIF_CUDA_CHECK_LAUNCH("ScatterColumnKernel");
 }
 
-template <int PY, int TZ, bool WS>
+template <bool WS>
 void
 LaunchTileClass(int                     rc,
                 const PixelParameters * params,
                 const PixelRadius *     radii,
                 float *                 out,
                 const DeviceGeometry &  g,
-                int                     sharedBytes,
+                const TileLaunch &      t,
                 unsigned long long *    skipped)
 {
   switch (rc)
   {
     case 2:
-      return LaunchTile<PY, TZ, 2, WS>(params, radii, out, g, sharedBytes, skipped);
+      return LaunchTile<2, WS>(params, radii, out, g, t, skipped);
     case 4:
-      return LaunchTile<PY, TZ, 4, WS>(params, radii, out, g, sharedBytes, skipped);
+      return LaunchTile<4, WS>(params, radii, out, g, t, skipped);
     case 8:
-      return LaunchTile<PY, TZ, 8, WS>(params, radii, out, g, sharedBytes, skipped);
+      return LaunchTile<8, WS>(params, radii, out, g, t, skipped);
     case 16:
-      return LaunchTile<PY, TZ, 16, WS>(params, radii, out, g, sharedBytes, skipped);
+      return LaunchTile<16, WS>(params, radii, out, g, t, skipped);
     default:
-      return LaunchTile<PY, TZ, 32, WS>(params, radii, out, g, sharedBytes, skipped);
+      return LaunchTile<32, WS>(params, radii, out, g, t, skipped);
   }
 }
+
+/** The work buffers of a call (record, skipped-tile counter, the pixels'
+ * parameters and radii) in one allocation. Up to 64 MiB stay allocated
+ * between calls (a 512^2 image needs 6 MiB): cudaMalloc and cudaFree cost
+ * more than the superposition of a small image. One call at a time. */
+class WorkBuffers
+{
+public:
+  static std::mutex &
+  Mutex()
+  {
+    static std::mutex m;
+    return m;
+  }
+  static WorkBuffers &
+  Instance()
+  {
+    static WorkBuffers w;
+    return w;
+  }
+  /** Pointers into a block of at least `bytes`; the block is released by
+   * Finish() when it is larger than the cache keeps. */
+  void *
+  Get(std::size_t bytes)
+  {
+    if (m_Buffer.GetSize() < bytes)
+    {
+      m_Buffer.Release();
+      m_Buffer.Allocate(bytes);
+    }
+    return m_Buffer.GetPointer();
+  }
+  void
+  Finish()
+  {
+    if (m_Buffer.GetSize() > kKeptBytes)
+    {
+      m_Buffer.Release();
+    }
+  }
+
+private:
+  static constexpr std::size_t kKeptBytes = std::size_t{ 64 } << 20;
+  itk::CudaDeviceBuffer        m_Buffer;
+};
 
 void
 LaunchGlobal(int rc, const PixelParameters * params, const PixelRadius * radii, float * out, const DeviceGeometry & g)
@@ -773,18 +1070,38 @@ KernelSuperpositionCUDA(const TIn *                           input,
                         const KernelSuperpositionParameters & p)
 {
   CheckJob(sigma, g, p);
-  const long long       count = g.InputCount();
-  itk::CudaDeviceBuffer record(sizeof(PrepareRecord));
-  itk::CudaDeviceBuffer params(static_cast<std::size_t>(count) * sizeof(PixelParameters));
-  itk::CudaDeviceBuffer radii(static_cast<std::size_t>(count) * sizeof(PixelRadius));
-  ClearRecord(record);
-  auto * pp = static_cast<PixelParameters *>(params.GetPointer());
-  auto * pr = static_cast<PixelRadius *>(radii.GetPointer());
-  auto * rp = static_cast<PrepareRecord *>(record.GetPointer());
+  const long long             count = g.InputCount();
+  std::lock_guard<std::mutex> lock(WorkBuffers::Mutex());
+  WorkBuffers &               work = WorkBuffers::Instance();
+  struct FinishWork
+  {
+    WorkBuffers & w;
+    ~FinishWork() { w.Finish(); }
+  } finishWork{ work };
+  // [record | skipped counter | parameters | radii], 256-byte aligned parts
+  const std::size_t headBytes = 256;
+  const std::size_t paramBytes = static_cast<std::size_t>(count) * sizeof(PixelParameters);
+  const std::size_t radiusBytes = static_cast<std::size_t>(count) * sizeof(PixelRadius);
+  auto *            base = static_cast<char *>(work.Get(headBytes + paramBytes + radiusBytes));
+  auto *            rp = reinterpret_cast<PrepareRecord *>(base);
+  auto *            skipped = reinterpret_cast<unsigned long long *>(base + 128);
+  auto *            pp = reinterpret_cast<PixelParameters *>(base + headBytes);
+  auto *            pr = reinterpret_cast<PixelRadius *>(base + headBytes + paramBytes);
+  {
+    PrepareRecord init;
+    init.radius[0] = init.radius[1] = init.radius[2] = 0;
+    init.firstBad = ULLONG_MAX;
+    init.badAxis = -1;
+    init.nonZero = 0;
+    CIF_CUDA_CHECK(cudaMemcpyAsync(rp, &init, sizeof(PrepareRecord), cudaMemcpyHostToDevice, ::cif::Stream()));
+    CIF_CUDA_CHECK(cudaMemsetAsync(skipped, 0, sizeof(unsigned long long), ::cif::Stream()));
+  }
   PrepareKernel<TIn><<<GridFor(count), 256, 0, ::cif::Stream()>>>(
     input, sigma.Get(0), sigma.Get(1), sigma.Get(2), count, g.dimension, ToDevice(p), pp, pr, rp);
   CIF_CUDA_CHECK_LAUNCH("PrepareKernel");
-  const PrepareRecord rec = ReadRecord(record);
+  PrepareRecord rec;
+  CIF_CUDA_CHECK(cudaMemcpyAsync(&rec, rp, sizeof(PrepareRecord), cudaMemcpyDeviceToHost, ::cif::Stream()));
+  CIF_CUDA_SYNCHRONIZE_STREAM();
   if (rec.firstBad != ULLONG_MAX)
   {
     ThrowBadSigma(sigma, rec, p, g.dimension);
@@ -792,16 +1109,18 @@ KernelSuperpositionCUDA(const TIn *                           input,
   const int      R[3] = { rec.radius[0], rec.radius[1], rec.radius[2] };
   DeviceGeometry dg = ToDevice(g);
 
-  // choose the method
+  // choose the method: the warp-synchronous scatter measured fastest on
+  // Hopper (docs/KernelSuperposition.md), the global-atomics scatter where
+  // the tile does not fit
   KernelSuperpositionMethod method = p.method;
   const bool                is3D = g.dimension == 3;
-  const int                 py = is3D ? 1 : 2, tz = is3D ? 4 : 1;
-  const long long           planeFloats =
-    static_cast<long long>(kBlockX + 2 * R[0]) * (kBlockY * py + 2 * static_cast<long long>(R[1]));
-  const long long    sharedBytes = planeFloats * static_cast<long long>(sizeof(float));
-  const int          rc = RadiusClass(std::max(R[0], 1));
-  std::ostringstream note;
-  std::string        tileProblem;
+  const int                 py = is3D ? 1 : 2;
+  const int                 rc = RadiusClass(std::max(R[0], 1));
+  const TileLaunch          tile = TileLaunchFor(is3D, rc < 0 ? kLargestRadiusClass : rc, R);
+  const long long           sharedBytes = tile.totalBytes;
+  const int                 tz = tile.tileZ;
+  std::ostringstream        note;
+  std::string               tileProblem;
   if (rc < 0)
   {
     tileProblem = "the largest x radius, " + std::to_string(R[0]) + ", exceeds the tile kernel's " +
@@ -809,11 +1128,11 @@ KernelSuperpositionCUDA(const TIn *                           input,
   }
   else if (sharedBytes > MaxSharedBytesOptin())
   {
-    tileProblem = "the tile plane (" + std::to_string(sharedBytes) + " bytes) exceeds the device's shared memory";
+    tileProblem = "the tile (" + std::to_string(sharedBytes) + " bytes) exceeds the device's shared memory";
   }
   if (method == KernelSuperpositionMethod::Automatic)
   {
-    method = KernelSuperpositionMethod::Scatter;
+    method = KernelSuperpositionMethod::ScatterWarpSynchronous;
     if (!tileProblem.empty())
     {
       note << " (the tile kernel is impossible: " << tileProblem << ")";
@@ -828,9 +1147,6 @@ KernelSuperpositionCUDA(const TIn *                           input,
     method = KernelSuperpositionMethod::ScatterGlobalAtomics;
   }
 
-  itk::CudaDeviceBuffer skippedBuffer(sizeof(unsigned long long));
-  auto *                skipped = static_cast<unsigned long long *>(skippedBuffer.GetPointer());
-  CIF_CUDA_CHECK(cudaMemsetAsync(skipped, 0, sizeof(unsigned long long), ::cif::Stream()));
   const std::size_t outBytes = static_cast<std::size_t>(g.OutputCount()) * sizeof(float);
   if (method != KernelSuperpositionMethod::Gather)
   {
@@ -842,17 +1158,8 @@ KernelSuperpositionCUDA(const TIn *                           input,
     case KernelSuperpositionMethod::ScatterWarpSynchronous:
     {
       const bool ws = method == KernelSuperpositionMethod::ScatterWarpSynchronous;
-      const int  bytes = static_cast<int>(sharedBytes);
-      if (is3D)
-      {
-        ws ? LaunchTileClass<1, 4, true>(rc, pp, pr, output, dg, bytes, skipped)
-           : LaunchTileClass<1, 4, false>(rc, pp, pr, output, dg, bytes, skipped);
-      }
-      else
-      {
-        ws ? LaunchTileClass<2, 1, true>(rc, pp, pr, output, dg, bytes, skipped)
-           : LaunchTileClass<2, 1, false>(rc, pp, pr, output, dg, bytes, skipped);
-      }
+      ws ? LaunchTileClass<true>(rc, pp, pr, output, dg, tile, skipped)
+         : LaunchTileClass<false>(rc, pp, pr, output, dg, tile, skipped);
       break;
     }
     case KernelSuperpositionMethod::ScatterGlobalAtomics:
