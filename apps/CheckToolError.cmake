@@ -1,9 +1,10 @@
 # Runs the tool and checks that it fails the expected way:
 #   cmake -DTOOL=<exe> -DEXPECTED_EXIT=<n> [-DEXPECTED_MESSAGE=<regex>]
-#         -P CheckToolError.cmake -- <tool arguments...>
+#         [-DABSENT_OUTPUT=<file>] -P CheckToolError.cmake -- <tool arguments...>
 # Passes when the exit status is exactly EXPECTED_EXIT (so a crash cannot
 # pass) and stderr is one line "cudaimagefilters: error: ..." that matches
-# EXPECTED_MESSAGE when given.
+# EXPECTED_MESSAGE when given; with ABSENT_OUTPUT, that file (deleted
+# first) must not have been written.
 if(NOT DEFINED TOOL OR NOT DEFINED EXPECTED_EXIT)
   message(FATAL_ERROR "CheckToolError.cmake needs -DTOOL=... and -DEXPECTED_EXIT=...")
 endif()
@@ -18,6 +19,10 @@ foreach(i RANGE ${last_index})
     set(after_separator TRUE)
   endif()
 endforeach()
+
+if(DEFINED ABSENT_OUTPUT)
+  file(REMOVE "${ABSENT_OUTPUT}")
+endif()
 
 execute_process(
   COMMAND "${TOOL}" ${tool_args}
@@ -38,4 +43,7 @@ if(NOT standard_error MATCHES "^cudaimagefilters: error: [^\n]+\n$")
 endif()
 if(DEFINED EXPECTED_MESSAGE AND NOT standard_error MATCHES "${EXPECTED_MESSAGE}")
   message(FATAL_ERROR "stderr does not match '${EXPECTED_MESSAGE}'")
+endif()
+if(DEFINED ABSENT_OUTPUT AND EXISTS "${ABSENT_OUTPUT}")
+  message(FATAL_ERROR "the tool failed but wrote '${ABSENT_OUTPUT}'")
 endif()

@@ -10,6 +10,7 @@
 #include "itkConfigure.h"
 #include "itkCudaRuntime.h"
 
+#include <algorithm>
 #include <cstring>
 #include <exception>
 #include <iomanip>
@@ -40,6 +41,10 @@ const Subcommand Subcommands[] = {
   { "bilateral", "edge-preserving bilateral smoothing", BilateralMain, BilateralUsage },
   { "grbf", "Gaussian RBF interpolation onto a zoomed or reference grid", GaussianRBFMain, GaussianRBFUsage },
   { "info", "whether CUDA is compiled in, and the GPU", InfoMain, InfoUsage },
+  { "kernel-superposition",
+    "spatially varying Gaussian blur, a sigma per pixel",
+    KernelSuperpositionMain,
+    KernelSuperpositionUsage },
   { "median", "the median of the box around every pixel", MedianMain, MedianUsage },
   { "resample", "an image resampled through a transform onto a grid", ResampleMain, ResampleUsage },
   { "rotating-mask", "edge-preserving rotating-mask (Nagao) smoothing", RotatingMaskMain, RotatingMaskUsage },
@@ -56,14 +61,21 @@ PrintUsage(std::ostream & os)
      << "Image filters of the ITK module CudaImageFilters, on the GPU (CUDA) or the CPU.\n"
      << "\n"
      << "Commands:\n";
+  std::size_t width = 0;
   for (const auto & command : Subcommands)
   {
-    os << "  " << std::left << std::setw(20) << command.Name << command.Summary << '\n';
+    width = std::max(width, std::strlen(command.Name) + 2);
+  }
+  for (const auto & command : Subcommands)
+  {
+    os << "  " << std::left << std::setw(static_cast<int>(width)) << command.Name << command.Summary << '\n';
   }
   os << "\n"
      << "Options:\n"
-     << "  -h, --help          print this help\n"
-     << "  --version           print the version\n";
+     << "  " << std::setw(static_cast<int>(width)) << "-h, --help"
+     << "print this help\n"
+     << "  " << std::setw(static_cast<int>(width)) << "--version"
+     << "print the version\n";
 }
 
 void

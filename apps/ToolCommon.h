@@ -418,6 +418,11 @@ SegmentMain(const std::vector<std::string> & args);
 void
 SegmentUsage(std::ostream & os);
 
+int
+KernelSuperpositionMain(const std::vector<std::string> & args);
+void
+KernelSuperpositionUsage(std::ostream & os);
+
 } // namespace tool
 } // namespace cif
 
