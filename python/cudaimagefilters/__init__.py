@@ -50,6 +50,7 @@ from .filters import (
     unpack_mask,
 )
 from .gaussian_rbf import gaussian_rbf_evaluate, gaussian_rbf_interpolation_image_filter
+from .kernel_superposition import kernel_superposition_image_filter
 from .pipeline import image_filter
 from .resample import BSplineInterpolator, resample_image_filter
 
@@ -76,6 +77,7 @@ __all__ = [
     "image_filter",
     "is_compiled_with_cuda",
     "is_gpu_available",
+    "kernel_superposition_image_filter",
     "last_execution_report",
     "mean_image_filter",
     "median_image_filter",

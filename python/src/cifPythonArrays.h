@@ -185,6 +185,8 @@ void
 RegisterResample(nb::module_ & m);
 void
 RegisterGaussianRBF(nb::module_ & m);
+void
+RegisterKernelSuperposition(nb::module_ & m);
 
 } // namespace cifpy
 

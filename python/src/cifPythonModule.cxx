@@ -399,4 +399,5 @@ NB_MODULE(_cif, m)
   RegisterFilters(m);
   RegisterResample(m);
   RegisterGaussianRBF(m);
+  RegisterKernelSuperposition(m);
 }

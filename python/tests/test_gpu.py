@@ -335,3 +335,119 @@ def test_gaussian_rbf_block_mode_on_cupy_follows_the_cpu(cupy):
         gpu = grbf(cupy.asarray(a), zoom=2, method="block", block_size=(20, 20), block_overlap=(4, 4), block_double_precision=dp)
         assert cif.last_execution_report().device == "GPU"
         np.testing.assert_allclose(cupy.asnumpy(gpu), cpu, rtol=0, atol=bound * float(np.ptp(a)))
+
+
+# ---------------------------------------------------------------- kernel superposition
+def _ks_bound(cpu):
+    """The GPU's float32 sums with atomics against the CPU's double sums."""
+    return 1e-5 * float(np.abs(cpu).max()) + 1e-6
+
+
+def _ks_sigma(shape, high, seed):
+    return np.random.default_rng(seed).uniform(0.0, high, shape).astype(np.float32)
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.int16, np.uint16, np.float32])
+@pytest.mark.parametrize("pad", [False, True])
+def test_kernel_superposition_cupy_stays_on_the_gpu_and_follows_the_cpu(cupy, dtype, pad):
+    ks = cif.kernel_superposition_image_filter
+    a = smooth_image((20, 40, 48), dtype, seed=21)
+    spacing = (0.8, 1.0, 1.7)
+    sigma = _ks_sigma(a.shape, 2.0, seed=22)
+    per_axis = [_ks_sigma(a.shape, 1.5 + k, seed=23 + k) for k in range(3)]
+    for maps in (sigma, per_axis):
+        cpu = ks(a, maps, spacing=spacing, pad=pad, device="cpu")
+        x = cupy.asarray(a)
+        s = cupy.asarray(maps) if not isinstance(maps, list) else [cupy.asarray(m) for m in maps]
+        cif.reset_transfer_counters()
+        out = ks(x, s, spacing=spacing, pad=pad)
+        c = cif.transfer_counters()
+        report = cif.last_execution_report()
+        assert report.device == "GPU", report.message
+        assert isinstance(out, cupy.ndarray) and out.dtype == np.float32 and out.shape == cpu.shape
+        # no image crosses the bus (the largest radius may come down)
+        assert c.host_to_device_bytes < a.nbytes // 4 and c.device_to_host_bytes < a.nbytes // 4
+        g = cupy.asnumpy(out)
+        assert np.abs(g - cpu).max() <= _ks_bound(cpu), report.message
+        np.testing.assert_array_equal(cupy.asnumpy(x), a)  # the input is untouched
+
+
+@pytest.mark.parametrize("method", ["scatter", "scatter_warp_synchronous", "scatter_global_atomics", "gather"])
+def test_kernel_superposition_gpu_methods_follow_the_cpu(cupy, method):
+    ks = cif.kernel_superposition_image_filter
+    for shape in ((70, 90), (24, 36, 40)):
+        a = smooth_image(shape, np.float32, seed=24)
+        sigma = _ks_sigma(shape, 2.5, seed=25)
+        sigma[: shape[0] // 3] = 0.0  # a part that stays where it is
+        a[..., : shape[-1] // 4] = 0  # all-zero tiles
+        cpu = ks(a, sigma, pad=True, device="cpu")
+        gpu = cupy.asnumpy(ks(cupy.asarray(a), cupy.asarray(sigma), pad=True, method=method, device="gpu"))
+        assert cif.last_execution_report().device == "GPU"
+        assert np.abs(gpu - cpu).max() <= _ks_bound(cpu), (method, shape)
+        # with padding, the mass stays
+        np.testing.assert_allclose(gpu.sum(dtype=np.float64), a.sum(dtype=np.float64), rtol=1e-5)
+
+
+def test_kernel_superposition_gpu_types_and_fallbacks(cupy):
+    ks = cif.kernel_superposition_image_filter
+    a = smooth_image((16, 30, 32), np.float32, seed=26)
+    sigma = _ks_sigma(a.shape, 1.5, seed=27).astype(np.float64)
+    cpu = ks(a, sigma, device="cpu")
+    # float64 sigma maps of GPU arrays are read as float32 by the GPU
+    gpu = ks(cupy.asarray(a), cupy.asarray(sigma))
+    assert cif.last_execution_report().device == "GPU"
+    assert np.abs(cupy.asnumpy(gpu) - cpu).max() <= _ks_bound(cpu) + 1e-6 * float(np.abs(cpu).max())
+    # float64 images: the CPU through host copies (automatic), refused on the GPU
+    wide = ks(cupy.asarray(a.astype(np.float64)), cupy.asarray(sigma))
+    report = cif.last_execution_report()
+    assert report.device == "CPU" and "copied to the host" in report.message and "float64" in report.message
+    assert isinstance(wide, cupy.ndarray) and wide.dtype == np.float64
+    np.testing.assert_array_equal(cupy.asnumpy(wide), ks(a.astype(np.float64), sigma, device="cpu"))
+    with pytest.raises(cif.GpuUnavailableError, match="float64"):
+        ks(cupy.asarray(a.astype(np.float64)), cupy.asarray(sigma), device="gpu")
+    # bad sigmas are found on the GPU too, with or without padding
+    bad = sigma.astype(np.float32)
+    bad[3, 4, 5] = -1.0
+    for pad in (False, True):
+        with pytest.raises(ValueError, match="(?i)sigma"):
+            ks(cupy.asarray(a), cupy.asarray(bad), pad=pad)
+    bad[3, 4, 5] = np.nan
+    with pytest.raises(ValueError, match="(?i)sigma"):
+        ks(cupy.asarray(a), cupy.asarray(bad), pad=True)
+    # host and GPU arrays are not mixed
+    with pytest.raises(ValueError, match="both on the GPU"):
+        ks(cupy.asarray(a), sigma)
+
+
+def test_kernel_superposition_numpy_on_the_gpu(gpu):
+    ks = cif.kernel_superposition_image_filter
+    a = smooth_image((12, 40, 44), np.uint16, seed=28)
+    sigma = _ks_sigma(a.shape, 2.0, seed=29)
+    cif.reset_transfer_counters()
+    out = ks(a, sigma, device="gpu")
+    c = cif.transfer_counters()
+    assert cif.last_execution_report().device == "GPU"
+    # the image and the sigma map up, the output down (and what the core itself moves: small)
+    assert a.nbytes + sigma.nbytes <= c.host_to_device_bytes < a.nbytes + sigma.nbytes + a.nbytes // 4
+    assert out.nbytes <= c.device_to_host_bytes < out.nbytes + a.nbytes // 4
+    cpu = ks(a, sigma, device="cpu")
+    assert np.abs(out - cpu).max() <= _ks_bound(cpu)
+
+
+def test_kernel_superposition_torch_and_the_callers_stream(torch_cuda):
+    torch = torch_cuda
+    ks = cif.kernel_superposition_image_filter
+    a = smooth_image((48, 128, 128), np.float32, seed=30)
+    sigma = _ks_sigma(a.shape, 1.5, seed=31)
+    expected = ks(a * 2, sigma, pad=True, device="cpu")
+    side = torch.cuda.Stream()
+    with torch.cuda.stream(side):
+        t = torch.from_numpy(a).cuda()
+        s = torch.from_numpy(sigma).cuda()
+        torch.cuda._sleep(50_000_000)  # keep the side stream busy
+        doubled = t * 2  # queued behind the sleep on the side stream
+        out = ks(doubled, s, pad=True)
+        result = out.cpu()
+    assert isinstance(out, torch.Tensor) and out.is_cuda and out.dtype == torch.float32
+    assert cif.last_execution_report().device == "GPU"
+    assert np.abs(result.numpy() - expected).max() <= _ks_bound(expected)
