@@ -707,8 +707,9 @@ KernelSuperpositionUsage(std::ostream & os)
      << "                       nothing spreads past its border (OUT's first pixel moves\n"
      << "                       by -radius); without it OUT is IN's grid and what spreads\n"
      << "                       past the border is lost\n"
-     << "  --method M           the GPU's method: automatic (default: scatter where the\n"
-     << "                       tile fits in shared memory, else scatter-global-atomics),\n"
+     << "  --method M           the GPU's method: automatic (default: the warp-synchronous\n"
+     << "                       scatter where the tile fits in shared memory, else\n"
+     << "                       scatter-global-atomics),\n"
      << "                       scatter, scatter-warp-synchronous, scatter-global-atomics\n"
      << "                       or gather (the exact baseline); the CPU core always\n"
      << "                       scatters by output slabs\n";

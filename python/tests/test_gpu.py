@@ -415,7 +415,7 @@ def test_kernel_superposition_gpu_types_and_fallbacks(cupy):
     with pytest.raises(ValueError, match="(?i)sigma"):
         ks(cupy.asarray(a), cupy.asarray(bad), pad=True)
     # host and GPU arrays are not mixed
-    with pytest.raises(ValueError, match="both on the GPU"):
+    with pytest.raises(ValueError, match="both be on the GPU"):
         ks(cupy.asarray(a), sigma)
 
 
