@@ -606,6 +606,22 @@ TEST(CudaKernelSuperpositionGpu, MatchesCpu2D)
   }
 }
 
+TEST(CudaKernelSuperpositionGpu, MatchesCpu1D)
+{
+  CIF_REQUIRE_GPU_OR_SKIP();
+  const Problem p = RandomProblem(1, { 1000 }, 5.0, false, 27);
+  for (bool pad : { false, true })
+  {
+    FilterRun<1, float> cpu(p, kUnitSpacing, false, pad, itk::CudaExecutionMode::CPU);
+    for (auto method : kAllMethods)
+    {
+      FilterRun<1, float> gpu(p, kUnitSpacing, false, pad, itk::CudaExecutionMode::GPU, method);
+      EXPECT_LE(MaxDifference(gpu.values, cpu.values), GpuTolerance(cpu.values, p))
+        << cif::ToString(method) << " pad " << pad;
+    }
+  }
+}
+
 TEST(CudaKernelSuperpositionGpu, MatchesCpu3DAnisotropicPerAxis)
 {
   CIF_REQUIRE_GPU_OR_SKIP();
