@@ -82,6 +82,12 @@ public:
   static std::string
   GetDeviceDescription();
 
+  /** The most shared memory one block may use, in bytes, once a kernel
+   * opts in above 48 KiB (cudaDevAttrMaxSharedMemoryPerBlockOptin of the
+   * module's device; 0 without a device). Queried once. */
+  static std::size_t
+  GetMaxSharedMemoryPerBlock();
+
   /** Free and total device memory in bytes (0 without a device). */
   static std::size_t
   GetFreeMemory();

@@ -496,14 +496,7 @@ FIRAxisKernel(const TSrc * __restrict__ src,
 int
 MaxSharedBytes()
 {
-  static const int bytes = []
-  {
-    int device = 0, value = 0;
-    CIF_CUDA_CHECK(cudaGetDevice(&device));
-    CIF_CUDA_CHECK(cudaDeviceGetAttribute(&value, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
-    return value;
-  }();
-  return bytes;
+  return static_cast<int>(itk::CudaRuntime::GetMaxSharedMemoryPerBlock());
 }
 
 int

@@ -264,10 +264,7 @@ __global__ void __launch_bounds__(256) BilateralGlobalKernel(const TIn * __restr
 int
 MaxSharedBytesOptin()
 {
-  int device = 0, value = 0;
-  CIF_CUDA_CHECK(cudaGetDevice(&device));
-  CIF_CUDA_CHECK(cudaDeviceGetAttribute(&value, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
-  return value;
+  return static_cast<int>(itk::CudaRuntime::GetMaxSharedMemoryPerBlock());
 }
 
 /** How a job runs on the device. */

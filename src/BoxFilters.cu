@@ -420,10 +420,7 @@ DirectMeanKernel(const TIn * __restrict__ input, TOut * __restrict__ output, Dir
 std::size_t
 DirectSharedLimit()
 {
-  int device = 0, optin = 0;
-  CIF_CUDA_CHECK(cudaGetDevice(&device));
-  CIF_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
-  return std::min<std::size_t>(static_cast<std::size_t>(optin), 96 * 1024);
+  return std::min<std::size_t>(itk::CudaRuntime::GetMaxSharedMemoryPerBlock(), 96 * 1024);
 }
 
 /** Plans the direct kernel's tile; false when even a tile one output deep in z does not fit. */

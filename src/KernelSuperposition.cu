@@ -133,6 +133,24 @@ Weight(int d, float k)
   return ks::IntegratedGaussian(d, k);
 }
 
+/** Reduces each thread's largest radii over the warp and into the record. */
+__device__ __forceinline__ void
+ReduceLargestRadius(const int (&r)[3], PrepareRecord * record)
+{
+  for (int a = 0; a < 3; ++a)
+  {
+    int m = r[a];
+    for (int o = 16; o > 0; o /= 2)
+    {
+      m = max(m, __shfl_xor_sync(0xffffffffu, m, o));
+    }
+    if ((threadIdx.x & 31) == 0 && m > 0)
+    {
+      atomicMax(&record->radius[a], m);
+    }
+  }
+}
+
 /** Checks the sigmas, writes the prepared parameters (when `params` is not
  * null) and reduces the largest radius and the first bad pixel. */
 template <typename TIn>
@@ -198,18 +216,7 @@ PrepareKernel(const TIn * __restrict__ input,
       radii[i] = pr;
     }
   }
-  for (int a = 0; a < 3; ++a)
-  {
-    int m = r[a];
-    for (int o = 16; o > 0; o /= 2)
-    {
-      m = max(m, __shfl_xor_sync(0xffffffffu, m, o));
-    }
-    if ((threadIdx.x & 31) == 0 && m > 0)
-    {
-      atomicMax(&record->radius[a], m);
-    }
-  }
+  ReduceLargestRadius(r, record);
   for (int o = 16; o > 0; o /= 2)
   {
     nonZero += __shfl_xor_sync(0xffffffffu, nonZero, o);
@@ -246,18 +253,7 @@ RadiusKernel(const float * __restrict__ sx,
       r[a] = max(r[a], ra);
     }
   }
-  for (int a = 0; a < 3; ++a)
-  {
-    int m = r[a];
-    for (int o = 16; o > 0; o /= 2)
-    {
-      m = max(m, __shfl_xor_sync(0xffffffffu, m, o));
-    }
-    if ((threadIdx.x & 31) == 0 && m > 0)
-    {
-      atomicMax(&record->radius[a], m);
-    }
-  }
+  ReduceLargestRadius(r, record);
 }
 
 /** Adds a finished plane of the tile to the output (clipped to the output
@@ -768,15 +764,6 @@ GatherKernel(const PixelParameters * __restrict__ params,
 }
 
 int
-MaxSharedBytesOptin()
-{
-  int device = 0, value = 0;
-  CIF_CUDA_CHECK(cudaGetDevice(&device));
-  CIF_CUDA_CHECK(cudaDeviceGetAttribute(&value, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
-  return value;
-}
-
-int
 GridFor(long long count)
 {
   return static_cast<int>(std::min<long long>((count + 255) / 256, 65535LL * 8));
@@ -810,11 +797,10 @@ struct TileLaunch
 TileLaunch
 TileLaunchFor(bool is3D, int rc, const int R[3])
 {
-  TileLaunch      t;
-  const int       py = is3D ? 1 : 2;
+  TileLaunch t;
+  const int  py = is3D ? 1 : 2;
   // rows of 32 + 2 rc: a tile's rows are 32 + 2 C wide, C its radius class (<= rc)
-  const long long plane =
-    static_cast<long long>(kBlockX + 2 * rc) * (kBlockY * py + 2 * static_cast<long long>(R[1]));
+  const long long plane = static_cast<long long>(kBlockX + 2 * rc) * (kBlockY * py + 2 * static_cast<long long>(R[1]));
   t.tileZ = is3D ? (rc <= 16 ? 4 : 2) : 1;
   const long long weights = is3D ? static_cast<long long>(t.tileZ) * (R[1] + 1) * kThreads : 0;
   const long long dynamicBytes = (plane + weights) * static_cast<long long>(sizeof(float));
@@ -1126,7 +1112,7 @@ KernelSuperpositionCUDA(const TIn *                           input,
     tileProblem = "the largest x radius, " + std::to_string(R[0]) + ", exceeds the tile kernel's " +
                   std::to_string(kLargestRadiusClass);
   }
-  else if (sharedBytes > MaxSharedBytesOptin())
+  else if (sharedBytes > static_cast<long long>(itk::CudaRuntime::GetMaxSharedMemoryPerBlock()))
   {
     tileProblem = "the tile (" + std::to_string(sharedBytes) + " bytes) exceeds the device's shared memory";
   }

@@ -14,6 +14,7 @@
  *=========================================================================*/
 #include "cifCudaStream.h"
 #include "cifCudaError.h"
+#include "itkCudaRuntime.h"
 #include "cifMedian.h"
 #include "cifMedianKernels.h"
 
@@ -245,14 +246,7 @@ KeyRangeOnDevice(const T * input, const MedianGeometry & g, Word & lowest, Word 
 std::size_t
 SharedMemoryPerBlock()
 {
-  static const std::size_t bytes = []
-  {
-    int device = 0, value = 0;
-    CIF_CUDA_CHECK(cudaGetDevice(&device));
-    CIF_CUDA_CHECK(cudaDeviceGetAttribute(&value, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
-    return static_cast<std::size_t>(value);
-  }();
-  return bytes;
+  return itk::CudaRuntime::GetMaxSharedMemoryPerBlock();
 }
 
 /** Launches `kernel` over `blocks` blocks of `threads`, with `shared` bytes

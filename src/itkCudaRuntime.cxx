@@ -149,6 +149,7 @@ struct DeviceState
   bool        available{ false };
   std::string reason;
   std::string description{ "none" };
+  std::size_t sharedMemoryPerBlockOptin{ 0 };
 };
 
 const DeviceState &
@@ -184,6 +185,7 @@ QueryDevice()
     d << prop.name << " (sm_" << prop.major << prop.minor << ", " << prop.multiProcessorCount << " SMs, "
       << (static_cast<double>(prop.totalGlobalMem) / (1024.0 * 1024.0 * 1024.0)) << " GiB)";
     s.description = d.str();
+    s.sharedMemoryPerBlockOptin = prop.sharedMemPerBlockOptin;
     s.available = true;
 #else
     s.reason = "CudaImageFilters was built without CUDA";
@@ -255,6 +257,12 @@ std::string
 CudaRuntime::GetDeviceDescription()
 {
   return QueryDevice().description;
+}
+
+std::size_t
+CudaRuntime::GetMaxSharedMemoryPerBlock()
+{
+  return QueryDevice().sharedMemoryPerBlockOptin;
 }
 
 std::size_t

@@ -721,6 +721,26 @@ TEST(CudaKernelSuperpositionGpu, BadSigmaThrowsAndNanSpreads)
   }
 }
 
+TEST(CudaKernelSuperpositionGpu, OutOfMemoryFallsBackInAutomaticMode)
+{
+  CIF_REQUIRE_GPU_OR_SKIP();
+  const Problem       p = RandomProblem(2, { 200, 150 }, 2.0, false, 28);
+  FilterRun<2, float> cpu(p, kUnitSpacing, false, true, itk::CudaExecutionMode::CPU);
+  struct ResetLimit
+  {
+    ~ResetLimit() { itk::CudaRuntime::SetAllocationLimit(0); }
+  } reset;
+  itk::CudaRuntime::SetAllocationLimit(itk::CudaRuntime::GetBytesAllocated() + 4096); // far less than the image
+  FilterRun<2, float> automatic(p, kUnitSpacing, false, true, itk::CudaExecutionMode::Automatic);
+  EXPECT_EQ(automatic.filter->GetLastExecutedOn(), itk::CudaExecutedOn::CPU);
+  EXPECT_TRUE(automatic.filter->GetLastExecutionReport().FellBackAfterOutOfMemory);
+  EXPECT_NE(automatic.filter->GetLastExecutionReport().Message.find("out of memory"), std::string::npos)
+    << automatic.filter->GetLastExecutionReport().Message;
+  EXPECT_EQ(automatic.values, cpu.values);
+  using GpuRun = FilterRun<2, float>;
+  EXPECT_THROW(GpuRun(p, kUnitSpacing, false, true, itk::CudaExecutionMode::GPU), itk::ExceptionObject);
+}
+
 TEST(CudaKernelSuperpositionGpu, CoreWritesEveryOutputOverPoison)
 {
   CIF_REQUIRE_GPU_OR_SKIP();

@@ -21,24 +21,9 @@ import itk
 import numpy as np
 
 import cudaimagefilters as cif
+from _pictures import montage, to_uint8  # noqa: E402 (beside this script)
 
 DEFAULT = "/usr/share/doc/insighttoolkit5-examples/examples/Data/BrainProtonDensitySlice.png"
-
-
-def to_uint8(a):
-    a = np.asarray(a, dtype=np.float64)
-    lo, hi = np.percentile(a, 0.5), np.percentile(a, 99.5)
-    return (np.clip((a - lo) / max(hi - lo, 1e-9), 0, 1) * 255).astype(np.uint8)
-
-
-def montage(panels, gap=4):
-    h = max(p.shape[0] for p in panels)
-    row = []
-    for p in panels:
-        pad = np.zeros((h, p.shape[1]), np.uint8)
-        pad[: p.shape[0]] = to_uint8(p)
-        row += [pad, np.full((h, gap), 255, np.uint8)]
-    return np.concatenate(row[:-1], axis=1)
 
 
 def main():

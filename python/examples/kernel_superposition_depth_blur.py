@@ -30,27 +30,9 @@ import itk
 import numpy as np
 
 import cudaimagefilters as cif
+from _pictures import montage, to_uint8  # noqa: E402 (beside this script)
 
 DEFAULT = "/usr/share/doc/insighttoolkit5-examples/examples/Data/BrainProtonDensitySlice.png"
-
-
-def to_uint8(a, lo=None, hi=None):
-    a = np.asarray(a, dtype=np.float64)
-    lo = np.percentile(a, 0.5) if lo is None else lo
-    hi = np.percentile(a, 99.5) if hi is None else hi
-    return (np.clip((a - lo) / max(hi - lo, 1e-9), 0, 1) * 255).astype(np.uint8)
-
-
-def montage(panels, gap=4):
-    """Panels (already uint8) side by side, centred vertically."""
-    h = max(p.shape[0] for p in panels)
-    row = []
-    for p in panels:
-        pad = np.zeros((h, p.shape[1]), np.uint8)
-        top = (h - p.shape[0]) // 2
-        pad[top : top + p.shape[0]] = p
-        row += [pad, np.full((h, gap), 255, np.uint8)]
-    return np.hstack(row[:-1])
 
 
 def depth_blur(source: str, out_dir: pathlib.Path) -> None:
@@ -68,7 +50,7 @@ def depth_blur(source: str, out_dir: pathlib.Path) -> None:
           f"relative difference {(b.sum(dtype=np.float64) - a.sum(dtype=np.float64)) / a.sum(dtype=np.float64):.1e}")
     lo, hi = np.percentile(a, 0.5), np.percentile(a, 99.5)
     panels = [to_uint8(a, lo, hi), to_uint8(sigma, 0.0, 4.0), to_uint8(b, lo, hi)]
-    itk.imwrite(itk.image_from_array(montage(panels)), str(out_dir / "ks_depth_blur.png"))
+    itk.imwrite(itk.image_from_array(montage(panels, centre=True)), str(out_dir / "ks_depth_blur.png"))
 
 
 def pencil_beams(out_dir: pathlib.Path) -> None:
@@ -104,7 +86,7 @@ def pencil_beams(out_dir: pathlib.Path) -> None:
     widened = np.zeros_like(padded)
     widened[:, pad_x : pad_x + cols] = image
     itk.imwrite(
-        itk.image_from_array(montage([to_uint8(widened, 0.0, hi), to_uint8(padded, 0.0, 0.35 * hi)])),
+        itk.image_from_array(montage([to_uint8(widened, 0.0, hi), to_uint8(padded, 0.0, 0.35 * hi)], centre=True)),
         str(out_dir / "ks_pencil_beams.png"),
     )
     try:
