@@ -8,6 +8,8 @@ GPU between filters (itk::CudaImage).")
 itk_module(CudaImageFilters
   DEPENDS
     ITKCommon
+    ITKMetaIO
+    ITKZLIB
     ITKImageFeature
     ITKImageFunction
     ITKImageGrid

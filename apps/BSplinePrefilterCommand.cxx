@@ -2,6 +2,7 @@
  *  CudaImageFilters: `cudaimagefilters bspline-prefilter`, the B-spline
  *  coefficients of an image with itk::CudaBSplineDecompositionImageFilter.
  *=========================================================================*/
+#include "FilterCommon.h"
 #include "ToolCommon.h"
 
 #include "cifBSplinePrefilter.h"
@@ -257,10 +258,9 @@ BSplinePrefilterUsage(std::ostream & os)
      << "                       the CPU; gpu: the GPU only; cpu: the CPU only\n"
      << "  --verify             read OUT back and compare it with ITK's own\n"
      << "                       BSplineDecompositionImageFilter; fail when they differ\n"
-     << "                       by more than " << VerifyTolerance << " of the input's range\n"
-     << "  --quiet              no progress bar, no notes\n"
-     << "  -h, --help           print this help\n"
-     << "\n"
+     << "                       by more than " << VerifyTolerance << " of the input's range\n";
+  PrintQuietAndHelpOptionHelp(os);
+  os << "\n"
      << "Prints the device that ran the filter and the filter's time.\n"
      << "Exit status: 0 done; 1 failure (reading, filtering, writing, --verify);\n"
      << "2 bad command line; 77 --device gpu without a usable GPU (1 instead when\n"

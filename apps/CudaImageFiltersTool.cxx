@@ -171,9 +171,25 @@ Run(const std::vector<std::string> & args)
     throw UsageError(std::string(looksLikeOption ? "unknown option '" : "unknown command '") + first + "' (see '" +
                      ToolName + " --help')");
   }
+  // --compress holds for every command's outputs (CompressOutput)
+  std::vector<std::string> commandArgs;
+  for (auto it = args.begin() + 1; it != args.end(); ++it)
+  {
+    if (*it == "--")
+    {
+      commandArgs.insert(commandArgs.end(), it, args.end());
+      break;
+    }
+    if (*it == "--compress")
+    {
+      SetCompressOutputs(true);
+      continue;
+    }
+    commandArgs.push_back(*it);
+  }
   try
   {
-    return command->Main(std::vector<std::string>(args.begin() + 1, args.end()));
+    return command->Main(commandArgs);
   }
   catch (const UsageError & e)
   {

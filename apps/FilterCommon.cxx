@@ -409,7 +409,10 @@ PrintDeviceOptionHelp(std::ostream & os)
 void
 PrintQuietAndHelpOptionHelp(std::ostream & os)
 {
-  os << "  --quiet              no progress bar, no notes\n"
+  os << "  --compress           write the output compressed (gzip/zlib: small files,\n"
+     << "                       but tens of MB/s); by default only names ending in\n"
+     << "                       .gz (.nii.gz) are compressed\n"
+     << "  --quiet              no progress bar, no notes\n"
      << "  -h, --help           print this help\n";
 }
 

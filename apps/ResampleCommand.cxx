@@ -2,6 +2,7 @@
  *  CudaImageFilters: `cudaimagefilters resample`, an image resampled through
  *  a transform onto an output grid with itk::CudaResampleImageFilter.
  *=========================================================================*/
+#include "FilterCommon.h"
 #include "ToolCommon.h"
 
 #include "cifBSplinePrefilter.h"
@@ -901,10 +902,9 @@ ResampleUsage(std::ostream & os)
      << "  --verify             read OUT back and compare it with ITK's own\n"
      << "                       ResampleImageFilter (same transform, interpolator and\n"
      << "                       grid); fail when they differ by more than " << VerifyTolerance << " of the\n"
-     << "                       input's range (" << VerifyToleranceUnsignedChar << " grey level for .png output)\n"
-     << "  --quiet              no progress bar, no notes\n"
-     << "  -h, --help           print this help\n"
-     << "\n"
+     << "                       input's range (" << VerifyToleranceUnsignedChar << " grey level for .png output)\n";
+  PrintQuietAndHelpOptionHelp(os);
+  os << "\n"
      << "Prints the output size, the transform, the interpolation, the device that\n"
      << "ran the filter and the filter's time.\n"
      << "Exit status: 0 done; 1 failure (reading images or the transform file, a\n"

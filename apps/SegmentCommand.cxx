@@ -205,7 +205,7 @@ RunSegmentWith(const SegmentOptions & options)
   writeClock.Start();
   try
   {
-    itk::WritePackedMask<D>(mask.GetPointer(), options.Output);
+    itk::WritePackedMask<D>(mask.GetPointer(), options.Output, CompressOutput(options.Output));
   }
   catch (const itk::ExceptionObject & e)
   {

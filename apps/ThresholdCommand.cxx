@@ -161,7 +161,7 @@ RunThreshold(const ThresholdOptions & options)
   {
     try
     {
-      itk::WritePackedMask<D>(packFilter->GetOutput(), options.Output);
+      itk::WritePackedMask<D>(packFilter->GetOutput(), options.Output, CompressOutput(options.Output));
     }
     catch (const itk::ExceptionObject & e)
     {

@@ -4,6 +4,8 @@
  *=========================================================================*/
 #include "ToolCommon.h"
 
+#include "itkCudaImageFileCheck.h"
+
 #include "itkCudaExecution.h"
 
 #include "itkCudaRuntime.h"
@@ -301,6 +303,24 @@ RegisteredImageIONames()
 
 } // namespace
 
+namespace
+{
+bool g_CompressOutputs = false;
+} // namespace
+
+bool
+CompressOutput(const std::string & fileName)
+{
+  const std::string lower = itksys::SystemTools::LowerCase(fileName);
+  return g_CompressOutputs || (lower.size() > 3 && lower.compare(lower.size() - 3, 3, ".gz") == 0);
+}
+
+void
+SetCompressOutputs(bool compress)
+{
+  g_CompressOutputs = compress;
+}
+
 const char * const FloatImageFormats = ".nii.gz, .nii, .nrrd, .nhdr, .mha or .mhd";
 
 ImageFileInformation
@@ -323,6 +343,16 @@ ReadImageFileInformation(const std::string & fileName)
   {
     throw RuntimeFailure("cannot read '" + fileName + "': not an image format this program reads (it reads with " +
                          RegisteredImageIONames() + ")");
+  }
+  // Does the file hold the pixel data its header promises? (ITK's NIfTI and
+  // MetaImage readers would print a line and go on with garbage.)
+  try
+  {
+    itk::CudaCheckImageFile(fileName);
+  }
+  catch (const itk::ExceptionObject & e)
+  {
+    throw RuntimeFailure(ExceptionMessage(e)); // names the file and what is wrong
   }
   io->SetFileName(fileName);
   try

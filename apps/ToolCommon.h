@@ -293,7 +293,18 @@ ReadImageFile(const std::string & fileName)
   return image;
 }
 
-/** Writes an image (compressed where the format allows); ITK exceptions
+/** Whether an output is written compressed: with --compress (any command;
+ * the tool's main() takes it out of the arguments and calls
+ * SetCompressOutputs), or when its name says so (.gz, as .nii.gz), as
+ * itk::WriteImage does by default. Uncompressed otherwise: gzip runs on one
+ * core at tens of MB/s, so an 8 GB volume would take minutes to write, far
+ * longer than the filtering. */
+bool
+CompressOutput(const std::string & fileName);
+void
+SetCompressOutputs(bool compress);
+
+/** Writes an image, compressed when CompressOutput says so; ITK exceptions
  * become RuntimeFailure. */
 template <typename TImage>
 void
@@ -302,7 +313,7 @@ WriteImageFile(const TImage * image, const std::string & fileName)
   auto writer = itk::ImageFileWriter<TImage>::New();
   writer->SetInput(image);
   writer->SetFileName(fileName);
-  writer->SetUseCompression(true);
+  writer->SetUseCompression(CompressOutput(fileName));
   try
   {
     writer->Update();

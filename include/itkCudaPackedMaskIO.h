@@ -4,6 +4,7 @@
 #ifndef itkCudaPackedMaskIO_h
 #define itkCudaPackedMaskIO_h
 
+#include "itkCudaImageFileCheck.h"
 #include "itkCudaPackedMask.h"
 #include "itkImage.h"
 #include "itkImageFileReader.h"
@@ -195,6 +196,16 @@ ReadPackedMask(const std::string & fileName)
     throw e;
   };
 
+  // the file must hold the words its header promises (a short or corrupt
+  // MetaImage would otherwise be read with garbage)
+  try
+  {
+    CudaCheckImageFile(fileName);
+  }
+  catch (const ExceptionObject & e)
+  {
+    fail(e.GetDescription());
+  }
   auto reader = ImageFileReader<WordImage>::New();
   reader->SetFileName(fileName);
   reader->UpdateOutputInformation();

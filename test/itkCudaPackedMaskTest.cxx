@@ -13,8 +13,10 @@
 #include "itkImageFileWriter.h"
 
 #include <gtest/gtest.h>
+
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <vector>
 
 namespace
@@ -286,3 +288,31 @@ TEST(PackedMaskGpu, DeviceWordsComeToTheHostCompact)
 }
 
 } // namespace
+
+TEST(PackedMaskCpu, TruncatedFilesAreRejected)
+{
+  // ReadPackedMask checks that the file holds the words its header promises
+  // (itkCudaImageFileCheck.h); ITK's MetaImage reader alone would go on.
+  auto mask = RandomMask<Mask3>({ 70, 9, 5 }, 51);
+  for (const auto & file : { TempFile("cut.mha"), TempFile("cutz.mha"), TempFile("cut.nrrd") })
+  {
+    const bool compress = file.find("cutz") != std::string::npos;
+    itk::WritePackedMask(mask.GetPointer(), file, compress);
+    const auto size = std::filesystem::file_size(file);
+    std::filesystem::resize_file(file, size - 16);
+    try
+    {
+      itk::ReadPackedMask<3>(file);
+      ADD_FAILURE() << file << ": a truncated mask file was read";
+    }
+    catch (const itk::ExceptionObject & e)
+    {
+      const std::string message = e.GetDescription();
+      if (file.find(".mha") != std::string::npos)
+      {
+        EXPECT_NE(message.find("truncated"), std::string::npos) << message;
+      }
+    }
+    std::remove(file.c_str());
+  }
+}
