@@ -249,12 +249,31 @@ def test_dask_map_overlap_equals_the_whole():
     x = da.from_array(a, chunks=(10, 20, 25))
     for function, kwargs in (
         (cif.median_image_filter, {"radius": 2}),
+        (cif.mean_image_filter, {"radius": (1, 2, 3)}),
+        (cif.grayscale_erode_image_filter, {"radius": 2}),
         (cif.bilateral_image_filter, {"domain_sigma": 1.0, "range_sigma": 300.0}),
+        (cif.bilateral_image_filter, {"domain_sigma": 0.8, "range_sigma": 300.0, "number_of_iterations": 2}),
         (cif.rotating_mask_image_filter, {}),
+        (cif.rotating_mask_image_filter, {"number_of_iterations": 2}),
     ):
         depth = function.halo(ndim=3, **kwargs)
         chunked = x.map_overlap(function, depth=depth, boundary="none", dtype=a.dtype, **kwargs).compute()
-        np.testing.assert_array_equal(chunked, function(a, **kwargs), err_msg=function.__name__)
+        np.testing.assert_array_equal(chunked, function(a, **kwargs), err_msg=f"{function.__name__} {kwargs}")
+    # a threshold (no halo; another output type) and the FIR prefilter (float)
+    labels = x.map_overlap(
+        cif.binary_threshold_image_filter, depth=cif.binary_threshold_image_filter.halo(ndim=3), boundary="none",
+        dtype=np.uint8, lower_threshold=20000, upper_threshold=45000,
+    ).compute()
+    whole = cif.binary_threshold_image_filter(a, lower_threshold=20000, upper_threshold=45000)
+    np.testing.assert_array_equal(labels, whole)
+    f = a.astype(np.float32)
+    fx = da.from_array(f, chunks=(10, 20, 25))
+    kwargs = {"method": "fir", "fir_half_width": 6}
+    depth = cif.bspline_decomposition_image_filter.halo(ndim=3, **kwargs)
+    chunked = fx.map_overlap(
+        cif.bspline_decomposition_image_filter, depth=depth, boundary="none", dtype=np.float32, **kwargs
+    ).compute()
+    np.testing.assert_array_equal(chunked, cif.bspline_decomposition_image_filter(f, **kwargs))
 
 
 def test_halo_of_the_prefilter():
