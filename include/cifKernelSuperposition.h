@@ -165,6 +165,16 @@ KernelSuperpositionLargestRadiusCPU(const SigmaMaps<TSigma> &             sigma,
                                     const KernelSuperpositionParameters & p,
                                     int                                   numberOfThreads);
 
+/** Throws the std::invalid_argument both devices give for a bad sigma: the
+ * pixel, the map's axis (-1 for an isotropic map), the sigma as stored and
+ * in samples, and why (negative or not finite, or too large a radius). */
+[[noreturn]] void
+ThrowBadKernelSuperpositionSigma(std::int64_t                          pixel,
+                                 int                                   axis,
+                                 double                                sigma,
+                                 double                                samples,
+                                 const KernelSuperpositionParameters & p);
+
 /** Progress callback, called with a fraction in [0, 1]. May be empty. */
 using KernelSuperpositionProgress = std::function<void(double)>;
 

@@ -84,8 +84,6 @@ struct PrepareRecord
 {
   int                radius[3];
   unsigned long long firstBad; // ULLONG_MAX when every sigma is valid
-  int                badAxis;
-  unsigned long long nonZero; // pixels of non-zero intensity
 };
 
 /** A pixel's prepared parameters: intensity times the normalisations, and
@@ -166,9 +164,8 @@ PrepareKernel(const TIn * __restrict__ input,
               PixelRadius * __restrict__ radii,
               PrepareRecord * record)
 {
-  int                r[3] = { 0, 0, 0 };
-  unsigned long long nonZero = 0;
-  const float *      maps[3] = { sx, sy, sz };
+  int           r[3] = { 0, 0, 0 };
+  const float * maps[3] = { sx, sy, sz };
   for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < count;
        i += static_cast<long long>(gridDim.x) * blockDim.x)
   {
@@ -177,7 +174,6 @@ PrepareKernel(const TIn * __restrict__ input,
     pr.r[3] = 0;
     const float v = input != nullptr ? static_cast<float>(input[i]) : 0.0f;
     float       norm = 1.0f;
-    bool        bad = false;
     for (int a = 0; a < 3; ++a)
     {
       int   ra = 0;
@@ -189,7 +185,6 @@ PrepareKernel(const TIn * __restrict__ input,
         if (ra < 0)
         {
           atomicMin(&record->firstBad, static_cast<unsigned long long>(i));
-          bad = true;
           ra = 0;
         }
         else if (ra > 0)
@@ -208,7 +203,6 @@ PrepareKernel(const TIn * __restrict__ input,
         r[a] = max(r[a], ra);
       }
     }
-    nonZero += (v != 0.0f && !bad) ? 1 : 0;
     pp.value = v * norm;
     if (params != nullptr)
     {
@@ -217,14 +211,6 @@ PrepareKernel(const TIn * __restrict__ input,
     }
   }
   ReduceLargestRadius(r, record);
-  for (int o = 16; o > 0; o /= 2)
-  {
-    nonZero += __shfl_xor_sync(0xffffffffu, nonZero, o);
-  }
-  if ((threadIdx.x & 31) == 0 && nonZero > 0)
-  {
-    atomicAdd(&record->nonZero, nonZero);
-  }
 }
 
 /** The radius pass for all pixels (also those of zero intensity). */
@@ -957,48 +943,29 @@ ThrowBadSigma(const SigmaMaps<float> &              sigma,
     const double s = static_cast<double>(v) * p.pixelsPerUnit[a];
     if (KernelSuperpositionRadiusOf(s, p.cutoff) < 0)
     {
-      std::ostringstream why;
-      why << "sigma";
-      if (sigma.axis[1] != nullptr || sigma.axis[2] != nullptr)
-      {
-        why << " (axis " << a << " map)";
-      }
-      why << " at pixel " << rec.firstBad << " is " << v;
-      if (std::isfinite(v) && v >= 0.0f)
-      {
-        why << ", whose radius ceil(" << p.cutoff << " x " << s << " samples) exceeds the largest accepted, "
-            << KernelSuperpositionMaxRadius;
-      }
-      else
-      {
-        why << "; sigmas must be finite and not negative";
-      }
-      throw std::invalid_argument(why.str());
+      const bool perAxis = sigma.axis[1] != nullptr || sigma.axis[2] != nullptr;
+      ThrowBadKernelSuperpositionSigma(static_cast<std::int64_t>(rec.firstBad), perAxis ? a : -1, v, s, p);
     }
   }
   throw std::invalid_argument("a sigma is negative, not finite, or too large");
 }
 
 PrepareRecord
-ReadRecord(itk::CudaDeviceBuffer & buffer)
+ReadRecord(const PrepareRecord * record)
 {
   PrepareRecord rec;
-  CIF_CUDA_CHECK(
-    cudaMemcpyAsync(&rec, buffer.GetPointer(), sizeof(PrepareRecord), cudaMemcpyDeviceToHost, ::cif::Stream()));
+  CIF_CUDA_CHECK(cudaMemcpyAsync(&rec, record, sizeof(PrepareRecord), cudaMemcpyDeviceToHost, ::cif::Stream()));
   CIF_CUDA_SYNCHRONIZE_STREAM();
   return rec;
 }
 
 void
-ClearRecord(itk::CudaDeviceBuffer & buffer)
+ClearRecord(PrepareRecord * record)
 {
   PrepareRecord rec;
   rec.radius[0] = rec.radius[1] = rec.radius[2] = 0;
   rec.firstBad = ULLONG_MAX;
-  rec.badAxis = -1;
-  rec.nonZero = 0;
-  CIF_CUDA_CHECK(
-    cudaMemcpyAsync(buffer.GetPointer(), &rec, sizeof(PrepareRecord), cudaMemcpyHostToDevice, ::cif::Stream()));
+  CIF_CUDA_CHECK(cudaMemcpyAsync(record, &rec, sizeof(PrepareRecord), cudaMemcpyHostToDevice, ::cif::Stream()));
 }
 
 void
@@ -1024,7 +991,7 @@ KernelSuperpositionLargestRadiusCUDA(const SigmaMaps<float> &              sigma
 {
   CheckJob(sigma, g, p);
   itk::CudaDeviceBuffer record(sizeof(PrepareRecord));
-  ClearRecord(record);
+  ClearRecord(static_cast<PrepareRecord *>(record.GetPointer()));
   const long long count = g.InputCount();
   RadiusKernel<<<GridFor(count), 256, 0, ::cif::Stream()>>>(sigma.Get(0),
                                                             sigma.Get(1),
@@ -1034,7 +1001,7 @@ KernelSuperpositionLargestRadiusCUDA(const SigmaMaps<float> &              sigma
                                                             ToDevice(p),
                                                             static_cast<PrepareRecord *>(record.GetPointer()));
   CIF_CUDA_CHECK_LAUNCH("RadiusKernel");
-  const PrepareRecord rec = ReadRecord(record);
+  const PrepareRecord rec = ReadRecord(static_cast<const PrepareRecord *>(record.GetPointer()));
   if (rec.firstBad != ULLONG_MAX)
   {
     ThrowBadSigma(sigma, rec, p, g.dimension);
@@ -1073,21 +1040,12 @@ KernelSuperpositionCUDA(const TIn *                           input,
   auto *            skipped = reinterpret_cast<unsigned long long *>(base + 128);
   auto *            pp = reinterpret_cast<PixelParameters *>(base + headBytes);
   auto *            pr = reinterpret_cast<PixelRadius *>(base + headBytes + paramBytes);
-  {
-    PrepareRecord init;
-    init.radius[0] = init.radius[1] = init.radius[2] = 0;
-    init.firstBad = ULLONG_MAX;
-    init.badAxis = -1;
-    init.nonZero = 0;
-    CIF_CUDA_CHECK(cudaMemcpyAsync(rp, &init, sizeof(PrepareRecord), cudaMemcpyHostToDevice, ::cif::Stream()));
-    CIF_CUDA_CHECK(cudaMemsetAsync(skipped, 0, sizeof(unsigned long long), ::cif::Stream()));
-  }
+  ClearRecord(rp);
+  CIF_CUDA_CHECK(cudaMemsetAsync(skipped, 0, sizeof(unsigned long long), ::cif::Stream()));
   PrepareKernel<TIn><<<GridFor(count), 256, 0, ::cif::Stream()>>>(
     input, sigma.Get(0), sigma.Get(1), sigma.Get(2), count, g.dimension, ToDevice(p), pp, pr, rp);
   CIF_CUDA_CHECK_LAUNCH("PrepareKernel");
-  PrepareRecord rec;
-  CIF_CUDA_CHECK(cudaMemcpyAsync(&rec, rp, sizeof(PrepareRecord), cudaMemcpyDeviceToHost, ::cif::Stream()));
-  CIF_CUDA_SYNCHRONIZE_STREAM();
+  const PrepareRecord rec = ReadRecord(rp);
   if (rec.firstBad != ULLONG_MAX)
   {
     ThrowBadSigma(sigma, rec, p, g.dimension);

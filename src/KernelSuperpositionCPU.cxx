@@ -113,6 +113,32 @@ ValidateKernelSuperpositionJob(const KernelSuperpositionGeometry & g, const Kern
   return {};
 }
 
+void
+ThrowBadKernelSuperpositionSigma(std::int64_t                          pixel,
+                                 int                                   axis,
+                                 double                                sigma,
+                                 double                                samples,
+                                 const KernelSuperpositionParameters & p)
+{
+  std::ostringstream why;
+  why << "sigma";
+  if (axis >= 0)
+  {
+    why << " (axis " << axis << " map)";
+  }
+  why << " at pixel " << pixel << " is " << sigma;
+  if (std::isfinite(sigma) && sigma >= 0)
+  {
+    why << ", whose radius ceil(" << p.cutoff << " x " << samples << " samples) exceeds the largest accepted, "
+        << KernelSuperpositionMaxRadius;
+  }
+  else
+  {
+    why << "; sigmas must be finite and not negative";
+  }
+  throw std::invalid_argument(why.str());
+}
+
 KernelSuperpositionGeometry
 PaddedKernelSuperpositionGeometry(int dimension, const std::int64_t inputSize[3], const KernelSuperpositionRadius & r)
 {
@@ -127,34 +153,6 @@ PaddedKernelSuperpositionGeometry(int dimension, const std::int64_t inputSize[3]
   }
   return g;
 }
-
-namespace
-{
-
-template <typename TSigma>
-[[noreturn]] void
-ThrowBadSigma(std::int64_t index, int axis, TSigma value, double samples, const KernelSuperpositionParameters & p)
-{
-  std::ostringstream why;
-  why << "sigma";
-  if (axis >= 0)
-  {
-    why << " (axis " << axis << " map)";
-  }
-  why << " at pixel " << index << " is " << static_cast<double>(value);
-  if (std::isfinite(static_cast<double>(value)) && value >= 0)
-  {
-    why << ", whose radius ceil(" << p.cutoff << " x " << samples << " samples) exceeds the largest accepted, "
-        << KernelSuperpositionMaxRadius;
-  }
-  else
-  {
-    why << "; sigmas must be finite and not negative";
-  }
-  throw std::invalid_argument(why.str());
-}
-
-} // namespace
 
 template <typename TSigma>
 KernelSuperpositionRadius
@@ -215,7 +213,8 @@ KernelSuperpositionLargestRadiusCPU(const SigmaMaps<TSigma> &             sigma,
   if (firstBad != std::numeric_limits<std::int64_t>::max())
   {
     const TSigma v = sigma.Get(badAxis)[firstBad];
-    ThrowBadSigma(firstBad, perAxis ? badAxis : -1, v, static_cast<double>(v) * p.pixelsPerUnit[badAxis], p);
+    ThrowBadKernelSuperpositionSigma(
+      firstBad, perAxis ? badAxis : -1, static_cast<double>(v), static_cast<double>(v) * p.pixelsPerUnit[badAxis], p);
   }
   KernelSuperpositionRadius r;
   for (int a = 0; a < 3; ++a)
