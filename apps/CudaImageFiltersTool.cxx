@@ -75,7 +75,14 @@ PrintUsage(std::ostream & os)
      << "  " << std::setw(static_cast<int>(width)) << "-h, --help"
      << "print this help\n"
      << "  " << std::setw(static_cast<int>(width)) << "--version"
-     << "print the version\n";
+     << "print the version\n"
+     << "\n"
+     << "Options of every command (before or after its arguments):\n"
+     << "  --compress                 compress every output (else only names that imply it:\n"
+     << "                             .nii.gz, .mhd with .zraw)\n"
+     << "  --device-memory-limit SIZE at most SIZE bytes of device memory (K, M, G suffixes:\n"
+     << "                             4G); images larger than that stream through the GPU\n"
+     << "                             in slabs\n";
 }
 
 void
@@ -171,7 +178,8 @@ Run(const std::vector<std::string> & args)
     throw UsageError(std::string(looksLikeOption ? "unknown option '" : "unknown command '") + first + "' (see '" +
                      ToolName + " --help')");
   }
-  // --compress holds for every command's outputs (CompressOutput)
+  // --compress holds for every command's outputs (CompressOutput);
+  // --device-memory-limit caps the device memory of every GPU filter
   std::vector<std::string> commandArgs;
   for (auto it = args.begin() + 1; it != args.end(); ++it)
   {
@@ -183,6 +191,16 @@ Run(const std::vector<std::string> & args)
     if (*it == "--compress")
     {
       SetCompressOutputs(true);
+      continue;
+    }
+    if (*it == "--device-memory-limit")
+    {
+      if (it + 1 == args.end())
+      {
+        throw UsageError("--device-memory-limit needs a size (bytes, or with K, M, G: 4G)");
+      }
+      ++it;
+      itk::CudaRuntime::SetAllocationLimit(ParseByteSize("--device-memory-limit", *it));
       continue;
     }
     commandArgs.push_back(*it);

@@ -220,6 +220,26 @@ ParseInteger(const std::string & option, const std::string & text, long long min
   return value;
 }
 
+std::size_t
+ParseByteSize(const std::string & option, const std::string & text)
+{
+  std::string digits = text;
+  int         shift = 0;
+  if (!digits.empty())
+  {
+    const char unit = static_cast<char>(std::toupper(static_cast<unsigned char>(digits.back())));
+    const int  shifts[] = { 10, 20, 30, 40 };
+    const auto at = std::string("KMGT").find(unit);
+    if (at != std::string::npos)
+    {
+      shift = shifts[at];
+      digits.pop_back();
+    }
+  }
+  const long long value = ParseInteger(option, digits, 1, (1LL << 62) >> shift);
+  return static_cast<std::size_t>(value) << shift;
+}
+
 double
 ParseReal(const std::string & option, const std::string & text, double lower, double upper)
 {

@@ -122,6 +122,10 @@ ParseDeviceOption(const ParsedArguments & parsed);
 /** Value parsers for option values; they throw UsageError naming the option. */
 long long
 ParseInteger(const std::string & option, const std::string & text, long long minimum, long long maximum);
+/** A positive byte count: digits with an optional binary suffix K, M, G or
+ * T (KiB ... TiB): "4G" is 4 GiB. */
+std::size_t
+ParseByteSize(const std::string & option, const std::string & text);
 /** A finite real strictly between `lower` and `upper`. */
 double
 ParseReal(const std::string & option, const std::string & text, double lower, double upper);

@@ -43,6 +43,10 @@ struct PrefilterParameters
   double tolerance{ 1e-10 };
   /** FIR half-width K: 2K + 1 taps. */
   int firHalfWidth{ 13 };
+  /** The axes to filter (default all; axes of length 1 are never filtered).
+   * The slab runner filters x and y of z slabs, then z of y slabs; at least
+   * one axis of length > 1 must be on unless the image is one pixel. */
+  bool filterAxis[3]{ true, true, true };
 };
 
 /** Largest FIR half-width the module accepts. */

@@ -5,6 +5,7 @@
 #define itkCudaApplyPackedMaskImageFilter_hxx
 
 #include "itkCudaApplyPackedMaskImageFilter.h"
+#include "itkCudaSlabs.h"
 #include "itkCudaMaskFilterDetail.h"
 #include "itkMultiThreaderBase.h"
 
@@ -97,15 +98,37 @@ CudaApplyPackedMaskImageFilter<TImage>::GenerateData()
   TImage *              output = this->GetOutput();
   const cif::MaskExtent extent = CudaMaskFilterDetail::ExtentOf<ImageDimension>(image->GetBufferedRegion());
   const PixelType       outside = m_OutsideValue;
+  m_LastSlabs.clear();
   this->RunOnGPUOrCPU(
     this->GetGPUUnsupportedReason(),
     [&]
     {
-      CudaInputBuffer<TImage>   in(image);
-      CudaInputBuffer<MaskType> words(mask);
-      CudaOutputBuffer<TImage>  out(output);
-      cif::ApplyPackedMaskCUDA(in.Get(), words.Get(), out.Get(), extent, outside);
-      out.Commit();
+      // images larger than the device stream through it in slabs, with the
+      // words from the mask's host buffer
+      m_LastSlabs = CudaRunWholeOrInSlabs(
+        CudaHostImages(image, output),
+        CudaMaskFilterDetail::SlabLayoutOf(extent, { sizeof(PixelType), 0 }, sizeof(PixelType)),
+        [&]() -> std::vector<const void *> {
+          return { image->GetBufferPointer(), mask->GetBufferPointer() };
+        },
+        [&]() -> void * { return output->GetBufferPointer(); },
+        CudaSlabAxisName(CudaMaskFilterDetail::SlabAxis(extent)),
+        [&](const void * const * in, void * out, const cif::Slab & slab)
+        {
+          cif::ApplyPackedMaskCUDA(static_cast<const PixelType *>(in[0]),
+                                   static_cast<const std::uint32_t *>(in[1]),
+                                   static_cast<PixelType *>(out),
+                                   CudaMaskFilterDetail::SlabExtent(extent, slab),
+                                   outside);
+        },
+        [&]
+        {
+          CudaInputBuffer<TImage>   in(image);
+          CudaInputBuffer<MaskType> words(mask);
+          CudaOutputBuffer<TImage>  out(output);
+          cif::ApplyPackedMaskCUDA(in.Get(), words.Get(), out.Get(), extent, outside);
+          out.Commit();
+        });
     },
     [&]
     {
@@ -115,7 +138,8 @@ CudaApplyPackedMaskImageFilter<TImage>::GenerateData()
                               extent,
                               outside,
                               static_cast<int>(this->GetMultiThreader()->GetMaximumNumberOfThreads()));
-    });
+    },
+    [this](CudaExecutionReport & report) { report.AddNote(m_LastSlabs); });
 }
 
 template <typename TImage>

@@ -5,6 +5,8 @@
 #define itkCudaBSplineDecompositionImageFilter_hxx
 
 #include "itkCudaBSplineDecompositionImageFilter.h"
+#include "cifClampedNeighborhood.h"
+#include "itkCudaSlabs.h"
 #include "cifBSplinePrefilter.h"
 #include "itkMultiThreaderBase.h"
 #include <ostream>
@@ -149,8 +151,18 @@ CudaBSplineDecompositionImageFilter<TInputImage, TOutputImage>::GenerateData()
     }
   }
 
+  m_LastSlabs.clear();
   this->RunOnGPUOrCPU(
-    this->GetGPUUnsupportedReason(), [this] { this->GPUGenerateData(); }, [this] { this->CPUGenerateData(); });
+    this->GetGPUUnsupportedReason(),
+    [this] { this->GPUGenerateData(); },
+    [this] { this->CPUGenerateData(); },
+    [this](CudaExecutionReport & report)
+    {
+      if (report.Device == CudaExecutedOn::GPU)
+      {
+        report.AddNote(m_LastSlabs);
+      }
+    });
 }
 
 namespace CudaBSplinePrefilterDetail
@@ -201,14 +213,117 @@ CudaBSplineDecompositionImageFilter<TInputImage, TOutputImage>::GPUGenerateData(
     const auto geometry = MakeGeometry(this);
     const auto parameters = MakeParameters(this);
     this->CheckCoreJob(cif::ValidatePrefilterJob(geometry, parameters));
-    CudaInputBuffer<TInputImage>   input(this->GetInput());
-    CudaOutputBuffer<TOutputImage> output(this->GetOutput());
-    cif::PrefilterCUDA(input.Get(),
-                       output.Get(),
-                       geometry,
-                       parameters,
-                       [this](double f) { this->UpdateProgress(static_cast<float>(f)); });
-    output.Commit();
+    auto whole = [&]
+    {
+      CudaInputBuffer<TInputImage>   input(this->GetInput());
+      CudaOutputBuffer<TOutputImage> output(this->GetOutput());
+      cif::PrefilterCUDA(input.Get(),
+                         output.Get(),
+                         geometry,
+                         parameters,
+                         [this](double f) { this->UpdateProgress(static_cast<float>(f)); });
+      output.Commit();
+    };
+    const bool hostImages = CudaHostImages(this->GetInput(), this->GetOutput());
+    int        axis = 0; // the slowest axis of more than one sample
+    for (int a = 1; a < 3; ++a)
+    {
+      axis = geometry.imageSize[a] > 1 ? a : axis;
+    }
+    if (parameters.method == cif::PrefilterMethod::FIR)
+    {
+      // FIR: local, so slabs along the slowest axis with a halo of K planes
+      // give the one-piece result bit for bit
+      cif::ClampedNeighborhoodGeometry box;
+      for (int a = 0; a < 3; ++a)
+      {
+        box.inputSize[a] = geometry.inputSize[a];
+        box.outputStart[a] = geometry.outputStart[a] - geometry.inputStart[a];
+        box.outputSize[a] = geometry.outputSize[a];
+      }
+      cif::SlabLayout layout =
+        cif::SlabLayoutOf(box, axis, sizeof(InputPixelType), sizeof(OutputPixelType), parameters.firHalfWidth);
+      layout.workBytesPerPlane = 2 * sizeof(OutputPixelType) * (layout.inputPlaneBytes[0] / sizeof(InputPixelType));
+      m_LastSlabs = CudaRunWholeOrInSlabs(
+        hostImages,
+        layout,
+        [&]() -> std::vector<const void *> { return { this->GetInput()->GetBufferPointer() }; },
+        [&]() -> void * { return this->GetOutput()->GetBufferPointer(); },
+        CudaSlabAxisName(axis),
+        [&](const void * const * in, void * out, const cif::Slab & slab)
+        {
+          cif::PrefilterGeometry g = geometry;
+          g.inputStart[axis] = geometry.inputStart[axis] + slab.inputFirst;
+          g.inputSize[axis] = slab.inputCount;
+          g.outputStart[axis] = geometry.outputStart[axis] + slab.outputFirst;
+          g.outputSize[axis] = slab.outputCount;
+          cif::PrefilterCUDA(
+            static_cast<const InputPixelType *>(in[0]), static_cast<OutputPixelType *>(out), g, parameters);
+        },
+        whole);
+    }
+    else
+    {
+      // Recursive: every line must be filtered whole. Two slab passes keep
+      // it exact (bit for bit): the faster axes on slabs along the slowest
+      // axis, then the slowest axis on slabs along the next one (each slab
+      // holds whole lines of the slowest axis), in place in the output.
+      cif::ClampedNeighborhoodGeometry box;
+      for (int a = 0; a < 3; ++a)
+      {
+        box.inputSize[a] = box.outputSize[a] = geometry.imageSize[a];
+      }
+      const cif::SlabLayout first = cif::SlabLayoutOf(box, axis, sizeof(InputPixelType), sizeof(OutputPixelType), 0);
+      m_LastSlabs = CudaRunWholeOr(
+        hostImages && axis > 0,
+        cif::WholeJobDeviceBytes(first),
+        whole,
+        [&]
+        {
+          auto * out = this->GetOutput()->GetBufferPointer();
+          auto   along = [&](int filtered, int cut)
+          {
+            return [&, filtered, cut](const void * const * in, void * o, const cif::Slab & slab)
+            {
+              cif::PrefilterGeometry g = geometry;
+              g.imageSize[cut] = g.inputSize[cut] = g.outputSize[cut] = slab.inputCount;
+              cif::PrefilterParameters p = parameters;
+              for (int a = 0; a < 3; ++a)
+              {
+                p.filterAxis[a] = filtered < 0 ? a != axis : a == filtered;
+              }
+              if (filtered < 0)
+              {
+                cif::PrefilterCUDA(static_cast<const InputPixelType *>(in[0]), static_cast<OutputPixelType *>(o), g, p);
+              }
+              else
+              {
+                cif::PrefilterCUDA(
+                  static_cast<const OutputPixelType *>(in[0]), static_cast<OutputPixelType *>(o), g, p);
+              }
+            };
+          };
+          const cif::SlabReport a =
+            cif::RunInSlabsCUDA({ this->GetInput()->GetBufferPointer() }, out, first, 0, along(-1, axis));
+          this->UpdateProgress(0.5f);
+          // the slowest axis, on slabs along the next one: [axis planes][slab][faster axes]
+          cif::SlabLayout second;
+          second.outer = geometry.imageSize[axis];
+          second.inputPlanes = second.outputPlanes = geometry.imageSize[axis - 1];
+          std::size_t plane = sizeof(OutputPixelType);
+          for (int k = 0; k < axis - 1; ++k)
+          {
+            plane *= static_cast<std::size_t>(geometry.imageSize[k]);
+          }
+          second.inputPlaneBytes = { plane };
+          second.outputPlaneBytes = plane;
+          const cif::SlabReport b = cif::RunInSlabsCUDA({ out }, out, second, 0, along(axis, axis - 1));
+          return "two slab passes, exact: the axes before " + std::string(CudaSlabAxisName(axis)) + ' ' +
+                 a.Describe(CudaSlabAxisName(axis)) + ", then " + CudaSlabAxisName(axis) + ' ' +
+                 b.Describe(CudaSlabAxisName(axis - 1));
+        });
+    }
+    this->UpdateProgress(1.0f);
   }
   else
   {

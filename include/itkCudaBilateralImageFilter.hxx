@@ -5,6 +5,7 @@
 #define itkCudaBilateralImageFilter_hxx
 
 #include "itkCudaBilateralImageFilter.h"
+#include "itkCudaSlabs.h"
 #include "cifBilateral.h"
 #include "itkMultiThreaderBase.h"
 #include <algorithm>
@@ -296,10 +297,42 @@ CudaBilateralImageFilter<TInputImage, TOutputImage>::GPUGenerateData()
     const auto geometry = MakeGeometry(this);
     const auto parameters = MakeParameters(this);
     this->CheckCoreJob(cif::ValidateBilateralJob(geometry, parameters));
-    CudaInputBuffer<TInputImage>   input(this->GetInput());
-    CudaOutputBuffer<TOutputImage> output(this->GetOutput());
-    m_LastNote = cif::BilateralCUDA(input.Get(), output.Get(), geometry, parameters);
-    output.Commit();
+    // slabs: the halo grows with the iterations, and an iterated kernel
+    // filters its whole slab (the intermediate), of which the slab's own
+    // planes are kept
+    const int       axis = cif::SlowestAxis(geometry);
+    cif::SlabLayout layout = cif::SlabLayoutOf(geometry,
+                                               axis,
+                                               sizeof(InputPixelType),
+                                               sizeof(OutputPixelType),
+                                               std::int64_t{ parameters.radius[axis] } * parameters.iterations);
+    layout.kernelWritesInputPlanes = parameters.iterations > 1;
+    layout.workBytesPerPlane = parameters.iterations > 1 ? layout.outputPlaneBytes : 0;
+    const std::string slabs = CudaRunWholeOrInSlabs(
+      CudaHostImages(this->GetInput(), this->GetOutput()),
+      layout,
+      [&]() -> std::vector<const void *> { return { this->GetInput()->GetBufferPointer() }; },
+      [&]() -> void * { return this->GetOutput()->GetBufferPointer(); },
+      CudaSlabAxisName(axis),
+      [&](const void * const * in, void * out, const cif::Slab & slab)
+      {
+        m_LastNote = cif::BilateralCUDA(static_cast<const InputPixelType *>(in[0]),
+                                        static_cast<OutputPixelType *>(out),
+                                        cif::SlabGeometry(geometry, axis, layout, slab),
+                                        parameters);
+      },
+      [&]
+      {
+        CudaInputBuffer<TInputImage>   input(this->GetInput());
+        CudaOutputBuffer<TOutputImage> output(this->GetOutput());
+        m_LastNote = cif::BilateralCUDA(input.Get(), output.Get(), geometry, parameters);
+        output.Commit();
+      },
+      [this](double f) { this->UpdateProgress(static_cast<float>(f)); });
+    if (!slabs.empty())
+    {
+      m_LastNote += "; " + slabs;
+    }
     this->UpdateProgress(1.0f);
   }
   else

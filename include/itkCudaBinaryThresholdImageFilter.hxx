@@ -5,6 +5,8 @@
 #define itkCudaBinaryThresholdImageFilter_hxx
 
 #include "itkCudaBinaryThresholdImageFilter.h"
+#include "cifClampedNeighborhood.h"
+#include "itkCudaSlabs.h"
 #include "itkCudaMaskFilterDetail.h"
 #include "itkMultiThreaderBase.h"
 
@@ -68,8 +70,18 @@ CudaBinaryThresholdImageFilter<TInputImage, TOutputImage>::GenerateData()
   this->CheckInputNotEmpty(this->GetInput());
   // ITK's own checks (lower > upper throws) and functor set-up
   this->BeforeThreadedGenerateData();
+  m_LastSlabs.clear();
   this->RunOnGPUOrCPU(
-    this->GetGPUUnsupportedReason(), [this] { this->GPUGenerateData(); }, [this] { this->CPUGenerateData(); });
+    this->GetGPUUnsupportedReason(),
+    [this] { this->GPUGenerateData(); },
+    [this] { this->CPUGenerateData(); },
+    [this](CudaExecutionReport & report)
+    {
+      if (report.Device == CudaExecutedOn::GPU)
+      {
+        report.AddNote(m_LastSlabs);
+      }
+    });
 }
 
 template <typename TInputImage, typename TOutputImage>
@@ -82,17 +94,46 @@ CudaBinaryThresholdImageFilter<TInputImage, TOutputImage>::GPUGenerateData()
     cif::ElementwiseGeometry g;
     const std::int64_t       offset = CudaBinaryThresholdDetail::MakeGeometry<ImageDimension>(
       this->GetInput()->GetBufferedRegion(), this->GetOutput()->GetBufferedRegion(), g);
-    // the input first: in place, its device copy must be current before the output claims it for writing
-    CudaInputBuffer<TInputImage>   input(this->GetInput());
-    CudaOutputBuffer<TOutputImage> output(this->GetOutput());
-    cif::ThresholdCUDA(input.Get() + offset,
-                       output.Get(),
-                       g,
-                       this->GetLowerThreshold(),
-                       this->GetUpperThreshold(),
-                       this->GetInsideValue(),
-                       this->GetOutsideValue());
-    output.Commit();
+    auto run = [this](const InputPixelType * in, OutputPixelType * out, const cif::ElementwiseGeometry & job)
+    {
+      cif::ThresholdCUDA(in,
+                         out,
+                         job,
+                         this->GetLowerThreshold(),
+                         this->GetUpperThreshold(),
+                         this->GetInsideValue(),
+                         this->GetOutsideValue());
+    };
+    // slabs (no halo) when the input buffer is the output region, also in
+    // place: each slab reads its planes before any of them is written
+    const bool dense = this->GetInput()->GetBufferedRegion() == this->GetOutput()->GetBufferedRegion();
+    cif::ClampedNeighborhoodGeometry box;
+    for (int a = 0; a < 3; ++a)
+    {
+      box.inputSize[a] = box.outputSize[a] = g.size[a];
+    }
+    const int             axis = cif::SlowestAxis(box);
+    const cif::SlabLayout layout = cif::SlabLayoutOf(box, axis, sizeof(InputPixelType), sizeof(OutputPixelType), 0);
+    m_LastSlabs = CudaRunWholeOrInSlabs(
+      dense && CudaHostImages(this->GetInput(), this->GetOutput()),
+      layout,
+      [&]() -> std::vector<const void *> { return { this->GetInput()->GetBufferPointer() }; },
+      [&]() -> void * { return this->GetOutput()->GetBufferPointer(); },
+      CudaSlabAxisName(axis),
+      [&](const void * const * in, void * out, const cif::Slab & slab)
+      {
+        cif::ElementwiseGeometry job = g;
+        job.size[axis] = slab.outputCount;
+        run(static_cast<const InputPixelType *>(in[0]), static_cast<OutputPixelType *>(out), job);
+      },
+      [&]
+      {
+        // the input first: in place, its device copy must be current before the output claims it for writing
+        CudaInputBuffer<TInputImage>   input(this->GetInput());
+        CudaOutputBuffer<TOutputImage> output(this->GetOutput());
+        run(input.Get() + offset, output.Get(), g);
+        output.Commit();
+      });
   }
   else
   {

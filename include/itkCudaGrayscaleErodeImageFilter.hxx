@@ -5,6 +5,7 @@
 #define itkCudaGrayscaleErodeImageFilter_hxx
 
 #include "itkCudaGrayscaleErodeImageFilter.h"
+#include "itkCudaSlabs.h"
 #include "itkCudaBoxFilterDetail.h"
 #include "itkMultiThreaderBase.h"
 #include <cmath>
@@ -120,6 +121,7 @@ void
 CudaGrayscaleErodeImageFilter<TInputImage, TOutputImage, TKernel>::GenerateData()
 {
   this->CheckInputNotEmpty(this->GetInput());
+  m_LastSlabs.clear();
   this->RunOnGPUOrCPU(
     this->GetGPUUnsupportedReason(),
     [this] { this->GPUGenerateData(); },
@@ -130,6 +132,10 @@ CudaGrayscaleErodeImageFilter<TInputImage, TOutputImage, TKernel>::GenerateData(
       {
         const std::string box = this->GetBoxUnsupportedReason();
         report.AddNote(box.empty() ? std::string("the module's box passes") : "ITK's implementation, because " + box);
+      }
+      else
+      {
+        report.AddNote(m_LastSlabs);
       }
     });
 }
@@ -144,10 +150,33 @@ CudaGrayscaleErodeImageFilter<TInputImage, TOutputImage, TKernel>::GPUGenerateDa
     this->AllocateOutputs();
     const cif::BoxGeometry g = CudaBoxFilterDetail::MakeBoxGeometry(this, this->GetKernel().GetRadius());
     this->CheckCoreJob(cif::ValidateBoxJob(g));
-    CudaInputBuffer<TInputImage>   input(this->GetInput());
-    CudaOutputBuffer<TOutputImage> output(this->GetOutput());
-    cif::BoxMinCUDA(input.Get(), output.Get(), g, static_cast<InputPixelType>(this->GetBoundary()));
-    output.Commit();
+    // slabs: halo of the radius along the slab axis; the separable passes'
+    // temporaries are counted as work
+    const int       axis = cif::SlowestAxis(g);
+    cif::SlabLayout layout =
+      cif::SlabLayoutOf(g, axis, sizeof(InputPixelType), sizeof(OutputPixelType), g.radius[axis]);
+    layout.workBytesPerPlane = 2 * layout.inputPlaneBytes[0];
+    m_LastSlabs = CudaRunWholeOrInSlabs(
+      CudaHostImages(this->GetInput(), this->GetOutput()),
+      layout,
+      [&]() -> std::vector<const void *> { return { this->GetInput()->GetBufferPointer() }; },
+      [&]() -> void * { return this->GetOutput()->GetBufferPointer(); },
+      CudaSlabAxisName(axis),
+      [&](const void * const * in, void * out, const cif::Slab & slab)
+      {
+        cif::BoxMinCUDA(static_cast<const InputPixelType *>(in[0]),
+                        static_cast<OutputPixelType *>(out),
+                        cif::SlabGeometry(g, axis, layout, slab),
+                        static_cast<InputPixelType>(this->GetBoundary()));
+      },
+      [&]
+      {
+        CudaInputBuffer<TInputImage>   input(this->GetInput());
+        CudaOutputBuffer<TOutputImage> output(this->GetOutput());
+        cif::BoxMinCUDA(input.Get(), output.Get(), g, static_cast<InputPixelType>(this->GetBoundary()));
+        output.Commit();
+      },
+      [this](double f) { this->UpdateProgress(static_cast<float>(f)); });
   }
   else
   {

@@ -5,6 +5,7 @@
 #define itkCudaMeanImageFilter_hxx
 
 #include "itkCudaMeanImageFilter.h"
+#include "itkCudaSlabs.h"
 #include "itkCudaBoxFilterDetail.h"
 #include "itkMultiThreaderBase.h"
 
@@ -42,6 +43,7 @@ CudaMeanImageFilter<TInputImage, TOutputImage>::GenerateData()
 {
   this->CheckInputNotEmpty(this->GetInput());
   m_LastGPUMethod.clear();
+  m_LastSlabs.clear();
   this->RunOnGPUOrCPU(
     this->GetGPUUnsupportedReason(),
     [this] { this->GPUGenerateData(); },
@@ -51,6 +53,7 @@ CudaMeanImageFilter<TInputImage, TOutputImage>::GenerateData()
       if (report.Device == CudaExecutedOn::GPU)
       {
         report.AddNote(m_LastGPUMethod);
+        report.AddNote(m_LastSlabs);
       }
     });
 }
@@ -64,10 +67,33 @@ CudaMeanImageFilter<TInputImage, TOutputImage>::GPUGenerateData()
     this->AllocateOutputs();
     const cif::BoxGeometry g = CudaBoxFilterDetail::MakeBoxGeometry(this, this->GetRadius());
     this->CheckCoreJob(cif::ValidateBoxJob(g));
-    CudaInputBuffer<TInputImage>   input(this->GetInput());
-    CudaOutputBuffer<TOutputImage> output(this->GetOutput());
-    const cif::BoxMeanMethod       method = cif::BoxMeanCUDA(input.Get(), output.Get(), g);
-    output.Commit();
+    cif::BoxMeanMethod method{};
+    // slabs: halo of the radius along the slab axis; the separable passes'
+    // temporaries are counted as work
+    const int       axis = cif::SlowestAxis(g);
+    cif::SlabLayout layout =
+      cif::SlabLayoutOf(g, axis, sizeof(InputPixelType), sizeof(OutputPixelType), g.radius[axis]);
+    layout.workBytesPerPlane = 2 * 8 * layout.inputPlaneBytes[0] / sizeof(InputPixelType);
+    m_LastSlabs = CudaRunWholeOrInSlabs(
+      CudaHostImages(this->GetInput(), this->GetOutput()),
+      layout,
+      [&]() -> std::vector<const void *> { return { this->GetInput()->GetBufferPointer() }; },
+      [&]() -> void * { return this->GetOutput()->GetBufferPointer(); },
+      CudaSlabAxisName(axis),
+      [&](const void * const * in, void * out, const cif::Slab & slab)
+      {
+        method = cif::BoxMeanCUDA(static_cast<const InputPixelType *>(in[0]),
+                                  static_cast<OutputPixelType *>(out),
+                                  cif::SlabGeometry(g, axis, layout, slab));
+      },
+      [&]
+      {
+        CudaInputBuffer<TInputImage>   input(this->GetInput());
+        CudaOutputBuffer<TOutputImage> output(this->GetOutput());
+        method = cif::BoxMeanCUDA(input.Get(), output.Get(), g);
+        output.Commit();
+      },
+      [this](double f) { this->UpdateProgress(static_cast<float>(f)); });
     switch (method)
     {
       case cif::BoxMeanMethod::SeparableInteger:

@@ -6,6 +6,7 @@
 
 #include "itkCudaMedianImageFilter.h"
 #include "cifMedian.h"
+#include "itkCudaSlabs.h"
 #include "itkMultiThreaderBase.h"
 #include <sstream>
 #include <type_traits>
@@ -135,12 +136,34 @@ CudaMedianImageFilter<TInputImage, TOutputImage>::GPUGenerateData()
     output->Allocate();
     const cif::MedianGeometry g = MakeGeometry(this);
     this->CheckCoreJob(cif::ValidateMedianJob(g));
-    CudaInputBuffer<TInputImage>   in(this->GetInput());
-    CudaOutputBuffer<TOutputImage> out(output);
-    const cif::MedianPlan          plan = cif::MedianCUDA(in.Get(), out.Get(), g, ToCore(m_GPUKernel));
-    out.Commit();
+    const cif::MedianKernel request = ToCore(m_GPUKernel);
+    const int               axis = cif::SlowestAxis(g);
+    const cif::SlabLayout   layout =
+      cif::SlabLayoutOf(g, axis, sizeof(InputPixelType), sizeof(OutputPixelType), g.radius[axis]);
+    cif::MedianPlan   plan;
+    const std::string slabs = CudaRunWholeOrInSlabs(
+      CudaHostImages(this->GetInput(), output),
+      layout,
+      [&]() -> std::vector<const void *> { return { this->GetInput()->GetBufferPointer() }; },
+      [&]() -> void * { return output->GetBufferPointer(); },
+      CudaSlabAxisName(axis),
+      [&](const void * const * in, void * out, const cif::Slab & slab)
+      {
+        plan = cif::MedianCUDA(static_cast<const InputPixelType *>(in[0]),
+                               static_cast<OutputPixelType *>(out),
+                               cif::SlabGeometry(g, axis, layout, slab),
+                               request);
+      },
+      [&]
+      {
+        CudaInputBuffer<TInputImage>   in(this->GetInput());
+        CudaOutputBuffer<TOutputImage> out(output);
+        plan = cif::MedianCUDA(in.Get(), out.Get(), g, request);
+        out.Commit();
+      },
+      [this](double f) { this->UpdateProgress(static_cast<float>(f)); });
     m_LastGPUKernel = FromCore(plan.kernel);
-    m_LastGPUPlan = plan.description;
+    m_LastGPUPlan = slabs.empty() ? plan.description : plan.description + "; " + slabs;
     this->UpdateProgress(1.0f);
   }
   else

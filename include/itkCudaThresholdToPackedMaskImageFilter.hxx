@@ -5,6 +5,7 @@
 #define itkCudaThresholdToPackedMaskImageFilter_hxx
 
 #include "itkCudaThresholdToPackedMaskImageFilter.h"
+#include "itkCudaSlabs.h"
 #include "itkCudaMaskFilterDetail.h"
 #include "itkMultiThreaderBase.h"
 
@@ -62,14 +63,34 @@ CudaThresholdToPackedMaskImageFilter<TInputImage>::GenerateData()
   }
   const cif::MaskExtent extent = CudaMaskFilterDetail::ExtentOf<ImageDimension>(input->GetBufferedRegion());
   const InputPixelType  lower = m_LowerThreshold, upper = m_UpperThreshold;
+  m_LastSlabs.clear();
   this->RunOnGPUOrCPU(
     this->GetGPUUnsupportedReason(),
     [&]
     {
-      CudaInputBuffer<TInputImage> in(input);
-      CudaOutputBuffer<MaskType>   out(mask);
-      cif::ThresholdPackCUDA(in.Get(), out.Get(), extent, lower, upper);
-      out.Commit();
+      // an input larger than the device streams through it in slabs; the
+      // words (1 bit per voxel) are written through the mask's host buffer
+      m_LastSlabs = CudaRunWholeOrInSlabs(
+        CudaHostImages(input, input),
+        CudaMaskFilterDetail::SlabLayoutOf(extent, { sizeof(InputPixelType) }, 0),
+        [&]() -> std::vector<const void *> { return { input->GetBufferPointer() }; },
+        [&]() -> void * { return mask->GetBufferPointer(); },
+        CudaSlabAxisName(CudaMaskFilterDetail::SlabAxis(extent)),
+        [&](const void * const * in, void * out, const cif::Slab & slab)
+        {
+          cif::ThresholdPackCUDA(static_cast<const InputPixelType *>(in[0]),
+                                 static_cast<std::uint32_t *>(out),
+                                 CudaMaskFilterDetail::SlabExtent(extent, slab),
+                                 lower,
+                                 upper);
+        },
+        [&]
+        {
+          CudaInputBuffer<TInputImage> in(input);
+          CudaOutputBuffer<MaskType>   out(mask);
+          cif::ThresholdPackCUDA(in.Get(), out.Get(), extent, lower, upper);
+          out.Commit();
+        });
     },
     [&]
     {
@@ -79,7 +100,8 @@ CudaThresholdToPackedMaskImageFilter<TInputImage>::GenerateData()
                             lower,
                             upper,
                             static_cast<int>(this->GetMultiThreader()->GetMaximumNumberOfThreads()));
-    });
+    },
+    [this](CudaExecutionReport & report) { report.AddNote(m_LastSlabs); });
 }
 
 template <typename TInputImage>

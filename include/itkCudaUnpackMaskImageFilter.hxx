@@ -5,6 +5,7 @@
 #define itkCudaUnpackMaskImageFilter_hxx
 
 #include "itkCudaUnpackMaskImageFilter.h"
+#include "itkCudaSlabs.h"
 #include "itkCudaMaskFilterDetail.h"
 #include "itkMultiThreaderBase.h"
 
@@ -70,14 +71,34 @@ CudaUnpackMaskImageFilter<TOutputImage>::GenerateData()
   }
   const cif::MaskExtent extent = CudaMaskFilterDetail::ExtentOf<ImageDimension>(mask->GetMaskRegion());
   const OutputPixelType inside = m_InsideValue, outside = m_OutsideValue;
+  m_LastSlabs.clear();
   this->RunOnGPUOrCPU(
     this->GetGPUUnsupportedReason(),
     [&]
     {
-      CudaInputBuffer<MaskType>      words(mask);
-      CudaOutputBuffer<TOutputImage> out(output);
-      cif::UnpackMaskCUDA(words.Get(), out.Get(), extent, inside, outside);
-      out.Commit();
+      // an output larger than the device streams through it in slabs,
+      // reading the words from the mask's host buffer
+      m_LastSlabs = CudaRunWholeOrInSlabs(
+        CudaHostImages(output, output),
+        CudaMaskFilterDetail::SlabLayoutOf(extent, { 0 }, sizeof(OutputPixelType)),
+        [&]() -> std::vector<const void *> { return { mask->GetBufferPointer() }; },
+        [&]() -> void * { return output->GetBufferPointer(); },
+        CudaSlabAxisName(CudaMaskFilterDetail::SlabAxis(extent)),
+        [&](const void * const * in, void * out, const cif::Slab & slab)
+        {
+          cif::UnpackMaskCUDA(static_cast<const std::uint32_t *>(in[0]),
+                              static_cast<OutputPixelType *>(out),
+                              CudaMaskFilterDetail::SlabExtent(extent, slab),
+                              inside,
+                              outside);
+        },
+        [&]
+        {
+          CudaInputBuffer<MaskType>      words(mask);
+          CudaOutputBuffer<TOutputImage> out(output);
+          cif::UnpackMaskCUDA(words.Get(), out.Get(), extent, inside, outside);
+          out.Commit();
+        });
     },
     [&]
     {
@@ -87,7 +108,8 @@ CudaUnpackMaskImageFilter<TOutputImage>::GenerateData()
                          inside,
                          outside,
                          static_cast<int>(this->GetMultiThreader()->GetMaximumNumberOfThreads()));
-    });
+    },
+    [this](CudaExecutionReport & report) { report.AddNote(m_LastSlabs); });
 }
 
 template <typename TOutputImage>

@@ -633,7 +633,7 @@ PrefilterCUDA(const TIn *                 input,
   int active[3], activeCount = 0;
   for (int a = 0; a < 3; ++a)
   {
-    if (g.imageSize[a] > 1)
+    if (g.imageSize[a] > 1 && p.filterAxis[a])
     {
       active[activeCount++] = a;
     }

@@ -107,6 +107,16 @@ ValidatePrefilterJob(const PrefilterGeometry & g, const PrefilterParameters & p)
       return why.str();
     }
   }
+  bool anyActive = false, anyLong = false;
+  for (int a = 0; a < 3; ++a)
+  {
+    anyLong = anyLong || g.imageSize[a] > 1;
+    anyActive = anyActive || (g.imageSize[a] > 1 && p.filterAxis[a]);
+  }
+  if (anyLong && !anyActive)
+  {
+    return "no axis of more than one sample is selected for filtering";
+  }
   if (p.method == PrefilterMethod::Recursive)
   {
     for (int a = 0; a < 3; ++a)
@@ -367,14 +377,25 @@ PrefilterCPU(const TIn *                 input,
       return;
     }
     // The first pass converts from the input type; later passes work in place.
-    RecursivePass(input, output, size, 0, p, threads);
+    if (p.filterAxis[0])
+    {
+      RecursivePass(input, output, size, 0, p, threads);
+    }
+    else
+    {
+      const std::int64_t count = size[0] * size[1] * size[2];
+      for (std::int64_t i = 0; i < count; ++i)
+      {
+        output[i] = static_cast<TOut>(input[i]);
+      }
+    }
     if (progress)
     {
       progress(1.0 / 3.0);
     }
     for (int axis = 1; axis < 3; ++axis)
     {
-      if (size[axis] > 1)
+      if (size[axis] > 1 && p.filterAxis[axis])
       {
         RecursivePass(output, output, size, axis, p, threads);
       }
@@ -393,7 +414,7 @@ PrefilterCPU(const TIn *                 input,
   std::vector<int>          active;
   for (int a = 0; a < 3; ++a)
   {
-    if (g.imageSize[a] > 1)
+    if (g.imageSize[a] > 1 && p.filterAxis[a])
     {
       active.push_back(a);
     }

@@ -5,6 +5,7 @@
 #include "itkCudaRuntime.h"
 #include "cifCudaError.h"
 #include "cifExecution.h"
+#include "cifRuntimeInternal.h"
 
 #include <atomic>
 #include <mutex>
@@ -230,6 +231,12 @@ ThrowNoCuda(const char * what)
   throw cif::CudaFailure(-1, std::string(what) + ": " + CudaRuntime::GetUnavailableReason(), "CudaImageFilters");
 }
 } // namespace
+
+void
+CudaCountTransfer(bool toDevice, std::size_t bytes)
+{
+  CountTransfer(toDevice, bytes);
+}
 
 bool
 CudaRuntime::IsCompiledWithCuda()
