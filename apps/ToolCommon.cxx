@@ -236,6 +236,10 @@ ParseByteSize(const std::string & option, const std::string & text)
       digits.pop_back();
     }
   }
+  if (digits.empty() || digits.find_first_not_of("0123456789") != std::string::npos)
+  {
+    throw UsageError(option + ": '" + text + "' is not a size (bytes, or with K, M, G, T: 4G)");
+  }
   const long long value = ParseInteger(option, digits, 1, (1LL << 62) >> shift);
   return static_cast<std::size_t>(value) << shift;
 }
