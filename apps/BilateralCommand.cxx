@@ -44,6 +44,7 @@ BilateralUsage(std::ostream & os)
      << "                       result (default 1; on the GPU the intermediate results\n"
      << "                       stay on the device)\n";
   PrintDeviceOptionHelp(os);
+  PrintStreamOptionHelp(os);
   os << "  --verify             read OUT back and compare it with ITK's own\n"
      << "                       BilateralImageFilter with 10^6 range samples (so that its\n"
      << "                       table is nearly exact); fail when they differ by more\n"

@@ -407,6 +407,19 @@ PrintDeviceOptionHelp(std::ostream & os)
 }
 
 void
+PrintStreamOptionHelp(std::ostream & os)
+{
+  os << "  --stream             read, filter and write in pieces along the slowest axis\n"
+     << "                       (ITK's streaming reader and writer), so that images\n"
+     << "                       larger than the memory are filtered: uncompressed\n"
+     << "                       MetaImage files (.mha, .mhd) in and out (ITK reads and\n"
+     << "                       writes the other formats whole). Automatic for such\n"
+     << "                       inputs larger than half the RAM\n"
+     << "  --stream-memory SIZE bytes of input and output per piece (K, M, G: 2G;\n"
+     << "                       default 1G); implies --stream\n";
+}
+
+void
 PrintQuietAndHelpOptionHelp(std::ostream & os)
 {
   os << "  --compress           write the output compressed (gzip/zlib: small files,\n"

@@ -36,6 +36,13 @@ enum class PixelKind
   Float
 };
 
+/** Bytes of one pixel of the kind. */
+inline std::size_t
+PixelBytes(PixelKind kind)
+{
+  return kind == PixelKind::UnsignedChar ? 1 : (kind == PixelKind::Float ? 4 : 2);
+}
+
 /** "unsigned char", "short", "unsigned short", "float". */
 const char *
 PixelKindName(PixelKind kind);
@@ -335,6 +342,9 @@ void
 PrintImageOutputArgumentHelp(std::ostream & os);
 void
 PrintDeviceOptionHelp(std::ostream & os);
+/** The help lines of --stream and --stream-memory. */
+void
+PrintStreamOptionHelp(std::ostream & os);
 void
 PrintQuietAndHelpOptionHelp(std::ostream & os);
 void

@@ -34,6 +34,7 @@ MedianUsage(std::ostream & os)
      << "  --radius R           half-width of the window: R for every axis, or R1,R2[,R3]\n"
      << "                       per axis; 0 to " << MaxRadius << " (required)\n";
   PrintDeviceOptionHelp(os);
+  PrintStreamOptionHelp(os);
   os << "  --verify             read OUT back and compare it with ITK's own\n"
      << "                       MedianImageFilter (same radius): they must be identical\n";
   PrintQuietAndHelpOptionHelp(os);

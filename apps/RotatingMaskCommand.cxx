@@ -36,6 +36,7 @@ RotatingMaskUsage(std::ostream & os)
      << "                       result (default 1; on the GPU the intermediate results\n"
      << "                       stay on the device)\n";
   PrintDeviceOptionHelp(os);
+  PrintStreamOptionHelp(os);
   os << "  --verify             read OUT back and compare it with an independent\n"
      << "                       evaluation of the definition in this program (ITK has\n"
      << "                       no such filter). Integer pixels: exact integer\n"

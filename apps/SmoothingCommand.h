@@ -30,6 +30,11 @@ struct SmoothingCommandOptions
   itk::CudaExecutionMode ExecutionMode{ itk::CudaExecutionMode::Automatic };
   bool                   Verify{ false };
   bool                   Quiet{ false };
+  /** --stream: read, filter and write in pieces through ITK's streaming
+   * (or automatically for inputs larger than half the RAM); the pieces
+   * hold about StreamMemory bytes of input and output (--stream-memory). */
+  bool        Stream{ false };
+  std::size_t StreamMemory{ std::size_t{ 1 } << 30 };
 };
 
 /** Parses the command line of a smoothing subcommand: the options of
@@ -56,6 +61,16 @@ RunSmoothing(const SmoothingCommandOptions & options)
     itk::CudaRuntime::IsDeviceAvailable(); // discover the device now, outside the timing
   }
 
+  if (options.Stream)
+  {
+    return RunStreamed<ImageType>(filter.GetPointer(),
+                                  options.Command,
+                                  options.Input,
+                                  options.Output,
+                                  options.StreamMemory,
+                                  options.Quiet,
+                                  [&] { return DescribeSmoothing<K>(filter.GetPointer(), options.Smoothing); });
+  }
   const auto input = ReadImageFile<ImageType>(options.Input);
   filter->SetInput(input);
   const double milliseconds = UpdateTimed(filter, options.Command.c_str(), options.Quiet);
@@ -98,9 +113,25 @@ template <SmoothingKind K>
 int
 SmoothingCommandMain(const std::vector<std::string> & args, const char * command)
 {
-  const SmoothingCommandOptions options = ParseSmoothingCommand(args, K, command);
+  SmoothingCommandOptions options = ParseSmoothingCommand(args, K, command);
   CheckImageOutput(options.Output);
   const FilterInput input = DescribeFilterInput(options.Input, command);
+  // an input larger than half the RAM is streamed when its format allows
+  std::size_t voxels = 1;
+  for (const std::size_t n : input.Information.Size)
+  {
+    voxels *= n;
+  }
+  const std::size_t ram = PhysicalMemoryBytes();
+  if (!options.Stream && !options.Verify && ram != 0 && voxels * PixelBytes(input.Pixel) > ram / 2 &&
+      WhyNotStreamable(options.Input, options.Output).empty())
+  {
+    options.Stream = true;
+    if (!options.Quiet)
+    {
+      std::cerr << "note: '" << options.Input << "' is larger than half the memory: streaming it (--stream)\n";
+    }
+  }
   CheckSmoothingDimension(options.Smoothing, input.Dimension, options.Input);
   CheckTypedImageOutput(options.Output, input.Pixel, input.Dimension, "OUT");
   if (K == SmoothingKind::RotatingMask && options.Verify && input.Pixel == PixelKind::Float &&

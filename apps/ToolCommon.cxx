@@ -16,6 +16,8 @@
 #include "itksys/SystemTools.hxx"
 
 #include <algorithm>
+#include <fstream>
+#include <unistd.h>
 #include <cctype>
 #include <cerrno>
 #include <cmath>
@@ -622,6 +624,70 @@ UpdateTimed(itk::ProcessObject * filter, const char * label, bool quiet)
     throw RuntimeFailure(std::string(label) + " failed: " + e.what());
   }
   return 1000.0 * clock.GetTotal();
+}
+
+std::string
+WhyNotStreamable(const std::string & input, const std::string & output)
+{
+  auto in = itk::ImageIOFactory::CreateImageIO(input.c_str(), itk::IOFileModeEnum::ReadMode);
+  if (in.IsNull())
+  {
+    return "no ITK image IO reads '" + input + "'";
+  }
+  in->SetFileName(input);
+  in->ReadImageInformation();
+  if (!in->CanStreamRead())
+  {
+    return "ITK reads '" + input + "' (" + in->GetNameOfClass() +
+           ") whole; only uncompressed MetaImage files (.mha, .mhd) can be read in pieces";
+  }
+  auto out = itk::ImageIOFactory::CreateImageIO(output.c_str(), itk::IOFileModeEnum::WriteMode);
+  if (out.IsNull())
+  {
+    return "no ITK image IO writes '" + output + "'";
+  }
+  out->SetUseCompression(CompressOutput(output));
+  if (out->GetUseCompression())
+  {
+    return "compressed outputs ('" + output + "') are written whole: leave out --compress and .gz";
+  }
+  if (!out->CanStreamWrite())
+  {
+    return "ITK writes '" + output + "' (" + out->GetNameOfClass() +
+           ") whole; only uncompressed MetaImage files (.mha, .mhd) can be written in pieces";
+  }
+  return {};
+}
+
+std::size_t
+PeakResidentBytes()
+{
+  std::ifstream status("/proc/self/status");
+  std::string   line;
+  while (std::getline(status, line))
+  {
+    if (line.rfind("VmHWM:", 0) == 0)
+    {
+      return static_cast<std::size_t>(std::strtoull(line.c_str() + 6, nullptr, 10)) * 1024;
+    }
+  }
+  return 0;
+}
+
+std::size_t
+PhysicalMemoryBytes()
+{
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+  return pages > 0 && page > 0 ? static_cast<std::size_t>(pages) * static_cast<std::size_t>(page) : 0;
+}
+
+unsigned int
+StreamPieces(std::size_t voxels, std::size_t planes, std::size_t bytesPerVoxel, std::size_t memory)
+{
+  const std::size_t bytes = voxels * bytesPerVoxel;
+  const std::size_t pieces = memory == 0 ? planes : (bytes + memory - 1) / memory;
+  return static_cast<unsigned int>(
+    std::max<std::size_t>(1, std::min<std::size_t>(pieces, std::min<std::size_t>(planes, 1u << 30))));
 }
 
 } // namespace tool

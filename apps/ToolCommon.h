@@ -7,6 +7,7 @@
 #define ToolCommon_h
 
 #include "itkCommand.h"
+#include "itkCudaExecution.h"
 #include "itkCudaRuntime.h"
 #include "itkImageFileReader.h"
 #include "itkImageFileWriter.h"
@@ -16,7 +17,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <iosfwd>
+#include <iomanip>
+#include <iostream>
 #include <limits>
 #include <map>
 #include <stdexcept>
@@ -379,6 +381,84 @@ private:
  * RuntimeFailure "<label> failed: ...". */
 double
 UpdateTimed(itk::ProcessObject * filter, const char * label, bool quiet);
+
+/** Why IN cannot be read in pieces or OUT written in pieces by ITK's
+ * streaming reader and writer (empty when both can), as the files' ITK
+ * image IOs say (CanStreamRead, CanStreamWrite). With ITK 5.2.1 only
+ * uncompressed MetaImage files (.mha, .mhd + .raw) stream, both ways;
+ * NRRD, NIfTI, PNG, TIFF and compressed files are read and written whole. */
+std::string
+WhyNotStreamable(const std::string & input, const std::string & output);
+
+/** The process's peak resident memory so far, in bytes (VmHWM; 0 when the
+ * system does not say). */
+std::size_t
+PeakResidentBytes();
+
+/** Physical memory of the machine, in bytes (0 when unknown). */
+std::size_t
+PhysicalMemoryBytes();
+
+/** Pieces for streaming an image of `voxels` with `planes` along its
+ * slowest axis, `bytesPerVoxel` of input and output together, so that a
+ * piece holds about `memory` bytes (at least 1, at most `planes`). */
+unsigned int
+StreamPieces(std::size_t voxels, std::size_t planes, std::size_t bytesPerVoxel, std::size_t memory);
+
+/** Reads IN, filters and writes OUT in pieces through ITK's streaming
+ * reader and writer (ImageFileWriter::SetNumberOfStreamDivisions): memory
+ * stays bounded by a piece and its halo, whatever the image's size. The
+ * filter (set up, input not set) must ask for the input region its output
+ * piece needs, as the module's filters do. Prints one line: size, what
+ * `describe()` says, the pieces, the device, the time and the peak memory.
+ * Throws RuntimeFailure when a format cannot stream (WhyNotStreamable). */
+template <typename TImage, typename TFilter, typename TDescribe>
+int
+RunStreamed(TFilter *           filter,
+            const std::string & command,
+            const std::string & input,
+            const std::string & output,
+            std::size_t         memory,
+            bool                quiet,
+            TDescribe &&        describe)
+{
+  const std::string why = WhyNotStreamable(input, output);
+  if (!why.empty())
+  {
+    throw RuntimeFailure("--stream: " + why);
+  }
+  auto reader = itk::ImageFileReader<TImage>::New();
+  reader->SetFileName(input);
+  try
+  {
+    reader->UpdateOutputInformation();
+  }
+  catch (const itk::ExceptionObject & e)
+  {
+    throw RuntimeFailure("cannot read '" + input + "': " + ExceptionMessage(e));
+  }
+  const auto         size = reader->GetOutput()->GetLargestPossibleRegion().GetSize();
+  const unsigned int pieces = StreamPieces(reader->GetOutput()->GetLargestPossibleRegion().GetNumberOfPixels(),
+                                           size[TImage::ImageDimension - 1],
+                                           2 * sizeof(typename TImage::PixelType),
+                                           memory);
+  filter->SetInput(reader->GetOutput());
+  auto writer = itk::ImageFileWriter<TImage>::New();
+  writer->SetInput(filter->GetOutput());
+  writer->SetFileName(output);
+  writer->SetUseCompression(false);
+  writer->SetNumberOfStreamDivisions(pieces);
+  const double milliseconds = UpdateTimed(writer, command.c_str(), quiet);
+  std::cout << command << ": " << SizeToString(size) << " pixels ("
+            << itk::CudaPixelTypeName<typename TImage::PixelType>() << "); " << describe() << "; streamed in " << pieces
+            << " piece" << (pieces == 1 ? "" : "s") << " (ITK's streaming reader and writer); last piece ran on "
+            << filter->GetLastExecutionReport().Message << "; time " << std::fixed << std::setprecision(3)
+            << milliseconds << " ms (reading, filtering and writing); peak memory " << std::setprecision(1)
+            << PeakResidentBytes() / 1048576.0 << " MiB" << std::endl;
+  std::cout.unsetf(std::ios_base::floatfield);
+  std::cout << std::setprecision(6);
+  return ExitSuccess;
+}
 
 /** A subcommand of the tool. To add one: write its Main and Usage in a
  * source file of its own, declare them below, add a row to the table in
