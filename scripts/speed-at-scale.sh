@@ -28,7 +28,12 @@ run() {
   local name=$1; shift
   local start end
   start=$(date +%s.%N)
-  /usr/bin/time -f "%M" -o "$work/peak" "$tool" "$@" --device "${DEVICE:-gpu}" --quiet --device-memory-limit "$cap" > "$work/line"
+  if [ -x /usr/bin/time ]; then
+    /usr/bin/time -f "%M" -o "$work/peak" "$tool" "$@" --device "${DEVICE:-gpu}" --quiet --device-memory-limit "$cap" > "$work/line"
+  else
+    echo 0 > "$work/peak" # no GNU time: the streamed run still prints its own peak
+    "$tool" "$@" --device "${DEVICE:-gpu}" --quiet --device-memory-limit "$cap" > "$work/line"
+  fi
   end=$(date +%s.%N)
   python3 - "$name" "$start" "$end" "$work/line" "$work/peak" <<'PY'
 import re, sys
