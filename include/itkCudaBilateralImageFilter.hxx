@@ -298,36 +298,18 @@ CudaBilateralImageFilter<TInputImage, TOutputImage>::GPUGenerateData()
     const auto parameters = MakeParameters(this);
     this->CheckCoreJob(cif::ValidateBilateralJob(geometry, parameters));
     // slabs: the halo grows with the iterations, and an iterated kernel
-    // filters its whole slab (the intermediate), of which the slab's own
-    // planes are kept
-    const int       axis = cif::SlowestAxis(geometry);
-    cif::SlabLayout layout = cif::SlabLayoutOf(geometry,
-                                               axis,
-                                               sizeof(InputPixelType),
-                                               sizeof(OutputPixelType),
-                                               std::int64_t{ parameters.radius[axis] } * parameters.iterations);
-    layout.kernelWritesInputPlanes = parameters.iterations > 1;
-    layout.workBytesPerPlane = parameters.iterations > 1 ? layout.outputPlaneBytes : 0;
-    const std::string slabs = CudaRunWholeOrInSlabs(
-      CudaHostImages(this->GetInput(), this->GetOutput()),
-      layout,
-      [&]() -> std::vector<const void *> { return { this->GetInput()->GetBufferPointer() }; },
-      [&]() -> void * { return this->GetOutput()->GetBufferPointer(); },
-      CudaSlabAxisName(axis),
-      [&](const void * const * in, void * out, const cif::Slab & slab)
-      {
-        m_LastNote = cif::BilateralCUDA(static_cast<const InputPixelType *>(in[0]),
-                                        static_cast<OutputPixelType *>(out),
-                                        cif::SlabGeometry(geometry, axis, layout, slab),
-                                        parameters);
-      },
-      [&]
-      {
-        CudaInputBuffer<TInputImage>   input(this->GetInput());
-        CudaOutputBuffer<TOutputImage> output(this->GetOutput());
-        m_LastNote = cif::BilateralCUDA(input.Get(), output.Get(), geometry, parameters);
-        output.Commit();
-      },
+    // filters its whole slab (the intermediate, one temporary of the output
+    // type), of which the slab's own planes are kept
+    const std::int64_t it = parameters.iterations;
+    const std::string  slabs = CudaRunNeighbourhoodJob(
+      this->GetInput(),
+      this->GetOutput(),
+      geometry,
+      { parameters.radius[0] * it, parameters.radius[1] * it, parameters.radius[2] * it },
+      it > 1,
+      it > 1 ? sizeof(OutputPixelType) : 0,
+      [&](const InputPixelType * in, OutputPixelType * out, const cif::ClampedNeighborhoodGeometry & job)
+      { m_LastNote = cif::BilateralCUDA(in, out, job, parameters); },
       [this](double f) { this->UpdateProgress(static_cast<float>(f)); });
     if (!slabs.empty())
     {

@@ -150,32 +150,17 @@ CudaGrayscaleErodeImageFilter<TInputImage, TOutputImage, TKernel>::GPUGenerateDa
     this->AllocateOutputs();
     const cif::BoxGeometry g = CudaBoxFilterDetail::MakeBoxGeometry(this, this->GetKernel().GetRadius());
     this->CheckCoreJob(cif::ValidateBoxJob(g));
-    // slabs: halo of the radius along the slab axis; the separable passes'
-    // temporaries are counted as work
-    const int       axis = cif::SlowestAxis(g);
-    cif::SlabLayout layout =
-      cif::SlabLayoutOf(g, axis, sizeof(InputPixelType), sizeof(OutputPixelType), g.radius[axis]);
-    layout.workBytesPerPlane = 2 * layout.inputPlaneBytes[0];
-    m_LastSlabs = CudaRunWholeOrInSlabs(
-      CudaHostImages(this->GetInput(), this->GetOutput()),
-      layout,
-      [&]() -> std::vector<const void *> { return { this->GetInput()->GetBufferPointer() }; },
-      [&]() -> void * { return this->GetOutput()->GetBufferPointer(); },
-      CudaSlabAxisName(axis),
-      [&](const void * const * in, void * out, const cif::Slab & slab)
-      {
-        cif::BoxMinCUDA(static_cast<const InputPixelType *>(in[0]),
-                        static_cast<OutputPixelType *>(out),
-                        cif::SlabGeometry(g, axis, layout, slab),
-                        static_cast<InputPixelType>(this->GetBoundary()));
-      },
-      [&]
-      {
-        CudaInputBuffer<TInputImage>   input(this->GetInput());
-        CudaOutputBuffer<TOutputImage> output(this->GetOutput());
-        cif::BoxMinCUDA(input.Get(), output.Get(), g, static_cast<InputPixelType>(this->GetBoundary()));
-        output.Commit();
-      },
+    // the separable passes' two temporaries are the work
+    const auto boundary = static_cast<InputPixelType>(this->GetBoundary());
+    m_LastSlabs = CudaRunNeighbourhoodJob(
+      this->GetInput(),
+      this->GetOutput(),
+      g,
+      { g.radius[0], g.radius[1], g.radius[2] },
+      false,
+      2 * sizeof(InputPixelType),
+      [&](const InputPixelType * in, OutputPixelType * out, const cif::BoxGeometry & job)
+      { cif::BoxMinCUDA(in, out, job, boundary); },
       [this](double f) { this->UpdateProgress(static_cast<float>(f)); });
   }
   else

@@ -68,31 +68,16 @@ CudaMeanImageFilter<TInputImage, TOutputImage>::GPUGenerateData()
     const cif::BoxGeometry g = CudaBoxFilterDetail::MakeBoxGeometry(this, this->GetRadius());
     this->CheckCoreJob(cif::ValidateBoxJob(g));
     cif::BoxMeanMethod method{};
-    // slabs: halo of the radius along the slab axis; the separable passes'
-    // temporaries are counted as work
-    const int       axis = cif::SlowestAxis(g);
-    cif::SlabLayout layout =
-      cif::SlabLayoutOf(g, axis, sizeof(InputPixelType), sizeof(OutputPixelType), g.radius[axis]);
-    layout.workBytesPerPlane = 2 * 8 * layout.inputPlaneBytes[0] / sizeof(InputPixelType);
-    m_LastSlabs = CudaRunWholeOrInSlabs(
-      CudaHostImages(this->GetInput(), this->GetOutput()),
-      layout,
-      [&]() -> std::vector<const void *> { return { this->GetInput()->GetBufferPointer() }; },
-      [&]() -> void * { return this->GetOutput()->GetBufferPointer(); },
-      CudaSlabAxisName(axis),
-      [&](const void * const * in, void * out, const cif::Slab & slab)
-      {
-        method = cif::BoxMeanCUDA(static_cast<const InputPixelType *>(in[0]),
-                                  static_cast<OutputPixelType *>(out),
-                                  cif::SlabGeometry(g, axis, layout, slab));
-      },
-      [&]
-      {
-        CudaInputBuffer<TInputImage>   input(this->GetInput());
-        CudaOutputBuffer<TOutputImage> output(this->GetOutput());
-        method = cif::BoxMeanCUDA(input.Get(), output.Get(), g);
-        output.Commit();
-      },
+    // the separable passes' two temporaries (int64 or double) are the work
+    m_LastSlabs = CudaRunNeighbourhoodJob(
+      this->GetInput(),
+      this->GetOutput(),
+      g,
+      { g.radius[0], g.radius[1], g.radius[2] },
+      false,
+      2 * 8,
+      [&](const InputPixelType * in, OutputPixelType * out, const cif::BoxGeometry & job)
+      { method = cif::BoxMeanCUDA(in, out, job); },
       [this](double f) { this->UpdateProgress(static_cast<float>(f)); });
     switch (method)
     {

@@ -137,30 +137,16 @@ CudaMedianImageFilter<TInputImage, TOutputImage>::GPUGenerateData()
     const cif::MedianGeometry g = MakeGeometry(this);
     this->CheckCoreJob(cif::ValidateMedianJob(g));
     const cif::MedianKernel request = ToCore(m_GPUKernel);
-    const int               axis = cif::SlowestAxis(g);
-    const cif::SlabLayout   layout =
-      cif::SlabLayoutOf(g, axis, sizeof(InputPixelType), sizeof(OutputPixelType), g.radius[axis]);
-    cif::MedianPlan   plan;
-    const std::string slabs = CudaRunWholeOrInSlabs(
-      CudaHostImages(this->GetInput(), output),
-      layout,
-      [&]() -> std::vector<const void *> { return { this->GetInput()->GetBufferPointer() }; },
-      [&]() -> void * { return output->GetBufferPointer(); },
-      CudaSlabAxisName(axis),
-      [&](const void * const * in, void * out, const cif::Slab & slab)
-      {
-        plan = cif::MedianCUDA(static_cast<const InputPixelType *>(in[0]),
-                               static_cast<OutputPixelType *>(out),
-                               cif::SlabGeometry(g, axis, layout, slab),
-                               request);
-      },
-      [&]
-      {
-        CudaInputBuffer<TInputImage>   in(this->GetInput());
-        CudaOutputBuffer<TOutputImage> out(output);
-        plan = cif::MedianCUDA(in.Get(), out.Get(), g, request);
-        out.Commit();
-      },
+    cif::MedianPlan         plan;
+    const std::string       slabs = CudaRunNeighbourhoodJob(
+      this->GetInput(),
+      output,
+      g,
+      { g.radius[0], g.radius[1], g.radius[2] },
+      false,
+      0,
+      [&](const InputPixelType * in, OutputPixelType * out, const cif::MedianGeometry & job)
+      { plan = cif::MedianCUDA(in, out, job, request); },
       [this](double f) { this->UpdateProgress(static_cast<float>(f)); });
     m_LastGPUKernel = FromCore(plan.kernel);
     m_LastGPUPlan = slabs.empty() ? plan.description : plan.description + "; " + slabs;

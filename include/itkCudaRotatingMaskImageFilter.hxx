@@ -156,32 +156,16 @@ CudaRotatingMaskImageFilter<TInputImage, TOutputImage>::GPUGenerateData()
     this->CheckCoreJob(cif::ValidateRotatingMaskJob(geometry, parameters));
     // slabs: the mask reaches 2 samples along every filtered axis per
     // iteration; an iterated kernel filters its whole slab
-    const int          axis = cif::SlowestAxis(geometry);
-    const std::int64_t reach = axis < parameters.dimension ? 2 : 0;
-    cif::SlabLayout    layout =
-      cif::SlabLayoutOf(geometry, axis, sizeof(InputPixelType), sizeof(OutputPixelType), reach * parameters.iterations);
-    layout.kernelWritesInputPlanes = parameters.iterations > 1;
-    layout.workBytesPerPlane = parameters.iterations > 1 ? layout.outputPlaneBytes : 0;
-    const std::string slabs = CudaRunWholeOrInSlabs(
-      CudaHostImages(this->GetInput(), this->GetOutput()),
-      layout,
-      [&]() -> std::vector<const void *> { return { this->GetInput()->GetBufferPointer() }; },
-      [&]() -> void * { return this->GetOutput()->GetBufferPointer(); },
-      CudaSlabAxisName(axis),
-      [&](const void * const * in, void * out, const cif::Slab & slab)
-      {
-        m_LastNote = cif::RotatingMaskCUDA(static_cast<const InputPixelType *>(in[0]),
-                                           static_cast<OutputPixelType *>(out),
-                                           cif::SlabGeometry(geometry, axis, layout, slab),
-                                           parameters);
-      },
-      [&]
-      {
-        CudaInputBuffer<TInputImage>   input(this->GetInput());
-        CudaOutputBuffer<TOutputImage> output(this->GetOutput());
-        m_LastNote = cif::RotatingMaskCUDA(input.Get(), output.Get(), geometry, parameters);
-        output.Commit();
-      },
+    const std::int64_t reach = 2 * parameters.iterations;
+    const std::string  slabs = CudaRunNeighbourhoodJob(
+      this->GetInput(),
+      this->GetOutput(),
+      geometry,
+      { reach, reach, parameters.dimension == 3 ? reach : 0 },
+      parameters.iterations > 1,
+      parameters.iterations > 1 ? sizeof(OutputPixelType) : 0,
+      [&](const InputPixelType * in, OutputPixelType * out, const cif::ClampedNeighborhoodGeometry & job)
+      { m_LastNote = cif::RotatingMaskCUDA(in, out, job, parameters); },
       [this](double f) { this->UpdateProgress(static_cast<float>(f)); });
     if (!slabs.empty())
     {

@@ -9,6 +9,8 @@
 #include "cifCudaError.h"
 #include "itkCudaImage.h"
 
+#include <array>
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
@@ -27,6 +29,13 @@ CudaHostImages(const TInputImage * input, const TOutputImage * output)
   using CudaInput = CudaImage<typename TInputImage::PixelType, TInputImage::ImageDimension>;
   using CudaOutput = CudaImage<typename TOutputImage::PixelType, TOutputImage::ImageDimension>;
   return dynamic_cast<const CudaInput *>(input) == nullptr && dynamic_cast<const CudaOutput *>(output) == nullptr;
+}
+
+/** The name of the slab axis of a geometry (x, y or z). */
+inline const char *
+CudaSlabAxisName(int axis)
+{
+  return axis == 0 ? "x" : (axis == 1 ? "y" : "z");
 }
 
 /** Runs a filter's GPU job: `whole()` (the one-piece job) when the images
@@ -89,11 +98,50 @@ CudaRunWholeOrInSlabs(bool                                               hostIma
     });
 }
 
-/** The name of the slab axis of a geometry (x, y or z). */
-inline const char *
-CudaSlabAxisName(int axis)
+/** The GPU job of a neighbourhood filter whose core takes a geometry with
+ * inputSize, outputStart and outputSize (cif's median, box and
+ * clamped-neighbourhood jobs): `core(const InPixel *, OutPixel *, geometry)`
+ * on the whole buffered regions, or on slabs along the geometry's slowest
+ * axis with `halo[axis]` planes on each side (CudaRunWholeOrInSlabs).
+ * `wholeSlabs`: the core writes every input plane (iterated filters);
+ * `workBytesPerInputPixel`: the core's own temporaries. */
+template <typename TInputImage, typename TOutputImage, typename TGeometry, typename TCore>
+std::string
+CudaRunNeighbourhoodJob(const TInputImage *                 input,
+                        TOutputImage *                      output,
+                        const TGeometry &                   geometry,
+                        const std::array<std::int64_t, 3> & halo,
+                        bool                                wholeSlabs,
+                        std::size_t                         workBytesPerInputPixel,
+                        TCore &&                            core,
+                        const cif::SlabProgress &           progress)
 {
-  return axis == 0 ? "x" : (axis == 1 ? "y" : "z");
+  using InPixel = typename TInputImage::PixelType;
+  using OutPixel = typename TOutputImage::PixelType;
+  const int       axis = cif::SlowestAxis(geometry);
+  cif::SlabLayout layout = cif::SlabLayoutOf(geometry, axis, sizeof(InPixel), sizeof(OutPixel), halo[axis]);
+  layout.kernelWritesInputPlanes = wholeSlabs;
+  layout.workBytesPerPlane = workBytesPerInputPixel * (layout.inputPlaneBytes[0] / sizeof(InPixel));
+  return CudaRunWholeOrInSlabs(
+    CudaHostImages(input, output),
+    layout,
+    [input]() -> std::vector<const void *> { return { input->GetBufferPointer() }; },
+    [output]() -> void * { return output->GetBufferPointer(); },
+    CudaSlabAxisName(axis),
+    [&](const void * const * in, void * out, const cif::Slab & slab)
+    {
+      core(static_cast<const InPixel *>(in[0]),
+           static_cast<OutPixel *>(out),
+           cif::SlabGeometry(geometry, axis, layout, slab));
+    },
+    [&]
+    {
+      CudaInputBuffer<TInputImage>   in(input);
+      CudaOutputBuffer<TOutputImage> out(output);
+      core(in.Get(), out.Get(), geometry);
+      out.Commit();
+    },
+    progress);
 }
 
 } // namespace itk
