@@ -154,10 +154,6 @@ ValidateSlabLayout(const SlabLayout & layout)
   {
     return "output planes outside the input";
   }
-  if (layout.kernelWritesInputPlanes && layout.outputPlaneBytes == 0)
-  {
-    return "empty output planes";
-  }
   return {};
 }
 
@@ -175,22 +171,33 @@ MakeSlab(const SlabLayout & layout, std::int64_t outputFirst, std::int64_t outpu
   return s;
 }
 
-std::vector<Slab>
-PlanSlabs(const SlabLayout & layout, std::int64_t planesPerSlab)
+namespace
 {
-  CheckLayout(layout);
-  planesPerSlab = std::max<std::int64_t>(1, std::min(planesPerSlab, layout.outputPlanes));
-  const std::int64_t count = (layout.outputPlanes + planesPerSlab - 1) / planesPerSlab;
+/** Slabs of at most `planesPerSlab` output planes, of near-equal thickness,
+ * covering the output planes from `first` on. */
+std::vector<Slab>
+SlabsFrom(const SlabLayout & layout, std::int64_t first, std::int64_t planesPerSlab)
+{
+  const std::int64_t remaining = layout.outputPlanes - first;
+  planesPerSlab = std::max<std::int64_t>(1, std::min(planesPerSlab, remaining));
+  const std::int64_t count = (remaining + planesPerSlab - 1) / planesPerSlab;
   std::vector<Slab>  slabs;
-  std::int64_t       first = 0;
   for (std::int64_t k = 0; k < count; ++k)
   {
-    // near-equal thickness: the first (planes mod count) slabs get one more
-    const std::int64_t planes = layout.outputPlanes / count + (k < layout.outputPlanes % count ? 1 : 0);
+    // near-equal thickness: the first (remaining mod count) slabs get one more
+    const std::int64_t planes = remaining / count + (k < remaining % count ? 1 : 0);
     slabs.push_back(MakeSlab(layout, first, planes));
     first += planes;
   }
   return slabs;
+}
+} // namespace
+
+std::vector<Slab>
+PlanSlabs(const SlabLayout & layout, std::int64_t planesPerSlab)
+{
+  CheckLayout(layout);
+  return SlabsFrom(layout, 0, planesPerSlab);
 }
 
 std::size_t
@@ -639,19 +646,8 @@ RunInSlabsCUDA(const std::vector<const void *> & hostInputs,
   std::int64_t delivered = 0; // output planes done
   while (delivered < layout.outputPlanes)
   {
-    // the output planes still to do, in slabs of near-equal thickness
-    std::vector<Slab> slabs;
-    {
-      const std::int64_t remaining = layout.outputPlanes - delivered;
-      const std::int64_t count = (remaining + planes - 1) / planes;
-      std::int64_t       first = delivered;
-      for (std::int64_t k = 0; k < count; ++k)
-      {
-        const std::int64_t n = remaining / count + (k < remaining % count ? 1 : 0);
-        slabs.push_back(MakeSlab(layout, first, n));
-        first += n;
-      }
-    }
+    // the output planes still to do
+    const std::vector<Slab> slabs = SlabsFrom(layout, delivered, planes);
     try
     {
       if (buffers.planes < planes || buffers.planes > 2 * planes)
