@@ -2,16 +2,7 @@
 #   cmake -DTOOL=<exe> -DOUTPUT=<file.mha> -DEXPECTED=True|False
 #         -P CheckOutputCompression.cmake -- <tool arguments...>
 # Passes when the tool exits 0 and the header's CompressedData is EXPECTED.
-set(tool_args)
-set(after_separator FALSE)
-math(EXPR last_index "${CMAKE_ARGC} - 1")
-foreach(i RANGE ${last_index})
-  if(after_separator)
-    list(APPEND tool_args "${CMAKE_ARGV${i}}")
-  elseif(CMAKE_ARGV${i} STREQUAL "--")
-    set(after_separator TRUE)
-  endif()
-endforeach()
+include("${CMAKE_CURRENT_LIST_DIR}/ToolArguments.cmake")
 file(REMOVE "${OUTPUT}")
 execute_process(COMMAND "${TOOL}" ${tool_args} RESULT_VARIABLE exit_status)
 if(NOT exit_status EQUAL 0)

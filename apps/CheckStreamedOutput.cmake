@@ -4,16 +4,7 @@
 #         -P CheckStreamedOutput.cmake -- <tool arguments with @OUT@...>
 # @OUT@ stands for the output; the streamed run adds --stream-memory 64K and
 # must say "streamed in N pieces" with N > 1.
-set(tool_args)
-set(after_separator FALSE)
-math(EXPR last_index "${CMAKE_ARGC} - 1")
-foreach(i RANGE ${last_index})
-  if(after_separator)
-    list(APPEND tool_args "${CMAKE_ARGV${i}}")
-  elseif(CMAKE_ARGV${i} STREQUAL "--")
-    set(after_separator TRUE)
-  endif()
-endforeach()
+include("${CMAKE_CURRENT_LIST_DIR}/ToolArguments.cmake")
 file(REMOVE "${WHOLE}" "${STREAMED}")
 string(REPLACE "@OUT@" "${WHOLE}" whole_args "${tool_args}")
 string(REPLACE "@OUT@" "${STREAMED}" streamed_args "${tool_args}")
