@@ -21,6 +21,9 @@
 #ifndef cifSlabs_h
 #define cifSlabs_h
 
+#include "cifCudaError.h"
+
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -128,14 +131,13 @@ struct SlabReport
   /** How often the kernel or the buffers ran out of memory and the slabs
    * were made thinner. */
   int retries{ 0 };
-  /** Seconds the host waited on kernels, and spent in staging copies. */
-  double        kernelSeconds{ 0 };
-  double        stagingSeconds{ 0 };
-  double        totalSeconds{ 0 };
+  /** Bytes copied to and from the device (halos and retried slabs
+   * included): the PCIe traffic the slabs cost. */
   std::uint64_t bytesUploaded{ 0 };
   std::uint64_t bytesDownloaded{ 0 };
 
-  /** "in N slabs of up to P planes along <axis> (...)". */
+  /** "in N slabs of up to P <axis> planes (double-buffered, pinned
+   * staging; U GB up, D GB down[; made thinner R times ...])". */
   std::string
   Describe(const char * axisName) const;
 };
@@ -238,6 +240,107 @@ SlabGeometry(TGeometry g, int axis, const SlabLayout & layout, const Slab & slab
     g.outputSize[axis] = slab.outputCount;
   }
   return g;
+}
+
+/** Runs a GPU job: `whole()` (the one-piece job) when `mayCut` is false
+ * (the buffers are not in host memory) or when the one-piece job's
+ * `wholeBytes` fit the device memory the module may use
+ * (DeviceBytesAvailable); otherwise, or when `whole()` runs out of device
+ * memory, `inSlabs()`, which returns how it cut the job. Returns that
+ * description, empty for a one-piece run. Other errors propagate. */
+template <typename TWhole, typename TSlabs>
+std::string
+RunWholeOr(bool mayCut, std::size_t wholeBytes, TWhole && whole, TSlabs && inSlabs)
+{
+  if (!mayCut)
+  {
+    whole();
+    return {};
+  }
+  if (wholeBytes <= DeviceBytesAvailable())
+  {
+    try
+    {
+      whole();
+      return {};
+    }
+    catch (const CudaOutOfMemory &)
+    {
+      // the estimate was short: slabs
+    }
+  }
+  return inSlabs();
+}
+
+/** RunWholeOr with the slab runner (RunInSlabsCUDA): the job's `layout`,
+ * `slabKernel` reading the host buffers `hostInputs()` into `hostOutput()`
+ * (asked for only when slabs run), the report naming the slab axis
+ * `axisName`. An invalid layout runs whole. */
+template <typename TWhole>
+std::string
+RunWholeOrInSlabsCUDA(bool                                               mayCut,
+                      const SlabLayout &                                 layout,
+                      const std::function<std::vector<const void *>()> & hostInputs,
+                      const std::function<void *()> &                    hostOutput,
+                      const char *                                       axisName,
+                      const SlabKernel &                                 slabKernel,
+                      TWhole &&                                          whole,
+                      const SlabProgress &                               progress = {})
+{
+  const bool valid = ValidateSlabLayout(layout).empty();
+  return RunWholeOr(mayCut && valid,
+                    valid ? WholeJobDeviceBytes(layout) : 0,
+                    whole,
+                    [&]
+                    {
+                      return RunInSlabsCUDA(
+                               hostInputs(), hostOutput(), layout, 0, slabKernel, DefaultMaxSlabBufferBytes, progress)
+                        .Describe(axisName);
+                    });
+}
+
+/** The name of a slab axis (x, y or z). */
+inline const char *
+SlabAxisName(int axis)
+{
+  return axis == 0 ? "x" : (axis == 1 ? "y" : "z");
+}
+
+/** The GPU job of a neighbourhood filter whose core takes a geometry with
+ * inputSize, outputStart and outputSize (the median, box and
+ * clamped-neighbourhood jobs): `whole()` runs the one-piece job, or
+ * `core(const TIn *, TOut *, geometry)` runs on slabs along the geometry's
+ * slowest axis with `halo[axis]` planes on each side, from `hostInput()`
+ * into `hostOutput()` (RunWholeOrInSlabsCUDA). `kernelWritesInputPlanes`:
+ * the core writes every input plane (iterated filters);
+ * `workBytesPerInputPixel`: the core's own temporaries. */
+template <typename TIn, typename TOut, typename TGeometry, typename TCore, typename TWhole>
+std::string
+RunNeighbourhoodJobCUDA(bool                                 mayCut,
+                        const std::function<const TIn *()> & hostInput,
+                        const std::function<TOut *()> &      hostOutput,
+                        const TGeometry &                    geometry,
+                        const std::array<std::int64_t, 3> &  halo,
+                        bool                                 kernelWritesInputPlanes,
+                        std::size_t                          workBytesPerInputPixel,
+                        TCore &&                             core,
+                        TWhole &&                            whole,
+                        const SlabProgress &                 progress = {})
+{
+  const int  axis = SlowestAxis(geometry);
+  SlabLayout layout = SlabLayoutOf(geometry, axis, sizeof(TIn), sizeof(TOut), halo[axis]);
+  layout.kernelWritesInputPlanes = kernelWritesInputPlanes;
+  layout.workBytesPerPlane = workBytesPerInputPixel * (layout.inputPlaneBytes[0] / sizeof(TIn));
+  return RunWholeOrInSlabsCUDA(
+    mayCut,
+    layout,
+    [&]() -> std::vector<const void *> { return { hostInput() }; },
+    [&]() -> void * { return hostOutput(); },
+    SlabAxisName(axis),
+    [&](const void * const * in, void * out, const Slab & slab)
+    { core(static_cast<const TIn *>(in[0]), static_cast<TOut *>(out), SlabGeometry(geometry, axis, layout, slab)); },
+    whole,
+    progress);
 }
 
 } // namespace cif

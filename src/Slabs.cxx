@@ -10,9 +10,9 @@
 #include "itkCudaRuntime.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cstring>
 #include <exception>
+#include <iomanip>
 #include <sstream>
 #include <stdexcept>
 #include <thread>
@@ -25,14 +25,6 @@ namespace cif
 {
 namespace
 {
-using Clock = std::chrono::steady_clock;
-
-double
-SecondsSince(Clock::time_point start)
-{
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
-
 std::size_t
 InputSlabBytes(const SlabLayout & layout, std::size_t input, std::int64_t planes)
 {
@@ -270,7 +262,9 @@ SlabReport::Describe(const char * axisName) const
 {
   std::ostringstream os;
   os << "in " << slabs << " slab" << (slabs == 1 ? "" : "s") << " of up to " << planesPerSlab << ' ' << axisName
-     << " plane" << (planesPerSlab == 1 ? "" : "s") << " (double-buffered, pinned staging";
+     << " plane" << (planesPerSlab == 1 ? "" : "s") << " (double-buffered, pinned staging; " << std::fixed
+     << std::setprecision(2) << static_cast<double>(bytesUploaded) * 1e-9 << " GB up, "
+     << static_cast<double>(bytesDownloaded) * 1e-9 << " GB down";
   if (retries > 0)
   {
     os << "; made thinner " << retries << " time" << (retries == 1 ? "" : "s") << " after running out of memory";
@@ -290,7 +284,6 @@ RunInSlabsHost(const std::vector<const void *> & hostInputs,
   {
     throw std::invalid_argument("slab runner: one host pointer per input is needed");
   }
-  const auto                              start = Clock::now();
   const std::vector<Slab>                 slabs = PlanSlabs(layout, planesPerSlab);
   std::vector<std::vector<unsigned char>> in(hostInputs.size());
   std::vector<unsigned char>              out, delivered;
@@ -319,7 +312,6 @@ RunInSlabsHost(const std::vector<const void *> & hostInputs,
                layout.outer);
     ScatterOutput(hostOutput, delivered.data(), layout, s);
   }
-  report.totalSeconds = SecondsSince(start);
   return report;
 }
 
@@ -478,12 +470,10 @@ RunPipeline(const std::vector<const void *> & hostInputs,
 
   auto stageAndUpload = [&](const Slab & s, int b)
   {
-    const auto t = Clock::now();
     for (std::size_t k = 0; k < inputs; ++k)
     {
       GatherInput(buffers.pinnedIn[b][k].Get(), hostInputs[k], layout, k, s);
     }
-    report.stagingSeconds += SecondsSince(t);
     for (std::size_t k = 0; k < inputs; ++k)
     {
       const std::size_t bytes = InputSlabBytes(layout, k, s.inputCount);
@@ -518,9 +508,7 @@ RunPipeline(const std::vector<const void *> & hostInputs,
   auto         unstage = [&](const Slab & s, int b)
   {
     CIF_CUDA_CHECK(cudaEventSynchronize(downloaded[b].handle));
-    const auto t = Clock::now();
     ScatterOutput(hostOutput, buffers.pinnedOut[b].Get(), layout, s);
-    report.stagingSeconds += SecondsSince(t);
     planesDone += s.outputCount;
     if (progress)
     {
@@ -543,7 +531,6 @@ RunPipeline(const std::vector<const void *> & hostInputs,
     {
       const int          b = static_cast<int>(i & 1);
       std::exception_ptr failure;
-      const auto         kernelStart = Clock::now();
       std::thread        worker(
                [&, b, i]
                {
@@ -581,7 +568,6 @@ RunPipeline(const std::vector<const void *> & hostInputs,
         throw;
       }
       worker.join();
-      report.kernelSeconds += SecondsSince(kernelStart);
       if (failure)
       {
         try
@@ -631,7 +617,6 @@ RunInSlabsCUDA(const std::vector<const void *> & hostInputs,
   {
     throw CudaFailure(-1, "no GPU: " + itk::CudaRuntime::GetUnavailableReason(), "RunInSlabsCUDA");
   }
-  const auto   start = Clock::now();
   SlabReport   report;
   std::size_t  budget = deviceBudgetBytes != 0 ? deviceBudgetBytes : DeviceBytesAvailable();
   std::int64_t planes = SlabPlanesForBudget(layout, budget, maxBufferBytes);
@@ -686,7 +671,6 @@ RunInSlabsCUDA(const std::vector<const void *> & hostInputs,
       buffers.Release(); // the kernel needs the room: buffers for the thinner slabs
     }
   }
-  report.totalSeconds = SecondsSince(start);
   return report;
 #else
   (void)hostOutput;

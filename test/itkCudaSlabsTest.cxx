@@ -563,6 +563,51 @@ TEST(SlabsGpu, PrefilterEqualsOnePiece)
   ExpectGpuSlabsEqualOnePiece(two.GetPointer(), 300 * 260 * sizeof(float), "recursive prefilter, 2D");
 }
 
+TEST(SlabsGpu, RunnerReportsTheBytesItMoved)
+{
+  CIF_REQUIRE_GPU_OR_SKIP();
+  // a z-slabbed median: every slab uploads its planes and a halo of 2 on each
+  // inner side, and downloads only its own output planes
+  auto g = Box<cif::MedianGeometry>(64, 48, 90, 0);
+  g.radius[0] = 1;
+  g.radius[1] = 1;
+  g.radius[2] = 2;
+  const auto         input = Random<float>(g.inputSize[0] * g.inputSize[1] * g.inputSize[2], -50, 50, 12);
+  const int          axis = cif::SlowestAxis(g);
+  const auto         layout = cif::SlabLayoutOf(g, axis, sizeof(float), sizeof(float), g.radius[axis]);
+  const std::size_t  budget = cif::SlabDeviceBytes(layout, 16); // slabs of up to 16 planes: 6 of 15
+  std::vector<float> whole(input.size()), slabbed(input.size(), -77.0f);
+  cif::MedianCPU(input.data(), whole.data(), g, 2);
+  itk::CudaRuntime::ResetTransferCounters();
+  const cif::SlabReport report = cif::RunInSlabsCUDA({ input.data() },
+                                                     slabbed.data(),
+                                                     layout,
+                                                     budget,
+                                                     [&](const void * const * in, void * out, const cif::Slab & slab)
+                                                     {
+                                                       cif::MedianCUDA(static_cast<const float *>(in[0]),
+                                                                       static_cast<float *>(out),
+                                                                       cif::SlabGeometry(g, axis, layout, slab));
+                                                     });
+  const auto            counters = itk::CudaRuntime::GetTransferCounters();
+  ASSERT_EQ(report.retries, 0);
+  EXPECT_EQ(report.planesPerSlab, 15);
+  std::uint64_t up = 0;
+  for (const cif::Slab & slab : cif::PlanSlabs(layout, report.planesPerSlab))
+  {
+    up += static_cast<std::uint64_t>(slab.inputCount) * layout.inputPlaneBytes[0];
+  }
+  EXPECT_EQ(report.slabs, 6);
+  EXPECT_EQ(report.bytesUploaded, up);
+  EXPECT_EQ(report.bytesUploaded, input.size() * sizeof(float) + 10 * 2 * layout.inputPlaneBytes[0])
+    << "the whole input once, plus 2 halo planes on each side of the 5 inner slab borders";
+  EXPECT_EQ(report.bytesDownloaded, whole.size() * sizeof(float));
+  EXPECT_EQ(counters.HostToDeviceBytes, report.bytesUploaded);
+  EXPECT_EQ(counters.DeviceToHostBytes, report.bytesDownloaded);
+  EXPECT_NE(report.Describe("z").find("in 6 slabs of up to 15 z planes"), std::string::npos) << report.Describe("z");
+  EXPECT_EQ(std::memcmp(slabbed.data(), whole.data(), whole.size() * sizeof(float)), 0);
+}
+
 TEST(SlabsGpu, TooSmallForOnePlaneFallsBackToTheCpu)
 {
   CIF_REQUIRE_GPU_OR_SKIP();
