@@ -88,7 +88,6 @@ protected:
   GenerateData() override;
 
 private:
-  std::string m_LastSlabs; ///< how the last GPU run was cut into slabs (empty: one piece)
   PixelType m_OutsideValue{ NumericTraits<PixelType>::ZeroValue() };
 };
 

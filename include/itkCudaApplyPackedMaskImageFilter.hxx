@@ -98,21 +98,20 @@ CudaApplyPackedMaskImageFilter<TImage>::GenerateData()
   TImage *              output = this->GetOutput();
   const cif::MaskExtent extent = CudaMaskFilterDetail::ExtentOf<ImageDimension>(image->GetBufferedRegion());
   const PixelType       outside = m_OutsideValue;
-  m_LastSlabs.clear();
   this->RunOnGPUOrCPU(
     this->GetGPUUnsupportedReason(),
     [&]
     {
       // images larger than the device stream through it in slabs, with the
       // words from the mask's host buffer
-      m_LastSlabs = CudaRunWholeOrInSlabs(
+      this->SetLastSlabs(cif::RunWholeOrInSlabsCUDA(
         CudaHostImages(image, output),
         CudaMaskFilterDetail::SlabLayoutOf(extent, { sizeof(PixelType), 0 }, sizeof(PixelType)),
         [&]() -> std::vector<const void *> {
           return { image->GetBufferPointer(), mask->GetBufferPointer() };
         },
         [&]() -> void * { return output->GetBufferPointer(); },
-        CudaSlabAxisName(CudaMaskFilterDetail::SlabAxis(extent)),
+        cif::SlabAxisName(CudaMaskFilterDetail::SlabAxis(extent)),
         [&](const void * const * in, void * out, const cif::Slab & slab)
         {
           cif::ApplyPackedMaskCUDA(static_cast<const PixelType *>(in[0]),
@@ -128,7 +127,7 @@ CudaApplyPackedMaskImageFilter<TImage>::GenerateData()
           CudaOutputBuffer<TImage>  out(output);
           cif::ApplyPackedMaskCUDA(in.Get(), words.Get(), out.Get(), extent, outside);
           out.Commit();
-        });
+        }));
     },
     [&]
     {
@@ -138,8 +137,7 @@ CudaApplyPackedMaskImageFilter<TImage>::GenerateData()
                               extent,
                               outside,
                               static_cast<int>(this->GetMultiThreader()->GetMaximumNumberOfThreads()));
-    },
-    [this](CudaExecutionReport & report) { report.AddNote(m_LastSlabs); });
+    });
 }
 
 template <typename TImage>

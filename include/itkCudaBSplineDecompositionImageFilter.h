@@ -140,7 +140,6 @@ private:
   double                     m_FIRTolerance{ 1e-7 };
   unsigned int               m_FIRHalfWidth{ 0 };
   bool                       m_FIRHalfWidthFromTolerance{ true };
-  std::string                m_LastSlabs; ///< how the last GPU run was cut into slabs (empty: one piece)
 };
 
 } // namespace itk

@@ -151,18 +151,8 @@ CudaBSplineDecompositionImageFilter<TInputImage, TOutputImage>::GenerateData()
     }
   }
 
-  m_LastSlabs.clear();
   this->RunOnGPUOrCPU(
-    this->GetGPUUnsupportedReason(),
-    [this] { this->GPUGenerateData(); },
-    [this] { this->CPUGenerateData(); },
-    [this](CudaExecutionReport & report)
-    {
-      if (report.Device == CudaExecutedOn::GPU)
-      {
-        report.AddNote(m_LastSlabs);
-      }
-    });
+    this->GetGPUUnsupportedReason(), [this] { this->GPUGenerateData(); }, [this] { this->CPUGenerateData(); });
 }
 
 namespace CudaBSplinePrefilterDetail
@@ -244,12 +234,12 @@ CudaBSplineDecompositionImageFilter<TInputImage, TOutputImage>::GPUGenerateData(
       cif::SlabLayout layout =
         cif::SlabLayoutOf(box, axis, sizeof(InputPixelType), sizeof(OutputPixelType), parameters.firHalfWidth);
       layout.workBytesPerPlane = 2 * sizeof(OutputPixelType) * (layout.inputPlaneBytes[0] / sizeof(InputPixelType));
-      m_LastSlabs = CudaRunWholeOrInSlabs(
+      this->SetLastSlabs(cif::RunWholeOrInSlabsCUDA(
         hostImages,
         layout,
         [&]() -> std::vector<const void *> { return { this->GetInput()->GetBufferPointer() }; },
         [&]() -> void * { return this->GetOutput()->GetBufferPointer(); },
-        CudaSlabAxisName(axis),
+        cif::SlabAxisName(axis),
         [&](const void * const * in, void * out, const cif::Slab & slab)
         {
           cif::PrefilterGeometry g = geometry;
@@ -260,7 +250,7 @@ CudaBSplineDecompositionImageFilter<TInputImage, TOutputImage>::GPUGenerateData(
           cif::PrefilterCUDA(
             static_cast<const InputPixelType *>(in[0]), static_cast<OutputPixelType *>(out), g, parameters);
         },
-        whole);
+        whole));
     }
     else
     {
@@ -274,7 +264,7 @@ CudaBSplineDecompositionImageFilter<TInputImage, TOutputImage>::GPUGenerateData(
         box.inputSize[a] = box.outputSize[a] = geometry.imageSize[a];
       }
       const cif::SlabLayout first = cif::SlabLayoutOf(box, axis, sizeof(InputPixelType), sizeof(OutputPixelType), 0);
-      m_LastSlabs = CudaRunWholeOr(
+      this->SetLastSlabs(cif::RunWholeOr(
         hostImages && axis > 0,
         cif::WholeJobDeviceBytes(first),
         whole,
@@ -318,10 +308,10 @@ CudaBSplineDecompositionImageFilter<TInputImage, TOutputImage>::GPUGenerateData(
           second.inputPlaneBytes = { plane };
           second.outputPlaneBytes = plane;
           const cif::SlabReport b = cif::RunInSlabsCUDA({ out }, out, second, 0, along(axis, axis - 1));
-          return "two slab passes, exact: the axes before " + std::string(CudaSlabAxisName(axis)) + ' ' +
-                 a.Describe(CudaSlabAxisName(axis)) + ", then " + CudaSlabAxisName(axis) + ' ' +
-                 b.Describe(CudaSlabAxisName(axis - 1));
-        });
+          return "two slab passes, exact: the axes before " + std::string(cif::SlabAxisName(axis)) + ' ' +
+                 a.Describe(cif::SlabAxisName(axis)) + ", then " + cif::SlabAxisName(axis) + ' ' +
+                 b.Describe(cif::SlabAxisName(axis - 1));
+        }));
     }
     this->UpdateProgress(1.0f);
   }

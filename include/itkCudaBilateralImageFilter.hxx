@@ -301,7 +301,7 @@ CudaBilateralImageFilter<TInputImage, TOutputImage>::GPUGenerateData()
     // filters its whole slab (the intermediate, one temporary of the output
     // type), of which the slab's own planes are kept
     const std::int64_t it = parameters.iterations;
-    const std::string  slabs = CudaRunNeighbourhoodJob(
+    this->SetLastSlabs(CudaRunNeighbourhoodJob(
       this->GetInput(),
       this->GetOutput(),
       geometry,
@@ -310,11 +310,7 @@ CudaBilateralImageFilter<TInputImage, TOutputImage>::GPUGenerateData()
       it > 1 ? sizeof(OutputPixelType) : 0,
       [&](const InputPixelType * in, OutputPixelType * out, const cif::ClampedNeighborhoodGeometry & job)
       { m_LastNote = cif::BilateralCUDA(in, out, job, parameters); },
-      [this](double f) { this->UpdateProgress(static_cast<float>(f)); });
-    if (!slabs.empty())
-    {
-      m_LastNote += "; " + slabs;
-    }
+      [this](double f) { this->UpdateProgress(static_cast<float>(f)); }));
     this->UpdateProgress(1.0f);
   }
   else

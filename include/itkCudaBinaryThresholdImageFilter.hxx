@@ -70,18 +70,8 @@ CudaBinaryThresholdImageFilter<TInputImage, TOutputImage>::GenerateData()
   this->CheckInputNotEmpty(this->GetInput());
   // ITK's own checks (lower > upper throws) and functor set-up
   this->BeforeThreadedGenerateData();
-  m_LastSlabs.clear();
   this->RunOnGPUOrCPU(
-    this->GetGPUUnsupportedReason(),
-    [this] { this->GPUGenerateData(); },
-    [this] { this->CPUGenerateData(); },
-    [this](CudaExecutionReport & report)
-    {
-      if (report.Device == CudaExecutedOn::GPU)
-      {
-        report.AddNote(m_LastSlabs);
-      }
-    });
+    this->GetGPUUnsupportedReason(), [this] { this->GPUGenerateData(); }, [this] { this->CPUGenerateData(); });
 }
 
 template <typename TInputImage, typename TOutputImage>
@@ -114,12 +104,12 @@ CudaBinaryThresholdImageFilter<TInputImage, TOutputImage>::GPUGenerateData()
     }
     const int             axis = cif::SlowestAxis(box);
     const cif::SlabLayout layout = cif::SlabLayoutOf(box, axis, sizeof(InputPixelType), sizeof(OutputPixelType), 0);
-    m_LastSlabs = CudaRunWholeOrInSlabs(
+    this->SetLastSlabs(cif::RunWholeOrInSlabsCUDA(
       dense && CudaHostImages(this->GetInput(), this->GetOutput()),
       layout,
       [&]() -> std::vector<const void *> { return { this->GetInput()->GetBufferPointer() }; },
       [&]() -> void * { return this->GetOutput()->GetBufferPointer(); },
-      CudaSlabAxisName(axis),
+      cif::SlabAxisName(axis),
       [&](const void * const * in, void * out, const cif::Slab & slab)
       {
         cif::ElementwiseGeometry job = g;
@@ -133,7 +123,7 @@ CudaBinaryThresholdImageFilter<TInputImage, TOutputImage>::GPUGenerateData()
         CudaOutputBuffer<TOutputImage> output(this->GetOutput());
         run(input.Get() + offset, output.Get(), g);
         output.Commit();
-      });
+      }));
   }
   else
   {

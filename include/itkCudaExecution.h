@@ -177,16 +177,22 @@ protected:
   /** Runs `runOnGpu` or `runOnCpu` as the execution mode and
    * `gpuUnsupported` decide (CudaRunWithFallback), records the report, lets
    * `annotate(CudaExecutionReport &)` add what the filter knows (the kernel
-   * it chose, why its CPU path is ITK's), then warns when a GPU
+   * it chose, why its CPU path is ITK's), adds how a GPU run was cut into
+   * slabs (SetLastSlabs), then warns when a GPU
    * out-of-memory sent the work to the CPU. Throws as CudaRunWithFallback
    * does, leaving the previous report in place. */
   template <typename TGpu, typename TCpu, typename TAnnotate>
   void
   RunOnGPUOrCPU(const std::string & gpuUnsupported, TGpu && runOnGpu, TCpu && runOnCpu, TAnnotate && annotate)
   {
+    m_LastSlabs.clear();
     m_LastExecutionReport =
       CudaRunWithFallback(this->GetExecutionMode(), gpuUnsupported, this->GetExecutionOwnerName(), runOnGpu, runOnCpu);
     annotate(m_LastExecutionReport);
+    if (m_LastExecutionReport.Device == CudaExecutedOn::GPU)
+    {
+      m_LastExecutionReport.AddNote(m_LastSlabs);
+    }
     if (m_LastExecutionReport.FellBackAfterOutOfMemory)
     {
       this->WarnAsExecutionOwner(m_LastExecutionReport.Message);
@@ -197,6 +203,14 @@ protected:
   RunOnGPUOrCPU(const std::string & gpuUnsupported, TGpu && runOnGpu, TCpu && runOnCpu)
   {
     this->RunOnGPUOrCPU(gpuUnsupported, runOnGpu, runOnCpu, [](CudaExecutionReport &) {});
+  }
+
+  /** For the GPU job: how it cut the work into slabs ("in N slabs of up to
+   * P z planes (...)", cif::RunWholeOrInSlabsCUDA; empty for one piece). */
+  void
+  SetLastSlabs(const std::string & slabs)
+  {
+    m_LastSlabs = slabs;
   }
 
   /** Throws an itk::ExceptionObject, as itkExceptionMacro would in the
@@ -225,6 +239,7 @@ protected:
 
 private:
   CudaExecutionReport m_LastExecutionReport;
+  std::string         m_LastSlabs;
 };
 
 } // namespace itk

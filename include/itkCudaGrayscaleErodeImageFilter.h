@@ -109,7 +109,6 @@ protected:
   CPUGenerateData();
 
 private:
-  std::string m_LastSlabs; ///< how the last GPU run was cut into slabs (empty: one piece)
 };
 
 } // namespace itk

@@ -121,7 +121,6 @@ void
 CudaGrayscaleErodeImageFilter<TInputImage, TOutputImage, TKernel>::GenerateData()
 {
   this->CheckInputNotEmpty(this->GetInput());
-  m_LastSlabs.clear();
   this->RunOnGPUOrCPU(
     this->GetGPUUnsupportedReason(),
     [this] { this->GPUGenerateData(); },
@@ -132,10 +131,6 @@ CudaGrayscaleErodeImageFilter<TInputImage, TOutputImage, TKernel>::GenerateData(
       {
         const std::string box = this->GetBoxUnsupportedReason();
         report.AddNote(box.empty() ? std::string("the module's box passes") : "ITK's implementation, because " + box);
-      }
-      else
-      {
-        report.AddNote(m_LastSlabs);
       }
     });
 }
@@ -152,7 +147,7 @@ CudaGrayscaleErodeImageFilter<TInputImage, TOutputImage, TKernel>::GPUGenerateDa
     this->CheckCoreJob(cif::ValidateBoxJob(g));
     // the separable passes' two temporaries are the work
     const auto boundary = static_cast<InputPixelType>(this->GetBoundary());
-    m_LastSlabs = CudaRunNeighbourhoodJob(
+    this->SetLastSlabs(CudaRunNeighbourhoodJob(
       this->GetInput(),
       this->GetOutput(),
       g,
@@ -161,7 +156,7 @@ CudaGrayscaleErodeImageFilter<TInputImage, TOutputImage, TKernel>::GPUGenerateDa
       2 * sizeof(InputPixelType),
       [&](const InputPixelType * in, OutputPixelType * out, const cif::BoxGeometry & job)
       { cif::BoxMinCUDA(in, out, job, boundary); },
-      [this](double f) { this->UpdateProgress(static_cast<float>(f)); });
+      [this](double f) { this->UpdateProgress(static_cast<float>(f)); }));
   }
   else
   {

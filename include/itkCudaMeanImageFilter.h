@@ -92,7 +92,6 @@ protected:
 
 private:
   std::string m_LastGPUMethod;
-  std::string m_LastSlabs; ///< how the last GPU run was cut into slabs (empty: one piece)
 };
 
 } // namespace itk

@@ -43,7 +43,6 @@ CudaMeanImageFilter<TInputImage, TOutputImage>::GenerateData()
 {
   this->CheckInputNotEmpty(this->GetInput());
   m_LastGPUMethod.clear();
-  m_LastSlabs.clear();
   this->RunOnGPUOrCPU(
     this->GetGPUUnsupportedReason(),
     [this] { this->GPUGenerateData(); },
@@ -53,7 +52,6 @@ CudaMeanImageFilter<TInputImage, TOutputImage>::GenerateData()
       if (report.Device == CudaExecutedOn::GPU)
       {
         report.AddNote(m_LastGPUMethod);
-        report.AddNote(m_LastSlabs);
       }
     });
 }
@@ -69,7 +67,7 @@ CudaMeanImageFilter<TInputImage, TOutputImage>::GPUGenerateData()
     this->CheckCoreJob(cif::ValidateBoxJob(g));
     cif::BoxMeanMethod method{};
     // the separable passes' two temporaries (int64 or double) are the work
-    m_LastSlabs = CudaRunNeighbourhoodJob(
+    this->SetLastSlabs(CudaRunNeighbourhoodJob(
       this->GetInput(),
       this->GetOutput(),
       g,
@@ -78,7 +76,7 @@ CudaMeanImageFilter<TInputImage, TOutputImage>::GPUGenerateData()
       2 * 8,
       [&](const InputPixelType * in, OutputPixelType * out, const cif::BoxGeometry & job)
       { method = cif::BoxMeanCUDA(in, out, job); },
-      [this](double f) { this->UpdateProgress(static_cast<float>(f)); });
+      [this](double f) { this->UpdateProgress(static_cast<float>(f)); }));
     switch (method)
     {
       case cif::BoxMeanMethod::SeparableInteger:

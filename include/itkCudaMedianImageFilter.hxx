@@ -138,7 +138,7 @@ CudaMedianImageFilter<TInputImage, TOutputImage>::GPUGenerateData()
     this->CheckCoreJob(cif::ValidateMedianJob(g));
     const cif::MedianKernel request = ToCore(m_GPUKernel);
     cif::MedianPlan         plan;
-    const std::string       slabs = CudaRunNeighbourhoodJob(
+    this->SetLastSlabs(CudaRunNeighbourhoodJob(
       this->GetInput(),
       output,
       g,
@@ -147,9 +147,9 @@ CudaMedianImageFilter<TInputImage, TOutputImage>::GPUGenerateData()
       0,
       [&](const InputPixelType * in, OutputPixelType * out, const cif::MedianGeometry & job)
       { plan = cif::MedianCUDA(in, out, job, request); },
-      [this](double f) { this->UpdateProgress(static_cast<float>(f)); });
+      [this](double f) { this->UpdateProgress(static_cast<float>(f)); }));
     m_LastGPUKernel = FromCore(plan.kernel);
-    m_LastGPUPlan = slabs.empty() ? plan.description : plan.description + "; " + slabs;
+    m_LastGPUPlan = plan.description;
     this->UpdateProgress(1.0f);
   }
   else

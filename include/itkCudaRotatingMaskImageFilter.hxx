@@ -157,7 +157,7 @@ CudaRotatingMaskImageFilter<TInputImage, TOutputImage>::GPUGenerateData()
     // slabs: the mask reaches 2 samples along every filtered axis per
     // iteration; an iterated kernel filters its whole slab
     const std::int64_t reach = 2 * parameters.iterations;
-    const std::string  slabs = CudaRunNeighbourhoodJob(
+    this->SetLastSlabs(CudaRunNeighbourhoodJob(
       this->GetInput(),
       this->GetOutput(),
       geometry,
@@ -166,11 +166,7 @@ CudaRotatingMaskImageFilter<TInputImage, TOutputImage>::GPUGenerateData()
       parameters.iterations > 1 ? sizeof(OutputPixelType) : 0,
       [&](const InputPixelType * in, OutputPixelType * out, const cif::ClampedNeighborhoodGeometry & job)
       { m_LastNote = cif::RotatingMaskCUDA(in, out, job, parameters); },
-      [this](double f) { this->UpdateProgress(static_cast<float>(f)); });
-    if (!slabs.empty())
-    {
-      m_LastNote += "; " + slabs;
-    }
+      [this](double f) { this->UpdateProgress(static_cast<float>(f)); }));
     this->UpdateProgress(1.0f);
   }
   else

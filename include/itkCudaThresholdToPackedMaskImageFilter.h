@@ -86,7 +86,6 @@ protected:
   GenerateData() override;
 
 private:
-  std::string m_LastSlabs; ///< how the last GPU run was cut into slabs (empty: one piece)
   InputPixelType m_LowerThreshold{ NumericTraits<InputPixelType>::NonpositiveMin() };
   InputPixelType m_UpperThreshold{ NumericTraits<InputPixelType>::max() };
 };

@@ -63,19 +63,18 @@ CudaThresholdToPackedMaskImageFilter<TInputImage>::GenerateData()
   }
   const cif::MaskExtent extent = CudaMaskFilterDetail::ExtentOf<ImageDimension>(input->GetBufferedRegion());
   const InputPixelType  lower = m_LowerThreshold, upper = m_UpperThreshold;
-  m_LastSlabs.clear();
   this->RunOnGPUOrCPU(
     this->GetGPUUnsupportedReason(),
     [&]
     {
       // an input larger than the device streams through it in slabs; the
       // words (1 bit per voxel) are written through the mask's host buffer
-      m_LastSlabs = CudaRunWholeOrInSlabs(
-        CudaHostImages(input, input),
+      this->SetLastSlabs(cif::RunWholeOrInSlabsCUDA(
+        CudaIsHostImage(input),
         CudaMaskFilterDetail::SlabLayoutOf(extent, { sizeof(InputPixelType) }, 0),
         [&]() -> std::vector<const void *> { return { input->GetBufferPointer() }; },
         [&]() -> void * { return mask->GetBufferPointer(); },
-        CudaSlabAxisName(CudaMaskFilterDetail::SlabAxis(extent)),
+        cif::SlabAxisName(CudaMaskFilterDetail::SlabAxis(extent)),
         [&](const void * const * in, void * out, const cif::Slab & slab)
         {
           cif::ThresholdPackCUDA(static_cast<const InputPixelType *>(in[0]),
@@ -90,7 +89,7 @@ CudaThresholdToPackedMaskImageFilter<TInputImage>::GenerateData()
           CudaOutputBuffer<MaskType>   out(mask);
           cif::ThresholdPackCUDA(in.Get(), out.Get(), extent, lower, upper);
           out.Commit();
-        });
+        }));
     },
     [&]
     {
@@ -100,8 +99,7 @@ CudaThresholdToPackedMaskImageFilter<TInputImage>::GenerateData()
                             lower,
                             upper,
                             static_cast<int>(this->GetMultiThreader()->GetMaximumNumberOfThreads()));
-    },
-    [this](CudaExecutionReport & report) { report.AddNote(m_LastSlabs); });
+    });
 }
 
 template <typename TInputImage>

@@ -79,7 +79,6 @@ protected:
   GenerateData() override;
 
 private:
-  std::string m_LastSlabs; ///< how the last GPU run was cut into slabs (empty: one piece)
   OutputPixelType m_InsideValue{ NumericTraits<OutputPixelType>::max() };
   OutputPixelType m_OutsideValue{ NumericTraits<OutputPixelType>::ZeroValue() };
 };

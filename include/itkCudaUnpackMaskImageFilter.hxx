@@ -71,19 +71,18 @@ CudaUnpackMaskImageFilter<TOutputImage>::GenerateData()
   }
   const cif::MaskExtent extent = CudaMaskFilterDetail::ExtentOf<ImageDimension>(mask->GetMaskRegion());
   const OutputPixelType inside = m_InsideValue, outside = m_OutsideValue;
-  m_LastSlabs.clear();
   this->RunOnGPUOrCPU(
     this->GetGPUUnsupportedReason(),
     [&]
     {
       // an output larger than the device streams through it in slabs,
       // reading the words from the mask's host buffer
-      m_LastSlabs = CudaRunWholeOrInSlabs(
-        CudaHostImages(output, output),
+      this->SetLastSlabs(cif::RunWholeOrInSlabsCUDA(
+        CudaIsHostImage(output),
         CudaMaskFilterDetail::SlabLayoutOf(extent, { 0 }, sizeof(OutputPixelType)),
         [&]() -> std::vector<const void *> { return { mask->GetBufferPointer() }; },
         [&]() -> void * { return output->GetBufferPointer(); },
-        CudaSlabAxisName(CudaMaskFilterDetail::SlabAxis(extent)),
+        cif::SlabAxisName(CudaMaskFilterDetail::SlabAxis(extent)),
         [&](const void * const * in, void * out, const cif::Slab & slab)
         {
           cif::UnpackMaskCUDA(static_cast<const std::uint32_t *>(in[0]),
@@ -98,7 +97,7 @@ CudaUnpackMaskImageFilter<TOutputImage>::GenerateData()
           CudaOutputBuffer<TOutputImage> out(output);
           cif::UnpackMaskCUDA(words.Get(), out.Get(), extent, inside, outside);
           out.Commit();
-        });
+        }));
     },
     [&]
     {
@@ -108,8 +107,7 @@ CudaUnpackMaskImageFilter<TOutputImage>::GenerateData()
                          inside,
                          outside,
                          static_cast<int>(this->GetMultiThreader()->GetMaximumNumberOfThreads()));
-    },
-    [this](CudaExecutionReport & report) { report.AddNote(m_LastSlabs); });
+    });
 }
 
 template <typename TOutputImage>
