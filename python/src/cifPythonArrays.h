@@ -109,11 +109,17 @@ struct JobPointers
 
 using JobBody = std::function<void(const JobPointers &)>;
 
+/** For host arrays on the GPU: runs `whole` (RunJob's upload, GPU body and
+ * download), or the job in slabs straight from the host arrays when it does
+ * not fit the device (cif::RunNeighbourhoodJobCUDA). */
+using HostSlabRunner = std::function<void(const std::function<void()> & whole)>;
+
 /** Runs a job. `inputs` and `outputs` must all be host arrays or all GPU
  * arrays. `gpuUnsupported` is empty when the GPU body can run the request,
  * else why not. `stream` is the caller's CUDA stream (GPU arrays; 0 = the
  * legacy default stream). `note` (optional) is appended to the report's
- * message. Releases the GIL while the job runs. */
+ * message. `hostSlabs` (optional) runs host arrays' GPU job, whole or in
+ * slabs. Releases the GIL while the job runs. */
 Report
 RunJob(const char *                   name,
        const std::string &            mode,
@@ -123,7 +129,8 @@ RunJob(const char *                   name,
        std::uintptr_t                 stream,
        const JobBody &                onGpu,
        const JobBody &                onCpu,
-       const std::string *            note = nullptr);
+       const std::string *            note = nullptr,
+       const HostSlabRunner &         hostSlabs = {});
 
 /** Checks that `a` has pixel type `pixel`. */
 void

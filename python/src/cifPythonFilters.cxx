@@ -12,11 +12,13 @@
 #include "cifMedian.h"
 #include "cifPackedMask.h"
 #include "cifRotatingMask.h"
+#include "cifSlabs.h"
 
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
+#include <array>
 #include <cmath>
 #include <limits>
 #include <sstream>
@@ -114,6 +116,73 @@ RunSameTypeFilter(const char *        name,
   return report;
 }
 
+/** RunSameTypeFilter for a neighbourhood filter whose core takes a
+ * geometry (`g`, the whole image's): `gpu(x, y, geometry)` returns the
+ * report's note. With host arrays on the GPU, an image whose one-piece job
+ * does not fit the device runs in slabs along its slowest axis, each with
+ * `halo` (x, y, z) input planes on each side, straight from the arrays
+ * (cif::RunNeighbourhoodJobCUDA, as the ITK filters do); the report then
+ * ends with "in N slabs of ...". */
+template <typename TGeometry, typename TGpu, typename TCpu>
+Report
+RunNeighbourhoodFilter(const char *                        name,
+                       const std::string &                 device,
+                       const std::string &                 gpuProblem,
+                       const ArrayInfo &                   in,
+                       const ArrayInfo &                   out,
+                       std::uintptr_t                      stream,
+                       const TGeometry &                   g,
+                       const std::array<std::int64_t, 3> & halo,
+                       bool                                kernelWritesInputPlanes,
+                       std::size_t                         workBytesPerInputPixel,
+                       TGpu &&                             gpu,
+                       TCpu &&                             cpu)
+{
+  std::string note, slabs;
+  Report      report;
+  DispatchScalar(
+    in,
+    name,
+    [&](auto tag)
+    {
+      using T = decltype(tag);
+      const HostSlabRunner hostSlabs = [&](const std::function<void()> & whole)
+      {
+        slabs = cif::RunNeighbourhoodJobCUDA<T, T>(
+          true,
+          [&] { return static_cast<const T *>(in.data); },
+          [&] { return static_cast<T *>(out.data); },
+          g,
+          halo,
+          kernelWritesInputPlanes,
+          workBytesPerInputPixel,
+          [&](const T * x, T * y, const TGeometry & job) { note = gpu(x, y, job); },
+          whole);
+      };
+      report = RunJob(
+        name,
+        device,
+        gpuProblem,
+        { in },
+        { out },
+        stream,
+        [&](const JobPointers & p) { note = gpu(static_cast<const T *>(p.in[0]), static_cast<T *>(p.out[0]), g); },
+        [&](const JobPointers & p) { note = cpu(static_cast<const T *>(p.in[0]), static_cast<T *>(p.out[0])); },
+        nullptr,
+        hostSlabs);
+    });
+  std::string & message = std::get<1>(report);
+  if (!note.empty())
+  {
+    message += "; " + note;
+  }
+  if (!slabs.empty() && std::get<0>(report) == "GPU")
+  {
+    message += "; " + slabs;
+  }
+  return report;
+}
+
 /** The element type behind a pointer, for the generic bodies of RunSameTypeFilter. */
 template <typename P>
 using Pointee = std::remove_cv_t<std::remove_pointer_t<P>>;
@@ -169,14 +238,19 @@ Median(const InArray &          input,
     throw std::invalid_argument(std::string(name) + ": " + problem);
   }
   const cif::MedianKernel request = ParseMedianKernel(kernel);
-  return RunSameTypeFilter(
+  return RunNeighbourhoodFilter(
     name,
     device,
     NoCudaReason(cif::MedianCUDAIsCompiled()),
     in,
     out,
     stream,
-    [&](const auto * x, auto * y) { return cif::MedianCUDA(x, y, g, request).description; },
+    g,
+    { g.radius[0], g.radius[1], g.radius[2] },
+    false,
+    0,
+    [&](const auto * x, auto * y, const cif::MedianGeometry & job)
+    { return cif::MedianCUDA(x, y, job, request).description; },
     [&](const auto * x, auto * y)
     {
       cif::MedianCPU(x, y, g, Threads(threads));
@@ -229,16 +303,21 @@ BoxMean(const InArray &          input,
   const auto   out = Inspect(output, "output");
   CheckFilterArrays(in, out, name);
   const auto g = BoxGeometryOf(in, radius, name);
-  return RunSameTypeFilter(
+  // the separable passes' two temporaries (int64 or double) are the work
+  return RunNeighbourhoodFilter(
     name,
     device,
     BoxGPUProblem(g),
     in,
     out,
     stream,
-    [&](const auto * x, auto * y)
+    g,
+    { g.radius[0], g.radius[1], g.radius[2] },
+    false,
+    2 * 8,
+    [&](const auto * x, auto * y, const cif::BoxGeometry & job)
     {
-      switch (cif::BoxMeanCUDA(x, y, g))
+      switch (cif::BoxMeanCUDA(x, y, job))
       {
         case cif::BoxMeanMethod::SeparableInteger:
           return std::string("separable integer sums (exact)");
@@ -278,16 +357,20 @@ BoxErode(const InArray &          input,
     using T = decltype(tag);
     return itkDefault ? std::numeric_limits<T>::max() : ThresholdValue<T>(value, "boundary", name);
   };
-  return RunSameTypeFilter(
+  return RunNeighbourhoodFilter(
     name,
     device,
     BoxGPUProblem(g),
     in,
     out,
     stream,
-    [&](const auto * x, auto * y)
+    g,
+    { g.radius[0], g.radius[1], g.radius[2] },
+    false,
+    2 * 8,
+    [&](const auto * x, auto * y, const cif::BoxGeometry & job)
     {
-      cif::BoxMinCUDA(x, y, g, boundaryOf(Pointee<decltype(x)>{}));
+      cif::BoxMinCUDA(x, y, job, boundaryOf(Pointee<decltype(x)>{}));
       return std::string();
     },
     [&](const auto * x, auto * y)
@@ -333,14 +416,22 @@ Bilateral(const InArray &             input,
   {
     throw std::invalid_argument(std::string(name) + ": " + problem);
   }
-  return RunSameTypeFilter(
+  // the halo grows with the iterations; an iterated kernel filters its
+  // whole slab (one temporary of the pixel type)
+  const std::int64_t it = p.iterations;
+  return RunNeighbourhoodFilter(
     name,
     device,
     NoCudaReason(cif::BilateralCUDAIsCompiled()),
     in,
     out,
     stream,
-    [&](const auto * x, auto * y) { return cif::BilateralCUDA(x, y, g, p); },
+    g,
+    { p.radius[0] * it, p.radius[1] * it, p.radius[2] * it },
+    it > 1,
+    it > 1 ? in.bytes / static_cast<std::size_t>(in.Count()) : 0,
+    [&](const auto * x, auto * y, const cif::ClampedNeighborhoodGeometry & job)
+    { return cif::BilateralCUDA(x, y, job, p); },
     [&](const auto * x, auto * y)
     {
       cif::BilateralCPU(x, y, g, p, Threads(threads));
@@ -378,14 +469,22 @@ RotatingMask(const InArray &     input,
   {
     gpuProblem = "the output has more rows or slices than the GPU kernel's grid covers";
   }
-  return RunSameTypeFilter(
+  // the mask reaches 2 samples along every filtered axis per iteration; an
+  // iterated kernel filters its whole slab
+  const std::int64_t reach = 2 * p.iterations;
+  return RunNeighbourhoodFilter(
     name,
     device,
     gpuProblem,
     in,
     out,
     stream,
-    [&](const auto * x, auto * y) { return cif::RotatingMaskCUDA(x, y, g, p); },
+    g,
+    { reach, reach, p.dimension == 3 ? reach : 0 },
+    p.iterations > 1,
+    p.iterations > 1 ? in.bytes / static_cast<std::size_t>(in.Count()) : 0,
+    [&](const auto * x, auto * y, const cif::ClampedNeighborhoodGeometry & job)
+    { return cif::RotatingMaskCUDA(x, y, job, p); },
     [&](const auto * x, auto * y)
     {
       cif::RotatingMaskCPU(x, y, g, p, Threads(threads));

@@ -236,7 +236,8 @@ RunJob(const char *                   name,
        std::uintptr_t                 stream,
        const JobBody &                onGpu,
        const JobBody &                onCpu,
-       const std::string *            note)
+       const std::string *            note,
+       const HostSlabRunner &         hostSlabs)
 {
   const itk::CudaExecutionMode mode = ParseMode(modeText);
   bool                         anyGpu = false, anyHost = false;
@@ -263,8 +264,9 @@ RunJob(const char *                   name,
     nb::gil_scoped_release release;
     if (!anyGpu)
     {
-      // host arrays: upload, run, download on the GPU; or the CPU core in place
-      auto gpu = [&]
+      // host arrays: upload, run, download on the GPU (or slabs, for a job
+      // larger than the device); or the CPU core in place
+      auto whole = [&]
       {
         Staging     s;
         JobPointers p;
@@ -283,6 +285,17 @@ RunJob(const char *                   name,
         for (std::size_t k = 0; k < outputs.size(); ++k)
         {
           s.device[inputs.size() + k].CopyToHost(outputs[k].data, outputs[k].bytes);
+        }
+      };
+      auto gpu = [&]
+      {
+        if (hostSlabs)
+        {
+          hostSlabs(whole);
+        }
+        else
+        {
+          whole();
         }
       };
       auto cpu = [&]

@@ -191,6 +191,37 @@ def test_out_of_memory_falls_back_or_raises(cupy):
     np.testing.assert_array_equal(cupy.asnumpy(y), out)
 
 
+@pytest.mark.parametrize(
+    "function, kwargs",
+    [
+        (cif.median_image_filter, {"radius": (1, 1, 2)}),
+        (cif.mean_image_filter, {"radius": 2}),
+        (cif.grayscale_erode_image_filter, {"radius": (2, 1, 1)}),
+        (cif.bilateral_image_filter, {"domain_sigma": 1.0, "range_sigma": 20.0}),
+        (cif.bilateral_image_filter, {"domain_sigma": 1.0, "range_sigma": 20.0, "number_of_iterations": 2}),
+        (cif.rotating_mask_image_filter, {}),
+        (cif.rotating_mask_image_filter, {"number_of_iterations": 2}),
+    ],
+)
+def test_numpy_larger_than_the_device_runs_in_slabs(gpu, function, kwargs):
+    """Host arrays whose job does not fit the (capped) device stream through
+    it in z slabs with their halos, bit for bit equal to the one-piece run."""
+    a = random_image((120, 40, 48), np.float32, seed=9)
+    whole = function(a, device="gpu", **kwargs)
+    assert "slabs" not in cif.last_execution_report().message
+    try:
+        cif.set_device_memory_limit(a.nbytes // 2)  # less than the input and the output
+        cif.reset_transfer_counters()
+        out = function(a, device="gpu", **kwargs)
+        report = cif.last_execution_report()
+        c = cif.transfer_counters()
+    finally:
+        cif.set_device_memory_limit(0)
+    assert report.device == "GPU" and "slabs of" in report.message, report.message
+    assert c.host_to_device_bytes > a.nbytes and c.device_to_host_bytes == a.nbytes  # halos up, each plane down once
+    np.testing.assert_array_equal(out, whole)
+
+
 def test_resample_cupy_against_scipy_and_chunks(cupy):
     from scipy import ndimage
 
