@@ -5,7 +5,7 @@ volume that does not fit one GPU as capped, and the scaling from one GPU to
 several.
 
     python3 scripts/dask-multi-gpu-check.py [--size 2048x2048x1024] [--cap 4G]
-        [--gpus 1,2] [--threads 1,4] [--chunk 64] [--work /tmp/cif-multi-gpu]
+        [--gpus 1,2] [--threads 1,3] [--chunk 32] [--work /tmp/cif-multi-gpu]
 
 Writes a float32 .mha of random values, then, for each number of GPUs and of
 threads per GPU, filters it (median r = 1, chunks of --chunk z planes with
@@ -89,8 +89,8 @@ def main() -> None:
     p.add_argument("--size", default="2048x2048x1024")
     p.add_argument("--cap", default="4G", help="each worker's device allocation cap")
     p.add_argument("--gpus", default="1,2")
-    p.add_argument("--threads", default="1,4", help="threads per GPU worker")
-    p.add_argument("--chunk", type=int, default=64)
+    p.add_argument("--threads", default="1,3", help="threads per GPU worker (each holds a chunk on the GPU)")
+    p.add_argument("--chunk", type=int, default=32)
     p.add_argument("--work", default="/tmp/cif-multi-gpu")
     p.add_argument("--device", default="gpu", help="'cpu' only to try the script without a GPU")
     a = p.parse_args()
