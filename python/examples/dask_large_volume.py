@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import argparse
 import time
-from typing import Any, Dict, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
@@ -150,37 +150,58 @@ def filter_lazily(source, function, chunk: int = 64, gpu: bool = False, **parame
     return y
 
 
+def visible_gpus() -> List[str]:
+    """The GPUs a worker can be pinned to: the entries of
+    ``CUDA_VISIBLE_DEVICES`` when it is set, else 0 .. N-1 for the N devices
+    NVML reports (none when NVML, ``pynvml``, is not there)."""
+    import os
+
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if visible is not None:
+        return [d.strip() for d in visible.split(",") if d.strip()]
+    try:
+        import pynvml
+
+        pynvml.nvmlInit()
+        try:
+            return [str(i) for i in range(pynvml.nvmlDeviceGetCount())]
+        finally:
+            pynvml.nvmlShutdown()
+    except Exception:  # noqa: BLE001 - no NVML, no driver: no GPU to pin
+        return []
+
+
 def gpu_cluster(gpus: int, threads_per_gpu: int = 1, quiet: bool = True):
     """A dask.distributed client over a local cluster of `gpus` worker
-    processes, each pinned to one GPU through ``CUDA_VISIBLE_DEVICES`` (the
-    devices already visible, else 0, 1, ...), with `threads_per_gpu` threads.
+    processes, each pinned to one GPU through ``CUDA_VISIBLE_DEVICES``
+    (visible_gpus(); more workers than GPUs is an error), with
+    `threads_per_gpu` threads.
 
     Each worker's filter calls then run on its own GPU (device 0 in that
-    process). The workers have no dask memory limit: what a memory-mapped
-    volume occupies is the page cache, which the kernel reclaims. `quiet`
-    keeps dask.distributed's INFO lines (workers starting and stopping) out
-    of the output."""
+    process). On a machine where no GPU is visible the workers are not
+    pinned and the filters run on the CPU (``device="auto"``), which is how
+    CI tests the pattern. The workers have no dask memory limit: what a
+    memory-mapped volume occupies is the page cache, which the kernel
+    reclaims. `quiet` keeps dask.distributed's INFO lines (workers starting
+    and stopping) out of the output."""
     import logging
-    import os
 
     from distributed import Client, Nanny, Scheduler, SpecCluster
 
+    devices = visible_gpus()
+    if gpus < 1 or (devices and gpus > len(devices)):
+        raise ValueError(f"{gpus} GPU workers asked for; {len(devices)} GPUs are visible ({devices})")
     if quiet:
         for name in [n for n in logging.root.manager.loggerDict if n.startswith("distributed")] + ["distributed"]:
             logging.getLogger(name).setLevel(logging.WARNING)
-
-    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
-    devices = [d.strip() for d in visible.split(",") if d.strip()] if visible else [str(i) for i in range(gpus)]
-    if gpus < 1 or gpus > len(devices):
-        raise ValueError(f"{gpus} GPUs asked for; CUDA_VISIBLE_DEVICES={visible!r} names {len(devices)}")
     workers = {
-        f"gpu{devices[i]}": {
+        f"gpu{devices[i]}" if devices else f"worker{i}": {
             "cls": Nanny,
             "options": {
                 "nthreads": threads_per_gpu,
                 "memory_limit": 0,
                 "silence_logs": logging.WARNING if quiet else logging.INFO,
-                "env": {"CUDA_VISIBLE_DEVICES": devices[i]},
+                "env": {"CUDA_VISIBLE_DEVICES": devices[i]} if devices else {},
             },
         }
         for i in range(gpus)
