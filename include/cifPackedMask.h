@@ -14,7 +14,13 @@
 #ifndef cifPackedMask_h
 #define cifPackedMask_h
 
+#include "cifSlabs.h"
+
+#include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
 
 namespace cif
 {
@@ -136,6 +142,83 @@ ApplyPackedMaskCUDA(const T * input, const std::uint32_t * words, T * output, co
 /** Whether this build has the GPU code (compiled with nvcc). */
 bool
 PackedMaskCUDAIsCompiled();
+
+/** The slab axis of a mask or element-wise job on dense buffers: its
+ * slowest axis of more than one voxel, never x (along which the words
+ * pack). */
+inline int
+MaskSlabAxis(const MaskExtent & extent)
+{
+  return extent.size[2] > 1 ? 2 : 1;
+}
+
+/** Bytes of one plane (all axes faster than `axis`) of an image of
+ * `pixelBytes` per voxel, or of the mask's words (pixelBytes 0). */
+inline std::size_t
+MaskPlaneBytes(const MaskExtent & extent, int axis, std::size_t pixelBytes)
+{
+  std::size_t bytes = pixelBytes == 0
+                        ? sizeof(std::uint32_t) * static_cast<std::size_t>(MaskWordsPerRow(extent.size[0]))
+                        : pixelBytes * static_cast<std::size_t>(extent.size[0]);
+  for (int a = 1; a < axis; ++a)
+  {
+    bytes *= static_cast<std::size_t>(extent.size[a]);
+  }
+  return bytes;
+}
+
+/** The slab layout (no halo) of a job on dense buffers of `extent`: the
+ * inputs' and the output's bytes per voxel (0 for packed words). */
+inline SlabLayout
+MaskSlabLayout(const MaskExtent &               extent,
+               const std::vector<std::size_t> & inputPixelBytes,
+               std::size_t                      outputPixelBytes)
+{
+  const int  axis = MaskSlabAxis(extent);
+  SlabLayout layout;
+  layout.inputPlanes = layout.outputPlanes = extent.size[axis];
+  for (const std::size_t bytes : inputPixelBytes)
+  {
+    layout.inputPlaneBytes.push_back(MaskPlaneBytes(extent, axis, bytes));
+  }
+  layout.outputPlaneBytes = MaskPlaneBytes(extent, axis, outputPixelBytes);
+  return layout;
+}
+
+/** The extent of one slab's job. */
+inline MaskExtent
+MaskSlabExtent(MaskExtent extent, const Slab & slab)
+{
+  extent.size[MaskSlabAxis(extent)] = slab.outputCount;
+  return extent;
+}
+
+/** A threshold or packed-mask job on the GPU (RunWholeOrInSlabsCUDA):
+ * `whole()` runs it in one piece; or, when `mayCut` (host buffers) and it
+ * does not fit the device, `core(deviceInputs, deviceOutput, slabExtent)`
+ * runs on slabs read from `hostInputs()` into `hostOutput()`. The inputs'
+ * and output's bytes per voxel as for MaskSlabLayout. Returns how it cut
+ * the job (empty for one piece). */
+template <typename TCore, typename TWhole>
+std::string
+RunMaskJobCUDA(bool                                               mayCut,
+               const MaskExtent &                                 extent,
+               const std::vector<std::size_t> &                   inputPixelBytes,
+               std::size_t                                        outputPixelBytes,
+               const std::function<std::vector<const void *>()> & hostInputs,
+               const std::function<void *()> &                    hostOutput,
+               TCore &&                                           core,
+               TWhole &&                                          whole)
+{
+  return RunWholeOrInSlabsCUDA(
+    mayCut,
+    MaskSlabLayout(extent, inputPixelBytes, outputPixelBytes),
+    hostInputs,
+    hostOutput,
+    SlabAxisName(MaskSlabAxis(extent)),
+    [&](const void * const * in, void * out, const Slab & slab) { core(in, out, MaskSlabExtent(extent, slab)); },
+    whole);
+}
 
 } // namespace cif
 

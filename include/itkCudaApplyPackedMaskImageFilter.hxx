@@ -104,20 +104,21 @@ CudaApplyPackedMaskImageFilter<TImage>::GenerateData()
     {
       // images larger than the device stream through it in slabs, with the
       // words from the mask's host buffer
-      this->SetLastSlabs(cif::RunWholeOrInSlabsCUDA(
+      this->SetLastSlabs(cif::RunMaskJobCUDA(
         CudaHostImages(image, output),
-        CudaMaskFilterDetail::SlabLayoutOf(extent, { sizeof(PixelType), 0 }, sizeof(PixelType)),
+        extent,
+        { sizeof(PixelType), 0 },
+        sizeof(PixelType),
         [&]() -> std::vector<const void *> {
           return { image->GetBufferPointer(), mask->GetBufferPointer() };
         },
         [&]() -> void * { return output->GetBufferPointer(); },
-        cif::SlabAxisName(CudaMaskFilterDetail::SlabAxis(extent)),
-        [&](const void * const * in, void * out, const cif::Slab & slab)
+        [&](const void * const * in, void * out, const cif::MaskExtent & slabExtent)
         {
           cif::ApplyPackedMaskCUDA(static_cast<const PixelType *>(in[0]),
                                    static_cast<const std::uint32_t *>(in[1]),
                                    static_cast<PixelType *>(out),
-                                   CudaMaskFilterDetail::SlabExtent(extent, slab),
+                                   slabExtent,
                                    outside);
         },
         [&]

@@ -5,7 +5,6 @@
 #define itkCudaBinaryThresholdImageFilter_hxx
 
 #include "itkCudaBinaryThresholdImageFilter.h"
-#include "cifClampedNeighborhood.h"
 #include "itkCudaSlabs.h"
 #include "itkCudaMaskFilterDetail.h"
 #include "itkMultiThreaderBase.h"
@@ -96,24 +95,26 @@ CudaBinaryThresholdImageFilter<TInputImage, TOutputImage>::GPUGenerateData()
     };
     // slabs (no halo) when the input buffer is the output region, also in
     // place: each slab reads its planes before any of them is written
-    const bool dense = this->GetInput()->GetBufferedRegion() == this->GetOutput()->GetBufferedRegion();
-    cif::ClampedNeighborhoodGeometry box;
+    const bool      dense = this->GetInput()->GetBufferedRegion() == this->GetOutput()->GetBufferedRegion();
+    cif::MaskExtent extent;
     for (int a = 0; a < 3; ++a)
     {
-      box.inputSize[a] = box.outputSize[a] = g.size[a];
+      extent.size[a] = g.size[a];
     }
-    const int             axis = cif::SlowestAxis(box);
-    const cif::SlabLayout layout = cif::SlabLayoutOf(box, axis, sizeof(InputPixelType), sizeof(OutputPixelType), 0);
-    this->SetLastSlabs(cif::RunWholeOrInSlabsCUDA(
+    this->SetLastSlabs(cif::RunMaskJobCUDA(
       dense && CudaHostImages(this->GetInput(), this->GetOutput()),
-      layout,
+      extent,
+      { sizeof(InputPixelType) },
+      sizeof(OutputPixelType),
       [&]() -> std::vector<const void *> { return { this->GetInput()->GetBufferPointer() }; },
       [&]() -> void * { return this->GetOutput()->GetBufferPointer(); },
-      cif::SlabAxisName(axis),
-      [&](const void * const * in, void * out, const cif::Slab & slab)
+      [&](const void * const * in, void * out, const cif::MaskExtent & slabExtent)
       {
         cif::ElementwiseGeometry job = g;
-        job.size[axis] = slab.outputCount;
+        for (int a = 0; a < 3; ++a)
+        {
+          job.size[a] = slabExtent.size[a];
+        }
         run(static_cast<const InputPixelType *>(in[0]), static_cast<OutputPixelType *>(out), job);
       },
       [&]

@@ -57,55 +57,6 @@ ExtentOf(const ImageRegion<D> & region)
   return extent;
 }
 
-/** The slab axis of a mask job (its slowest axis of more than one voxel,
- * never x, along which the words pack). */
-inline int
-SlabAxis(const cif::MaskExtent & extent)
-{
-  return extent.size[2] > 1 ? 2 : 1;
-}
-
-/** Bytes of one plane (all axes faster than `axis`) of an image of
- * `pixelBytes` per voxel, or of the mask's words (pixelBytes 0). */
-inline std::size_t
-PlaneBytes(const cif::MaskExtent & extent, int axis, std::size_t pixelBytes)
-{
-  std::size_t bytes = pixelBytes == 0
-                        ? sizeof(std::uint32_t) * static_cast<std::size_t>(cif::MaskWordsPerRow(extent.size[0]))
-                        : pixelBytes * static_cast<std::size_t>(extent.size[0]);
-  for (int a = 1; a < axis; ++a)
-  {
-    bytes *= static_cast<std::size_t>(extent.size[a]);
-  }
-  return bytes;
-}
-
-/** The layout of a mask job in slabs (no halo): the inputs' and the
- * output's plane bytes (0 for words, else the pixel size). */
-inline cif::SlabLayout
-SlabLayoutOf(const cif::MaskExtent &          extent,
-             const std::vector<std::size_t> & inputPixelBytes,
-             std::size_t                      outputPixelBytes)
-{
-  const int       axis = SlabAxis(extent);
-  cif::SlabLayout layout;
-  layout.inputPlanes = layout.outputPlanes = extent.size[axis];
-  for (const std::size_t bytes : inputPixelBytes)
-  {
-    layout.inputPlaneBytes.push_back(PlaneBytes(extent, axis, bytes));
-  }
-  layout.outputPlaneBytes = PlaneBytes(extent, axis, outputPixelBytes);
-  return layout;
-}
-
-/** The extent of one slab's job. */
-inline cif::MaskExtent
-SlabExtent(cif::MaskExtent extent, const cif::Slab & slab)
-{
-  extent.size[SlabAxis(extent)] = slab.outputCount;
-  return extent;
-}
-
 } // namespace CudaMaskFilterDetail
 } // namespace itk
 

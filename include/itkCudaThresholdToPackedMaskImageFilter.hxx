@@ -69,19 +69,17 @@ CudaThresholdToPackedMaskImageFilter<TInputImage>::GenerateData()
     {
       // an input larger than the device streams through it in slabs; the
       // words (1 bit per voxel) are written through the mask's host buffer
-      this->SetLastSlabs(cif::RunWholeOrInSlabsCUDA(
+      this->SetLastSlabs(cif::RunMaskJobCUDA(
         CudaIsHostImage(input),
-        CudaMaskFilterDetail::SlabLayoutOf(extent, { sizeof(InputPixelType) }, 0),
+        extent,
+        { sizeof(InputPixelType) },
+        0,
         [&]() -> std::vector<const void *> { return { input->GetBufferPointer() }; },
         [&]() -> void * { return mask->GetBufferPointer(); },
-        cif::SlabAxisName(CudaMaskFilterDetail::SlabAxis(extent)),
-        [&](const void * const * in, void * out, const cif::Slab & slab)
+        [&](const void * const * in, void * out, const cif::MaskExtent & slabExtent)
         {
-          cif::ThresholdPackCUDA(static_cast<const InputPixelType *>(in[0]),
-                                 static_cast<std::uint32_t *>(out),
-                                 CudaMaskFilterDetail::SlabExtent(extent, slab),
-                                 lower,
-                                 upper);
+          cif::ThresholdPackCUDA(
+            static_cast<const InputPixelType *>(in[0]), static_cast<std::uint32_t *>(out), slabExtent, lower, upper);
         },
         [&]
         {

@@ -77,17 +77,18 @@ CudaUnpackMaskImageFilter<TOutputImage>::GenerateData()
     {
       // an output larger than the device streams through it in slabs,
       // reading the words from the mask's host buffer
-      this->SetLastSlabs(cif::RunWholeOrInSlabsCUDA(
+      this->SetLastSlabs(cif::RunMaskJobCUDA(
         CudaIsHostImage(output),
-        CudaMaskFilterDetail::SlabLayoutOf(extent, { 0 }, sizeof(OutputPixelType)),
+        extent,
+        { 0 },
+        sizeof(OutputPixelType),
         [&]() -> std::vector<const void *> { return { mask->GetBufferPointer() }; },
         [&]() -> void * { return output->GetBufferPointer(); },
-        cif::SlabAxisName(CudaMaskFilterDetail::SlabAxis(extent)),
-        [&](const void * const * in, void * out, const cif::Slab & slab)
+        [&](const void * const * in, void * out, const cif::MaskExtent & slabExtent)
         {
           cif::UnpackMaskCUDA(static_cast<const std::uint32_t *>(in[0]),
                               static_cast<OutputPixelType *>(out),
-                              CudaMaskFilterDetail::SlabExtent(extent, slab),
+                              slabExtent,
                               inside,
                               outside);
         },

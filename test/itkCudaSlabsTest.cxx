@@ -384,6 +384,22 @@ TEST(SlabsOnTheCPUCores, PackedMaskSlabsEqualOnePiece)
   layout.inputPlanes = layout.outputPlanes = 11;
   layout.inputPlaneBytes = { imagePlane };
   layout.outputPlaneBytes = wordPlane;
+  // the layout the filters and the Python functions use is the one built by hand here
+  const cif::SlabLayout made = cif::MaskSlabLayout(e, { sizeof(float) }, 0);
+  EXPECT_EQ(cif::MaskSlabAxis(e), 2);
+  EXPECT_EQ(made.inputPlanes, 11);
+  EXPECT_EQ(made.outputPlanes, 11);
+  EXPECT_EQ(made.inputPlaneBytes, std::vector<std::size_t>{ imagePlane });
+  EXPECT_EQ(made.outputPlaneBytes, wordPlane);
+  cif::MaskExtent flat = e;
+  flat.size[2] = 1; // 2D: slabs of rows, a plane is one row
+  EXPECT_EQ(cif::MaskSlabAxis(flat), 1);
+  EXPECT_EQ(cif::MaskSlabLayout(flat, { sizeof(float), 0 }, 2).inputPlaneBytes,
+            (std::vector<std::size_t>{ sizeof(float) * 45, 4 * 2 }));
+  cif::Slab middle;
+  middle.outputCount = 3;
+  EXPECT_EQ(cif::MaskSlabExtent(e, middle).size[2], 3);
+  EXPECT_EQ(cif::MaskSlabExtent(flat, middle).size[1], 3);
   cif::RunInSlabsHost({ input.data() },
                       slabbed.data(),
                       layout,
