@@ -529,6 +529,45 @@ CheckWords(const ArrayInfo & words, const ArrayInfo & image, const char * functi
   }
 }
 
+/** The HostSlabRunner of a threshold or packed-mask job on dense host
+ * arrays (cif::RunMaskJobCUDA, as the ITK filters do): `core(deviceInputs,
+ * deviceOutput, slabExtent)` on each slab; the inputs' and the output's
+ * bytes per voxel as for cif::MaskSlabLayout (0: packed words). `slabs`
+ * receives how the job was cut (empty for one piece). */
+template <typename TCore>
+HostSlabRunner
+MaskSlabs(const cif::MaskExtent &          extent,
+          const std::vector<std::size_t> & inputPixelBytes,
+          std::size_t                      outputPixelBytes,
+          std::vector<const void *>        hostInputs,
+          void *                           hostOutput,
+          TCore                            core,
+          std::string &                    slabs)
+{
+  return [=, &slabs](const std::function<void()> & whole)
+  {
+    slabs = cif::RunMaskJobCUDA(
+      true,
+      extent,
+      inputPixelBytes,
+      outputPixelBytes,
+      [&] { return hostInputs; },
+      [&] { return hostOutput; },
+      core,
+      whole);
+  };
+}
+
+/** Appends a GPU run's slab note to its report. */
+void
+AddSlabs(Report & report, const std::string & slabs)
+{
+  if (!slabs.empty() && std::get<0>(report) == "GPU")
+  {
+    std::get<1>(report) += "; " + slabs;
+  }
+}
+
 Report
 BinaryThreshold(const InArray &     input,
                 const OutArray &    output,
@@ -552,7 +591,8 @@ BinaryThreshold(const InArray &     input,
   }
   g.inputRowPitch = g.size[0];
   g.inputSlicePitch = g.size[0] * g.size[1];
-  Report report;
+  Report      report;
+  std::string slabs;
   DispatchScalar(in,
                  name,
                  [&](auto tagIn)
@@ -560,38 +600,57 @@ BinaryThreshold(const InArray &     input,
                    using TIn = decltype(tagIn);
                    const TIn lo = ThresholdValue<TIn>(lower, "lower", name);
                    const TIn hi = ThresholdValue<TIn>(upper, "upper", name);
-                   DispatchOutput(
-                     out,
-                     name,
-                     [&](auto tagOut)
-                     {
-                       using TOut = decltype(tagOut);
-                       const TOut vin = ThresholdValue<TOut>(inside, "inside_value", name);
-                       const TOut vout = ThresholdValue<TOut>(outside, "outside_value", name);
-                       report = RunJob(
-                         name,
-                         device,
-                         NoCudaReason(cif::PackedMaskCUDAIsCompiled()),
-                         { in },
-                         { out },
-                         stream,
-                         [&](const JobPointers & p) {
-                           cif::ThresholdCUDA(
-                             static_cast<const TIn *>(p.in[0]), static_cast<TOut *>(p.out[0]), g, lo, hi, vin, vout);
-                         },
-                         [&](const JobPointers & p)
-                         {
-                           cif::ThresholdCPU(static_cast<const TIn *>(p.in[0]),
-                                             static_cast<TOut *>(p.out[0]),
-                                             g,
-                                             lo,
-                                             hi,
-                                             vin,
-                                             vout,
-                                             Threads(threads));
-                         });
-                     });
+                   DispatchOutput(out,
+                                  name,
+                                  [&](auto tagOut)
+                                  {
+                                    using TOut = decltype(tagOut);
+                                    const TOut vin = ThresholdValue<TOut>(inside, "inside_value", name);
+                                    const TOut vout = ThresholdValue<TOut>(outside, "outside_value", name);
+                                    auto gpu = [&](const void * x, void * y, const cif::ElementwiseGeometry & job) {
+                                      cif::ThresholdCUDA(
+                                        static_cast<const TIn *>(x), static_cast<TOut *>(y), job, lo, hi, vin, vout);
+                                    };
+                                    const HostSlabRunner hostSlabs = MaskSlabs(
+                                      ExtentOf(in),
+                                      { sizeof(TIn) },
+                                      sizeof(TOut),
+                                      { in.data },
+                                      out.data,
+                                      [&](const void * const * x, void * y, const cif::MaskExtent & slab)
+                                      {
+                                        cif::ElementwiseGeometry job = g;
+                                        for (int a = 0; a < 3; ++a)
+                                        {
+                                          job.size[a] = slab.size[a];
+                                        }
+                                        gpu(x[0], y, job);
+                                      },
+                                      slabs);
+                                    report = RunJob(
+                                      name,
+                                      device,
+                                      NoCudaReason(cif::PackedMaskCUDAIsCompiled()),
+                                      { in },
+                                      { out },
+                                      stream,
+                                      [&](const JobPointers & p) { gpu(p.in[0], p.out[0], g); },
+                                      [&](const JobPointers & p)
+                                      {
+                                        cif::ThresholdCPU(static_cast<const TIn *>(p.in[0]),
+                                                          static_cast<TOut *>(p.out[0]),
+                                                          g,
+                                                          lo,
+                                                          hi,
+                                                          vin,
+                                                          vout,
+                                                          Threads(threads));
+                                      },
+                                      nullptr,
+                                      hostSlabs);
+                                  });
                  });
+  AddSlabs(report, slabs);
   return report;
 }
 
@@ -609,8 +668,9 @@ ThresholdToPackedMask(const InArray &     input,
   const auto   w = Inspect(words, "mask");
   RequireImageDimension(in, name);
   CheckWords(w, in, name);
-  const auto e = ExtentOf(in);
-  Report     report;
+  const auto  e = ExtentOf(in);
+  Report      report;
+  std::string slabs;
   DispatchScalar(
     in,
     name,
@@ -619,6 +679,8 @@ ThresholdToPackedMask(const InArray &     input,
       using T = decltype(tag);
       const T lo = ThresholdValue<T>(lower, "lower", name);
       const T hi = ThresholdValue<T>(upper, "upper", name);
+      auto    gpu = [&](const void * const * x, void * y, const cif::MaskExtent & job)
+      { cif::ThresholdPackCUDA(static_cast<const T *>(x[0]), static_cast<std::uint32_t *>(y), job, lo, hi); };
       report = RunJob(
         name,
         device,
@@ -626,14 +688,16 @@ ThresholdToPackedMask(const InArray &     input,
         { in },
         { w },
         stream,
-        [&](const JobPointers & p)
-        { cif::ThresholdPackCUDA(static_cast<const T *>(p.in[0]), static_cast<std::uint32_t *>(p.out[0]), e, lo, hi); },
+        [&](const JobPointers & p) { gpu(p.in.data(), p.out[0], e); },
         [&](const JobPointers & p)
         {
           cif::ThresholdPackCPU(
             static_cast<const T *>(p.in[0]), static_cast<std::uint32_t *>(p.out[0]), e, lo, hi, Threads(threads));
-        });
+        },
+        nullptr,
+        MaskSlabs(e, { sizeof(T) }, 0, { in.data }, w.data, gpu, slabs));
     });
+  AddSlabs(report, slabs);
   return report;
 }
 
@@ -651,8 +715,9 @@ UnpackMask(const InArray &     words,
   const auto   out = Inspect(output, "output");
   RequireImageDimension(out, name);
   CheckWords(w, out, name);
-  const auto e = ExtentOf(out);
-  Report     report;
+  const auto  e = ExtentOf(out);
+  Report      report;
+  std::string slabs;
   DispatchScalar(
     out,
     name,
@@ -661,6 +726,8 @@ UnpackMask(const InArray &     words,
       using T = decltype(tag);
       const T vin = ThresholdValue<T>(inside, "inside_value", name);
       const T vout = ThresholdValue<T>(outside, "outside_value", name);
+      auto    gpu = [&](const void * const * x, void * y, const cif::MaskExtent & job)
+      { cif::UnpackMaskCUDA(static_cast<const std::uint32_t *>(x[0]), static_cast<T *>(y), job, vin, vout); };
       report = RunJob(
         name,
         device,
@@ -668,14 +735,16 @@ UnpackMask(const InArray &     words,
         { w },
         { out },
         stream,
-        [&](const JobPointers & p)
-        { cif::UnpackMaskCUDA(static_cast<const std::uint32_t *>(p.in[0]), static_cast<T *>(p.out[0]), e, vin, vout); },
+        [&](const JobPointers & p) { gpu(p.in.data(), p.out[0], e); },
         [&](const JobPointers & p)
         {
           cif::UnpackMaskCPU(
             static_cast<const std::uint32_t *>(p.in[0]), static_cast<T *>(p.out[0]), e, vin, vout, Threads(threads));
-        });
+        },
+        nullptr,
+        MaskSlabs(e, { 0 }, sizeof(T), { w.data }, out.data, gpu, slabs));
     });
+  AddSlabs(report, slabs);
   return report;
 }
 
@@ -694,39 +763,42 @@ ApplyPackedMask(const InArray &     input,
   const auto   out = Inspect(output, "output");
   CheckFilterArrays(in, out, name);
   CheckWords(w, in, name);
-  const auto e = ExtentOf(in);
-  Report     report;
-  DispatchScalar(in,
-                 name,
-                 [&](auto tag)
-                 {
-                   using T = decltype(tag);
-                   const T vout = ThresholdValue<T>(outside, "outside_value", name);
-                   report = RunJob(
-                     name,
-                     device,
-                     NoCudaReason(cif::PackedMaskCUDAIsCompiled()),
-                     { in, w },
-                     { out },
-                     stream,
-                     [&](const JobPointers & p)
-                     {
-                       cif::ApplyPackedMaskCUDA(static_cast<const T *>(p.in[0]),
-                                                static_cast<const std::uint32_t *>(p.in[1]),
-                                                static_cast<T *>(p.out[0]),
-                                                e,
-                                                vout);
-                     },
-                     [&](const JobPointers & p)
-                     {
-                       cif::ApplyPackedMaskCPU(static_cast<const T *>(p.in[0]),
-                                               static_cast<const std::uint32_t *>(p.in[1]),
-                                               static_cast<T *>(p.out[0]),
-                                               e,
-                                               vout,
-                                               Threads(threads));
-                     });
-                 });
+  const auto  e = ExtentOf(in);
+  Report      report;
+  std::string slabs;
+  DispatchScalar(
+    in,
+    name,
+    [&](auto tag)
+    {
+      using T = decltype(tag);
+      const T vout = ThresholdValue<T>(outside, "outside_value", name);
+      auto    gpu = [&](const void * const * x, void * y, const cif::MaskExtent & job)
+      {
+        cif::ApplyPackedMaskCUDA(
+          static_cast<const T *>(x[0]), static_cast<const std::uint32_t *>(x[1]), static_cast<T *>(y), job, vout);
+      };
+      report = RunJob(
+        name,
+        device,
+        NoCudaReason(cif::PackedMaskCUDAIsCompiled()),
+        { in, w },
+        { out },
+        stream,
+        [&](const JobPointers & p) { gpu(p.in.data(), p.out[0], e); },
+        [&](const JobPointers & p)
+        {
+          cif::ApplyPackedMaskCPU(static_cast<const T *>(p.in[0]),
+                                  static_cast<const std::uint32_t *>(p.in[1]),
+                                  static_cast<T *>(p.out[0]),
+                                  e,
+                                  vout,
+                                  Threads(threads));
+        },
+        nullptr,
+        MaskSlabs(e, { sizeof(T), 0 }, sizeof(T), { in.data, w.data }, out.data, gpu, slabs));
+    });
+  AddSlabs(report, slabs);
   return report;
 }
 

@@ -224,6 +224,32 @@ def test_numpy_larger_than_the_device_runs_in_slabs(gpu, function, kwargs):
     np.testing.assert_array_equal(out, whole)
 
 
+def test_numpy_threshold_and_masks_larger_than_the_device_run_in_slabs(gpu):
+    """Host arrays too large for the (capped) device: threshold, threshold to
+    packed mask, unpack and apply stream through it in z slabs (no halo),
+    equal to the CPU cores, which equal the obvious numpy expressions."""
+    a = random_image((64, 33, 70), np.int16, seed=10)  # rows of 70 voxels: 3 words, the last padded
+    bits = (a >= -500) & (a <= 900)
+    try:
+        cif.set_device_memory_limit(a.nbytes // 2)
+        labels = cif.binary_threshold_image_filter(a, -500, 900, inside_value=7, device="gpu")
+        reports = [cif.last_execution_report()]
+        mask = cif.threshold_to_packed_mask(a, -500, 900, device="gpu")
+        reports.append(cif.last_execution_report())
+        unpacked = cif.unpack_mask(mask, inside_value=1, device="gpu")
+        reports.append(cif.last_execution_report())
+        applied = cif.apply_packed_mask(a, mask, outside_value=-1, device="gpu")
+        reports.append(cif.last_execution_report())
+    finally:
+        cif.set_device_memory_limit(0)
+    for r in reports:
+        assert r.device == "GPU" and "slabs of" in r.message, r.message
+    np.testing.assert_array_equal(labels, np.where(bits, 7, 0).astype(np.uint8))
+    np.testing.assert_array_equal(mask.words, cif.threshold_to_packed_mask(a, -500, 900, device="cpu").words)
+    np.testing.assert_array_equal(unpacked, bits.astype(np.uint8))
+    np.testing.assert_array_equal(applied, np.where(bits, a, -1))
+
+
 def test_resample_cupy_against_scipy_and_chunks(cupy):
     from scipy import ndimage
 
