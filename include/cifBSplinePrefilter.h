@@ -7,6 +7,9 @@
 #ifndef cifBSplinePrefilter_h
 #define cifBSplinePrefilter_h
 
+#include "cifSlabs.h"
+
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -113,6 +116,132 @@ PrefilterCUDA(const TIn *                 input,
 /** Whether this build has the GPU core (compiled with nvcc). */
 bool
 PrefilterCUDAIsCompiled();
+
+/** The prefilter's GPU job on host buffers: `whole()` runs it in one piece
+ * (PrefilterCUDA on device buffers the caller provides); when `mayCut`
+ * (host buffers) and the job does not fit the device, it runs in slabs from
+ * `hostInput()` into `hostOutput()`, bit for bit equal to one piece:
+ * - FIR: slabs along the slowest axis with a halo of K planes;
+ * - Recursive (whole lines on every axis): two exact slab passes, the faster
+ *   axes on slabs along the slowest axis, then the slowest axis on slabs
+ *   along the next one, in place in the output (the input and the output
+ *   must then both cover the whole image, and the image have two axes).
+ * Returns how it cut the job (empty for one piece). `progress` gets the
+ * fraction done of the slabbed job. */
+template <typename TIn, typename TOut, typename TWhole>
+std::string
+RunPrefilterJobCUDA(bool                                 mayCut,
+                    const std::function<const TIn *()> & hostInput,
+                    const std::function<TOut *()> &      hostOutput,
+                    const PrefilterGeometry &            geometry,
+                    const PrefilterParameters &          parameters,
+                    TWhole &&                            whole,
+                    const ProgressCallback &             progress = {})
+{
+  int axis = 0; // the slowest axis of more than one sample
+  for (int a = 1; a < 3; ++a)
+  {
+    axis = geometry.imageSize[a] > 1 ? a : axis;
+  }
+  if (parameters.method == PrefilterMethod::FIR)
+  {
+    SlabLayout  layout;
+    std::size_t inPlane = sizeof(TIn), outPlane = sizeof(TOut);
+    for (int a = 0; a < axis; ++a)
+    {
+      inPlane *= static_cast<std::size_t>(geometry.inputSize[a]);
+      outPlane *= static_cast<std::size_t>(geometry.outputSize[a]);
+    }
+    layout.inputPlaneBytes = { inPlane };
+    layout.outputPlaneBytes = outPlane;
+    layout.inputPlanes = geometry.inputSize[axis];
+    layout.outputPlanes = geometry.outputSize[axis];
+    layout.outputStart = geometry.outputStart[axis] - geometry.inputStart[axis];
+    layout.halo = parameters.firHalfWidth;
+    layout.workBytesPerPlane = 2 * sizeof(TOut) * (inPlane / sizeof(TIn));
+    return RunWholeOrInSlabsCUDA(
+      mayCut,
+      layout,
+      [&]() -> std::vector<const void *> { return { hostInput() }; },
+      [&]() -> void * { return hostOutput(); },
+      SlabAxisName(axis),
+      [&](const void * const * in, void * out, const Slab & slab)
+      {
+        PrefilterGeometry g = geometry;
+        g.inputStart[axis] = geometry.inputStart[axis] + slab.inputFirst;
+        g.inputSize[axis] = slab.inputCount;
+        g.outputStart[axis] = geometry.outputStart[axis] + slab.outputFirst;
+        g.outputSize[axis] = slab.outputCount;
+        PrefilterCUDA(static_cast<const TIn *>(in[0]), static_cast<TOut *>(out), g, parameters);
+      },
+      whole,
+      progress);
+  }
+  // Recursive: the first pass's layout is the whole image along `axis`
+  auto planeBytes = [&](std::size_t pixel, int below)
+  {
+    for (int a = 0; a < below; ++a)
+    {
+      pixel *= static_cast<std::size_t>(geometry.imageSize[a]);
+    }
+    return pixel;
+  };
+  SlabLayout first;
+  first.inputPlaneBytes = { planeBytes(sizeof(TIn), axis) };
+  first.outputPlaneBytes = planeBytes(sizeof(TOut), axis);
+  first.inputPlanes = first.outputPlanes = geometry.imageSize[axis];
+  return RunWholeOr(
+    mayCut && axis > 0,
+    WholeJobDeviceBytes(first),
+    whole,
+    [&]
+    {
+      TOut * out = hostOutput();
+      auto   along = [&](int filtered, int cut)
+      {
+        return [&, filtered, cut](const void * const * in, void * o, const Slab & slab)
+        {
+          PrefilterGeometry g = geometry;
+          g.imageSize[cut] = g.inputSize[cut] = g.outputSize[cut] = slab.inputCount;
+          PrefilterParameters p = parameters;
+          for (int a = 0; a < 3; ++a)
+          {
+            p.filterAxis[a] = filtered < 0 ? a != axis : a == filtered;
+          }
+          if (filtered < 0)
+          {
+            PrefilterCUDA(static_cast<const TIn *>(in[0]), static_cast<TOut *>(o), g, p);
+          }
+          else
+          {
+            PrefilterCUDA(static_cast<const TOut *>(in[0]), static_cast<TOut *>(o), g, p);
+          }
+        };
+      };
+      auto half = [&](double offset)
+      {
+        return [&, offset](double f)
+        {
+          if (progress)
+          {
+            progress(offset + 0.5 * f);
+          }
+        };
+      };
+      const SlabReport a =
+        RunInSlabsCUDA({ hostInput() }, out, first, 0, along(-1, axis), DefaultMaxSlabBufferBytes, half(0.0));
+      // the slowest axis, on slabs along the next one: [axis planes][slab][faster axes]
+      SlabLayout second;
+      second.outer = geometry.imageSize[axis];
+      second.inputPlanes = second.outputPlanes = geometry.imageSize[axis - 1];
+      second.inputPlaneBytes = { planeBytes(sizeof(TOut), axis - 1) };
+      second.outputPlaneBytes = second.inputPlaneBytes[0];
+      const SlabReport b =
+        RunInSlabsCUDA({ out }, out, second, 0, along(axis, axis - 1), DefaultMaxSlabBufferBytes, half(0.5));
+      return "two slab passes, exact: the axes before " + std::string(SlabAxisName(axis)) + ' ' +
+             a.Describe(SlabAxisName(axis)) + ", then " + SlabAxisName(axis) + ' ' + b.Describe(SlabAxisName(axis - 1));
+    });
+}
 
 } // namespace cif
 

@@ -5,7 +5,6 @@
 #define itkCudaBSplineDecompositionImageFilter_hxx
 
 #include "itkCudaBSplineDecompositionImageFilter.h"
-#include "cifClampedNeighborhood.h"
 #include "itkCudaSlabs.h"
 #include "cifBSplinePrefilter.h"
 #include "itkMultiThreaderBase.h"
@@ -214,105 +213,16 @@ CudaBSplineDecompositionImageFilter<TInputImage, TOutputImage>::GPUGenerateData(
                          [this](double f) { this->UpdateProgress(static_cast<float>(f)); });
       output.Commit();
     };
-    const bool hostImages = CudaHostImages(this->GetInput(), this->GetOutput());
-    int        axis = 0; // the slowest axis of more than one sample
-    for (int a = 1; a < 3; ++a)
-    {
-      axis = geometry.imageSize[a] > 1 ? a : axis;
-    }
-    if (parameters.method == cif::PrefilterMethod::FIR)
-    {
-      // FIR: local, so slabs along the slowest axis with a halo of K planes
-      // give the one-piece result bit for bit
-      cif::ClampedNeighborhoodGeometry box;
-      for (int a = 0; a < 3; ++a)
-      {
-        box.inputSize[a] = geometry.inputSize[a];
-        box.outputStart[a] = geometry.outputStart[a] - geometry.inputStart[a];
-        box.outputSize[a] = geometry.outputSize[a];
-      }
-      cif::SlabLayout layout =
-        cif::SlabLayoutOf(box, axis, sizeof(InputPixelType), sizeof(OutputPixelType), parameters.firHalfWidth);
-      layout.workBytesPerPlane = 2 * sizeof(OutputPixelType) * (layout.inputPlaneBytes[0] / sizeof(InputPixelType));
-      this->SetLastSlabs(cif::RunWholeOrInSlabsCUDA(
-        hostImages,
-        layout,
-        [&]() -> std::vector<const void *> { return { this->GetInput()->GetBufferPointer() }; },
-        [&]() -> void * { return this->GetOutput()->GetBufferPointer(); },
-        cif::SlabAxisName(axis),
-        [&](const void * const * in, void * out, const cif::Slab & slab)
-        {
-          cif::PrefilterGeometry g = geometry;
-          g.inputStart[axis] = geometry.inputStart[axis] + slab.inputFirst;
-          g.inputSize[axis] = slab.inputCount;
-          g.outputStart[axis] = geometry.outputStart[axis] + slab.outputFirst;
-          g.outputSize[axis] = slab.outputCount;
-          cif::PrefilterCUDA(
-            static_cast<const InputPixelType *>(in[0]), static_cast<OutputPixelType *>(out), g, parameters);
-        },
-        whole));
-    }
-    else
-    {
-      // Recursive: every line must be filtered whole. Two slab passes keep
-      // it exact (bit for bit): the faster axes on slabs along the slowest
-      // axis, then the slowest axis on slabs along the next one (each slab
-      // holds whole lines of the slowest axis), in place in the output.
-      cif::ClampedNeighborhoodGeometry box;
-      for (int a = 0; a < 3; ++a)
-      {
-        box.inputSize[a] = box.outputSize[a] = geometry.imageSize[a];
-      }
-      const cif::SlabLayout first = cif::SlabLayoutOf(box, axis, sizeof(InputPixelType), sizeof(OutputPixelType), 0);
-      this->SetLastSlabs(cif::RunWholeOr(
-        hostImages && axis > 0,
-        cif::WholeJobDeviceBytes(first),
-        whole,
-        [&]
-        {
-          auto * out = this->GetOutput()->GetBufferPointer();
-          auto   along = [&](int filtered, int cut)
-          {
-            return [&, filtered, cut](const void * const * in, void * o, const cif::Slab & slab)
-            {
-              cif::PrefilterGeometry g = geometry;
-              g.imageSize[cut] = g.inputSize[cut] = g.outputSize[cut] = slab.inputCount;
-              cif::PrefilterParameters p = parameters;
-              for (int a = 0; a < 3; ++a)
-              {
-                p.filterAxis[a] = filtered < 0 ? a != axis : a == filtered;
-              }
-              if (filtered < 0)
-              {
-                cif::PrefilterCUDA(static_cast<const InputPixelType *>(in[0]), static_cast<OutputPixelType *>(o), g, p);
-              }
-              else
-              {
-                cif::PrefilterCUDA(
-                  static_cast<const OutputPixelType *>(in[0]), static_cast<OutputPixelType *>(o), g, p);
-              }
-            };
-          };
-          const cif::SlabReport a =
-            cif::RunInSlabsCUDA({ this->GetInput()->GetBufferPointer() }, out, first, 0, along(-1, axis));
-          this->UpdateProgress(0.5f);
-          // the slowest axis, on slabs along the next one: [axis planes][slab][faster axes]
-          cif::SlabLayout second;
-          second.outer = geometry.imageSize[axis];
-          second.inputPlanes = second.outputPlanes = geometry.imageSize[axis - 1];
-          std::size_t plane = sizeof(OutputPixelType);
-          for (int k = 0; k < axis - 1; ++k)
-          {
-            plane *= static_cast<std::size_t>(geometry.imageSize[k]);
-          }
-          second.inputPlaneBytes = { plane };
-          second.outputPlaneBytes = plane;
-          const cif::SlabReport b = cif::RunInSlabsCUDA({ out }, out, second, 0, along(axis, axis - 1));
-          return "two slab passes, exact: the axes before " + std::string(cif::SlabAxisName(axis)) + ' ' +
-                 a.Describe(cif::SlabAxisName(axis)) + ", then " + cif::SlabAxisName(axis) + ' ' +
-                 b.Describe(cif::SlabAxisName(axis - 1));
-        }));
-    }
+    // a host image larger than the device runs in exact slabs (FIR: a halo
+    // of K planes; recursive: two passes, see cif::RunPrefilterJobCUDA)
+    this->SetLastSlabs(cif::RunPrefilterJobCUDA<InputPixelType, OutputPixelType>(
+      CudaHostImages(this->GetInput(), this->GetOutput()),
+      [this] { return this->GetInput()->GetBufferPointer(); },
+      [this] { return this->GetOutput()->GetBufferPointer(); },
+      geometry,
+      parameters,
+      whole,
+      [this](double f) { this->UpdateProgress(static_cast<float>(f)); }));
     this->UpdateProgress(1.0f);
   }
   else

@@ -851,11 +851,23 @@ BSplineDecomposition(const InArray &     input,
   {
     gpuProblem = "the GPU path handles spline order 3 only, not " + std::to_string(splineOrder);
   }
-  Report report;
-  auto   run = [&](auto tagIn, auto tagOut)
+  Report      report;
+  std::string slabs;
+  auto        run = [&](auto tagIn, auto tagOut)
   {
     using TIn = decltype(tagIn);
     using TOut = decltype(tagOut);
+    // host arrays larger than the device: exact slabs (cif::RunPrefilterJobCUDA)
+    const HostSlabRunner hostSlabs = [&](const std::function<void()> & whole)
+    {
+      slabs = cif::RunPrefilterJobCUDA<TIn, TOut>(
+        true,
+        [&] { return static_cast<const TIn *>(in.data); },
+        [&] { return static_cast<TOut *>(out.data); },
+        g,
+        p,
+        whole);
+    };
     report = RunJob(
       name,
       device,
@@ -866,7 +878,9 @@ BSplineDecomposition(const InArray &     input,
       [&](const JobPointers & q)
       { cif::PrefilterCUDA(static_cast<const TIn *>(q.in[0]), static_cast<TOut *>(q.out[0]), g, p); },
       [&](const JobPointers & q)
-      { cif::PrefilterCPU(static_cast<const TIn *>(q.in[0]), static_cast<TOut *>(q.out[0]), g, p, Threads(threads)); });
+      { cif::PrefilterCPU(static_cast<const TIn *>(q.in[0]), static_cast<TOut *>(q.out[0]), g, p, Threads(threads)); },
+      nullptr,
+      hostSlabs);
   };
   auto withOutput = [&](auto tagIn)
   {
@@ -903,6 +917,7 @@ BSplineDecomposition(const InArray &     input,
                             " is not supported; use uint8, int16, uint16, float32 or float64")
                              .c_str());
   }
+  AddSlabs(report, slabs);
   return report;
 }
 

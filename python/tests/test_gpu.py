@@ -250,6 +250,29 @@ def test_numpy_threshold_and_masks_larger_than_the_device_run_in_slabs(gpu):
     np.testing.assert_array_equal(applied, np.where(bits, a, -1))
 
 
+@pytest.mark.parametrize("method", ["recursive", "fir"])
+@pytest.mark.parametrize("shape", [(90, 40, 48), (300, 260)])
+def test_numpy_prefilter_larger_than_the_device_runs_in_slabs(gpu, method, shape):
+    """The prefilter on host arrays too large for the (capped) device: FIR
+    slabs with a halo of K planes, or the recursive filter's two exact slab
+    passes; bit for bit the one-piece GPU result."""
+    a = smooth_image(shape, np.float32, seed=11)
+    whole = cif.bspline_decomposition_image_filter(a, method=method, device="gpu")
+    assert "slab" not in cif.last_execution_report().message
+    try:
+        # the one-piece job does not fit (recursive: input and output; FIR: also
+        # two temporaries), one slab does (FIR: its 2K + 1 = 27 input planes)
+        cif.set_device_memory_limit(a.nbytes * (2 if method == "fir" else 1))
+        out = cif.bspline_decomposition_image_filter(a, method=method, device="gpu")
+        report = cif.last_execution_report()
+    finally:
+        cif.set_device_memory_limit(0)
+    assert report.device == "GPU" and "slabs of" in report.message, report.message
+    if method == "recursive":
+        assert "two slab passes" in report.message
+    np.testing.assert_array_equal(out, whole)
+
+
 def test_resample_cupy_against_scipy_and_chunks(cupy):
     from scipy import ndimage
 
