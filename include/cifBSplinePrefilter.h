@@ -145,20 +145,9 @@ RunPrefilterJobCUDA(bool                                 mayCut,
   }
   if (parameters.method == PrefilterMethod::FIR)
   {
-    SlabLayout  layout;
-    std::size_t inPlane = sizeof(TIn), outPlane = sizeof(TOut);
-    for (int a = 0; a < axis; ++a)
-    {
-      inPlane *= static_cast<std::size_t>(geometry.inputSize[a]);
-      outPlane *= static_cast<std::size_t>(geometry.outputSize[a]);
-    }
-    layout.inputPlaneBytes = { inPlane };
-    layout.outputPlaneBytes = outPlane;
-    layout.inputPlanes = geometry.inputSize[axis];
-    layout.outputPlanes = geometry.outputSize[axis];
-    layout.outputStart = geometry.outputStart[axis] - geometry.inputStart[axis];
-    layout.halo = parameters.firHalfWidth;
-    layout.workBytesPerPlane = 2 * sizeof(TOut) * (inPlane / sizeof(TIn));
+    SlabLayout layout = SlabLayoutOf(geometry, axis, sizeof(TIn), sizeof(TOut), parameters.firHalfWidth);
+    layout.outputStart = geometry.outputStart[axis] - geometry.inputStart[axis]; // in the input buffer
+    layout.workBytesPerPlane = 2 * sizeof(TOut) * (layout.inputPlaneBytes[0] / sizeof(TIn));
     return RunWholeOrInSlabsCUDA(
       mayCut,
       layout,

@@ -529,35 +529,6 @@ CheckWords(const ArrayInfo & words, const ArrayInfo & image, const char * functi
   }
 }
 
-/** The HostSlabRunner of a threshold or packed-mask job on dense host
- * arrays (cif::RunMaskJobCUDA, as the ITK filters do): `core(deviceInputs,
- * deviceOutput, slabExtent)` on each slab; the inputs' and the output's
- * bytes per voxel as for cif::MaskSlabLayout (0: packed words). `slabs`
- * receives how the job was cut (empty for one piece). */
-template <typename TCore>
-HostSlabRunner
-MaskSlabs(const cif::MaskExtent &          extent,
-          const std::vector<std::size_t> & inputPixelBytes,
-          std::size_t                      outputPixelBytes,
-          std::vector<const void *>        hostInputs,
-          void *                           hostOutput,
-          TCore                            core,
-          std::string &                    slabs)
-{
-  return [=, &slabs](const std::function<void()> & whole)
-  {
-    slabs = cif::RunMaskJobCUDA(
-      true,
-      extent,
-      inputPixelBytes,
-      outputPixelBytes,
-      [&] { return hostInputs; },
-      [&] { return hostOutput; },
-      core,
-      whole);
-  };
-}
-
 /** Appends a GPU run's slab note to its report. */
 void
 AddSlabs(Report & report, const std::string & slabs)
@@ -566,6 +537,61 @@ AddSlabs(Report & report, const std::string & slabs)
   {
     std::get<1>(report) += "; " + slabs;
   }
+}
+
+/** RunJob for a threshold or packed-mask job on dense arrays of `extent`:
+ * `gpu(inputs, output, extent)` with device pointers, `cpu(inputs, output)`
+ * with host pointers. Host arrays too large for the device run `gpu` on z
+ * (or y) slabs (cif::RunMaskJobCUDA, as the ITK filters do); the inputs'
+ * and the output's bytes per voxel as for cif::MaskSlabLayout (0: packed
+ * words). */
+template <typename TGpu, typename TCpu>
+Report
+RunMaskJob(const char *                     name,
+           const std::string &              device,
+           const std::vector<ArrayInfo> &   inputs,
+           const ArrayInfo &                output,
+           std::uintptr_t                   stream,
+           const cif::MaskExtent &          extent,
+           const std::vector<std::size_t> & inputPixelBytes,
+           std::size_t                      outputPixelBytes,
+           TGpu &&                          gpu,
+           TCpu &&                          cpu)
+{
+  std::string          slabs;
+  const HostSlabRunner hostSlabs = [&](const std::function<void()> & whole)
+  {
+    slabs = cif::RunMaskJobCUDA(
+      true,
+      extent,
+      inputPixelBytes,
+      outputPixelBytes,
+      [&]
+      {
+        std::vector<const void *> pointers;
+        for (const auto & a : inputs)
+        {
+          pointers.push_back(a.data);
+        }
+        return pointers;
+      },
+      [&]() -> void * { return output.data; },
+      gpu,
+      whole);
+  };
+  Report report = RunJob(
+    name,
+    device,
+    NoCudaReason(cif::PackedMaskCUDAIsCompiled()),
+    inputs,
+    { output },
+    stream,
+    [&](const JobPointers & p) { gpu(p.in.data(), p.out[0], extent); },
+    [&](const JobPointers & p) { cpu(p.in.data(), p.out[0]); },
+    nullptr,
+    hostSlabs);
+  AddSlabs(report, slabs);
+  return report;
 }
 
 Report
@@ -584,73 +610,62 @@ BinaryThreshold(const InArray &     input,
   const auto   out = Inspect(output, "output");
   RequireImageDimension(in, name);
   RequireSameShape(in, out, name);
-  cif::ElementwiseGeometry g;
-  for (int a = 0; a < 3; ++a)
+  const auto e = ExtentOf(in);
+  // dense arrays: the geometry of the whole, or of a slab's extent
+  auto geometryOf = [](const cif::MaskExtent & extent)
   {
-    g.size[a] = in.Size(a);
-  }
-  g.inputRowPitch = g.size[0];
-  g.inputSlicePitch = g.size[0] * g.size[1];
-  Report      report;
-  std::string slabs;
-  DispatchScalar(in,
-                 name,
-                 [&](auto tagIn)
-                 {
-                   using TIn = decltype(tagIn);
-                   const TIn lo = ThresholdValue<TIn>(lower, "lower", name);
-                   const TIn hi = ThresholdValue<TIn>(upper, "upper", name);
-                   DispatchOutput(out,
-                                  name,
-                                  [&](auto tagOut)
-                                  {
-                                    using TOut = decltype(tagOut);
-                                    const TOut vin = ThresholdValue<TOut>(inside, "inside_value", name);
-                                    const TOut vout = ThresholdValue<TOut>(outside, "outside_value", name);
-                                    auto gpu = [&](const void * x, void * y, const cif::ElementwiseGeometry & job) {
-                                      cif::ThresholdCUDA(
-                                        static_cast<const TIn *>(x), static_cast<TOut *>(y), job, lo, hi, vin, vout);
-                                    };
-                                    const HostSlabRunner hostSlabs = MaskSlabs(
-                                      ExtentOf(in),
-                                      { sizeof(TIn) },
-                                      sizeof(TOut),
-                                      { in.data },
-                                      out.data,
-                                      [&](const void * const * x, void * y, const cif::MaskExtent & slab)
-                                      {
-                                        cif::ElementwiseGeometry job = g;
-                                        for (int a = 0; a < 3; ++a)
-                                        {
-                                          job.size[a] = slab.size[a];
-                                        }
-                                        gpu(x[0], y, job);
-                                      },
-                                      slabs);
-                                    report = RunJob(
-                                      name,
-                                      device,
-                                      NoCudaReason(cif::PackedMaskCUDAIsCompiled()),
-                                      { in },
-                                      { out },
-                                      stream,
-                                      [&](const JobPointers & p) { gpu(p.in[0], p.out[0], g); },
-                                      [&](const JobPointers & p)
-                                      {
-                                        cif::ThresholdCPU(static_cast<const TIn *>(p.in[0]),
-                                                          static_cast<TOut *>(p.out[0]),
-                                                          g,
-                                                          lo,
-                                                          hi,
-                                                          vin,
-                                                          vout,
-                                                          Threads(threads));
-                                      },
-                                      nullptr,
-                                      hostSlabs);
-                                  });
-                 });
-  AddSlabs(report, slabs);
+    cif::ElementwiseGeometry g;
+    for (int a = 0; a < 3; ++a)
+    {
+      g.size[a] = extent.size[a];
+    }
+    g.inputRowPitch = g.size[0];
+    g.inputSlicePitch = g.size[0] * g.size[1];
+    return g;
+  };
+  Report report;
+  DispatchScalar(
+    in,
+    name,
+    [&](auto tagIn)
+    {
+      using TIn = decltype(tagIn);
+      const TIn lo = ThresholdValue<TIn>(lower, "lower", name);
+      const TIn hi = ThresholdValue<TIn>(upper, "upper", name);
+      DispatchOutput(
+        out,
+        name,
+        [&](auto tagOut)
+        {
+          using TOut = decltype(tagOut);
+          const TOut vin = ThresholdValue<TOut>(inside, "inside_value", name);
+          const TOut vout = ThresholdValue<TOut>(outside, "outside_value", name);
+          report = RunMaskJob(
+            name,
+            device,
+            { in },
+            out,
+            stream,
+            e,
+            { sizeof(TIn) },
+            sizeof(TOut),
+            [&](const void * const * x, void * y, const cif::MaskExtent & job) {
+              cif::ThresholdCUDA(
+                static_cast<const TIn *>(x[0]), static_cast<TOut *>(y), geometryOf(job), lo, hi, vin, vout);
+            },
+            [&](const void * const * x, void * y)
+            {
+              cif::ThresholdCPU(static_cast<const TIn *>(x[0]),
+                                static_cast<TOut *>(y),
+                                geometryOf(e),
+                                lo,
+                                hi,
+                                vin,
+                                vout,
+                                Threads(threads));
+            });
+        });
+    });
   return report;
 }
 
@@ -668,9 +683,8 @@ ThresholdToPackedMask(const InArray &     input,
   const auto   w = Inspect(words, "mask");
   RequireImageDimension(in, name);
   CheckWords(w, in, name);
-  const auto  e = ExtentOf(in);
-  Report      report;
-  std::string slabs;
+  const auto e = ExtentOf(in);
+  Report     report;
   DispatchScalar(
     in,
     name,
@@ -679,25 +693,22 @@ ThresholdToPackedMask(const InArray &     input,
       using T = decltype(tag);
       const T lo = ThresholdValue<T>(lower, "lower", name);
       const T hi = ThresholdValue<T>(upper, "upper", name);
-      auto    gpu = [&](const void * const * x, void * y, const cif::MaskExtent & job)
-      { cif::ThresholdPackCUDA(static_cast<const T *>(x[0]), static_cast<std::uint32_t *>(y), job, lo, hi); };
-      report = RunJob(
+      report = RunMaskJob(
         name,
         device,
-        NoCudaReason(cif::PackedMaskCUDAIsCompiled()),
         { in },
-        { w },
+        w,
         stream,
-        [&](const JobPointers & p) { gpu(p.in.data(), p.out[0], e); },
-        [&](const JobPointers & p)
-        {
+        e,
+        { sizeof(T) },
+        0,
+        [&](const void * const * x, void * y, const cif::MaskExtent & job)
+        { cif::ThresholdPackCUDA(static_cast<const T *>(x[0]), static_cast<std::uint32_t *>(y), job, lo, hi); },
+        [&](const void * const * x, void * y) {
           cif::ThresholdPackCPU(
-            static_cast<const T *>(p.in[0]), static_cast<std::uint32_t *>(p.out[0]), e, lo, hi, Threads(threads));
-        },
-        nullptr,
-        MaskSlabs(e, { sizeof(T) }, 0, { in.data }, w.data, gpu, slabs));
+            static_cast<const T *>(x[0]), static_cast<std::uint32_t *>(y), e, lo, hi, Threads(threads));
+        });
     });
-  AddSlabs(report, slabs);
   return report;
 }
 
@@ -715,9 +726,8 @@ UnpackMask(const InArray &     words,
   const auto   out = Inspect(output, "output");
   RequireImageDimension(out, name);
   CheckWords(w, out, name);
-  const auto  e = ExtentOf(out);
-  Report      report;
-  std::string slabs;
+  const auto e = ExtentOf(out);
+  Report     report;
   DispatchScalar(
     out,
     name,
@@ -726,25 +736,22 @@ UnpackMask(const InArray &     words,
       using T = decltype(tag);
       const T vin = ThresholdValue<T>(inside, "inside_value", name);
       const T vout = ThresholdValue<T>(outside, "outside_value", name);
-      auto    gpu = [&](const void * const * x, void * y, const cif::MaskExtent & job)
-      { cif::UnpackMaskCUDA(static_cast<const std::uint32_t *>(x[0]), static_cast<T *>(y), job, vin, vout); };
-      report = RunJob(
+      report = RunMaskJob(
         name,
         device,
-        NoCudaReason(cif::PackedMaskCUDAIsCompiled()),
         { w },
-        { out },
+        out,
         stream,
-        [&](const JobPointers & p) { gpu(p.in.data(), p.out[0], e); },
-        [&](const JobPointers & p)
-        {
+        e,
+        { 0 },
+        sizeof(T),
+        [&](const void * const * x, void * y, const cif::MaskExtent & job)
+        { cif::UnpackMaskCUDA(static_cast<const std::uint32_t *>(x[0]), static_cast<T *>(y), job, vin, vout); },
+        [&](const void * const * x, void * y) {
           cif::UnpackMaskCPU(
-            static_cast<const std::uint32_t *>(p.in[0]), static_cast<T *>(p.out[0]), e, vin, vout, Threads(threads));
-        },
-        nullptr,
-        MaskSlabs(e, { 0 }, sizeof(T), { w.data }, out.data, gpu, slabs));
+            static_cast<const std::uint32_t *>(x[0]), static_cast<T *>(y), e, vin, vout, Threads(threads));
+        });
     });
-  AddSlabs(report, slabs);
   return report;
 }
 
@@ -763,9 +770,8 @@ ApplyPackedMask(const InArray &     input,
   const auto   out = Inspect(output, "output");
   CheckFilterArrays(in, out, name);
   CheckWords(w, in, name);
-  const auto  e = ExtentOf(in);
-  Report      report;
-  std::string slabs;
+  const auto e = ExtentOf(in);
+  Report     report;
   DispatchScalar(
     in,
     name,
@@ -773,32 +779,30 @@ ApplyPackedMask(const InArray &     input,
     {
       using T = decltype(tag);
       const T vout = ThresholdValue<T>(outside, "outside_value", name);
-      auto    gpu = [&](const void * const * x, void * y, const cif::MaskExtent & job)
-      {
-        cif::ApplyPackedMaskCUDA(
-          static_cast<const T *>(x[0]), static_cast<const std::uint32_t *>(x[1]), static_cast<T *>(y), job, vout);
-      };
-      report = RunJob(
+      report = RunMaskJob(
         name,
         device,
-        NoCudaReason(cif::PackedMaskCUDAIsCompiled()),
         { in, w },
-        { out },
+        out,
         stream,
-        [&](const JobPointers & p) { gpu(p.in.data(), p.out[0], e); },
-        [&](const JobPointers & p)
+        e,
+        { sizeof(T), 0 },
+        sizeof(T),
+        [&](const void * const * x, void * y, const cif::MaskExtent & job)
         {
-          cif::ApplyPackedMaskCPU(static_cast<const T *>(p.in[0]),
-                                  static_cast<const std::uint32_t *>(p.in[1]),
-                                  static_cast<T *>(p.out[0]),
+          cif::ApplyPackedMaskCUDA(
+            static_cast<const T *>(x[0]), static_cast<const std::uint32_t *>(x[1]), static_cast<T *>(y), job, vout);
+        },
+        [&](const void * const * x, void * y)
+        {
+          cif::ApplyPackedMaskCPU(static_cast<const T *>(x[0]),
+                                  static_cast<const std::uint32_t *>(x[1]),
+                                  static_cast<T *>(y),
                                   e,
                                   vout,
                                   Threads(threads));
-        },
-        nullptr,
-        MaskSlabs(e, { sizeof(T), 0 }, sizeof(T), { in.data, w.data }, out.data, gpu, slabs));
+        });
     });
-  AddSlabs(report, slabs);
   return report;
 }
 
