@@ -44,19 +44,18 @@ struct PrefilterOptions
   itk::CudaExecutionMode          ExecutionMode{ itk::CudaExecutionMode::Automatic };
   bool                            Verify{ false };
   bool                            Quiet{ false };
+  /** --stream (--method fir only: the recursive filter reads whole lines). */
+  StreamSettings Streaming;
 };
 
 PrefilterOptions
 ParsePrefilterOptions(const std::vector<std::string> & args)
 {
-  const ParsedArguments parsed = ParseArguments(args,
-                                                { { "--method", true },
-                                                  { "--fir-half-width", true },
-                                                  { "--fir-tolerance", true },
-                                                  { "--order", true },
-                                                  { "--device", true },
-                                                  { "--verify", false },
-                                                  { "--quiet", false } });
+  std::vector<OptionSpec> specs{ { "--method", true }, { "--fir-half-width", true }, { "--fir-tolerance", true },
+                                 { "--order", true },  { "--device", true },         { "--verify", false },
+                                 { "--quiet", false } };
+  AddStreamOptionSpecs(specs);
+  const ParsedArguments parsed = ParseArguments(args, specs);
   PrefilterOptions      options;
   ParseInputAndOutput(parsed, CommandName, options.Input, options.Output);
 
@@ -108,6 +107,12 @@ ParsePrefilterOptions(const std::vector<std::string> & args)
   options.ExecutionMode = ParseDeviceOption(parsed);
   options.Verify = parsed.Has("--verify");
   options.Quiet = parsed.Has("--quiet");
+  options.Streaming = ParseStreamOptions(parsed, options.Verify);
+  if (options.Streaming.Stream && options.Method != itk::CudaBSplinePrefilterMethod::FIR)
+  {
+    throw UsageError("--stream: the recursive prefilter filters whole lines along every axis, so it needs the whole "
+                     "image; --method fir (a halo of K planes) streams");
+  }
   return options;
 }
 
@@ -201,24 +206,38 @@ RunPrefilter(const PrefilterOptions & options)
     itk::CudaRuntime::IsDeviceAvailable(); // discover the device now, outside the timing
   }
 
+  auto describe = [&]
+  {
+    std::ostringstream method;
+    method << "spline order " << options.SplineOrder << ", ";
+    if (options.Method == itk::CudaBSplinePrefilterMethod::FIR)
+    {
+      method << "FIR with half-width " << filter->GetFIRHalfWidth();
+    }
+    else
+    {
+      method << "recursive";
+    }
+    return method.str();
+  };
+  if (options.Streaming.Stream)
+  {
+    return RunStreamed<InputImageType, OutputImageType>(filter.GetPointer(),
+                                                        CommandName,
+                                                        options.Input,
+                                                        options.Output,
+                                                        options.Streaming.Memory,
+                                                        options.Quiet,
+                                                        describe);
+  }
   const auto input = ReadImageFile<InputImageType>(options.Input);
   filter->SetInput(input);
 
   const double milliseconds = UpdateTimed(filter, CommandName, options.Quiet);
 
-  std::ostringstream method;
-  if (options.Method == itk::CudaBSplinePrefilterMethod::FIR)
-  {
-    method << "FIR with half-width " << filter->GetFIRHalfWidth();
-  }
-  else
-  {
-    method << "recursive";
-  }
-  std::cout << CommandName << ": " << SizeToString(input->GetLargestPossibleRegion().GetSize())
-            << " pixels, spline order " << options.SplineOrder << ", " << method.str() << "; ran on "
-            << filter->GetLastExecutionReport().Message << "; filter time " << std::fixed << std::setprecision(3)
-            << milliseconds << " ms" << std::endl;
+  std::cout << CommandName << ": " << SizeToString(input->GetLargestPossibleRegion().GetSize()) << " pixels, "
+            << describe() << "; ran on " << filter->GetLastExecutionReport().Message << "; filter time " << std::fixed
+            << std::setprecision(3) << milliseconds << " ms" << std::endl;
   std::cout.unsetf(std::ios_base::floatfield);
 
   WriteImageFile(filter->GetOutput(), options.Output);
@@ -259,6 +278,9 @@ BSplinePrefilterUsage(std::ostream & os)
      << "  --verify             read OUT back and compare it with ITK's own\n"
      << "                       BSplineDecompositionImageFilter; fail when they differ\n"
      << "                       by more than " << VerifyTolerance << " of the input's range\n";
+  PrintStreamOptionHelp(os);
+  os << "                       (--method fir only: the recursive filter needs whole\n"
+     << "                       lines along every axis)\n";
   PrintQuietAndHelpOptionHelp(os);
   os << "\n"
      << "Prints the device that ran the filter and the filter's time.\n"
@@ -275,10 +297,21 @@ BSplinePrefilterMain(const std::vector<std::string> & args)
     BSplinePrefilterUsage(std::cout);
     return ExitSuccess;
   }
-  const PrefilterOptions options = ParsePrefilterOptions(args);
+  PrefilterOptions options = ParsePrefilterOptions(args);
   CheckFloatImageOutput(options.Output);
 
-  const unsigned int dimension = CheckScalarImageInput(options.Input, CommandName, options.Quiet);
+  ImageFileInformation information;
+  const unsigned int   dimension = CheckScalarImageInput(options.Input, CommandName, options.Quiet, &information);
+  if (options.Method == itk::CudaBSplinePrefilterMethod::FIR)
+  {
+    // read as float: 4 bytes per voxel in memory
+    StreamLargeInput(options.Streaming,
+                     information.Voxels() * sizeof(float),
+                     options.Input,
+                     options.Output,
+                     options.Verify,
+                     options.Quiet);
+  }
   return dimension == 2 ? RunPrefilter<2>(options) : RunPrefilter<3>(options);
 }
 

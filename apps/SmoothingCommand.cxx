@@ -30,8 +30,7 @@ ParseSmoothingCommand(const std::vector<std::string> & args, SmoothingKind kind,
   specs.push_back({ "--device", true });
   specs.push_back({ "--verify", false });
   specs.push_back({ "--quiet", false });
-  specs.push_back({ "--stream", false });
-  specs.push_back({ "--stream-memory", true });
+  AddStreamOptionSpecs(specs);
   const ParsedArguments parsed = ParseArguments(args, specs);
 
   SmoothingCommandOptions options;
@@ -41,16 +40,7 @@ ParseSmoothingCommand(const std::vector<std::string> & args, SmoothingKind kind,
   options.ExecutionMode = ParseDeviceOption(parsed);
   options.Verify = parsed.Has("--verify");
   options.Quiet = parsed.Has("--quiet");
-  options.Stream = parsed.Has("--stream");
-  if (parsed.Has("--stream-memory"))
-  {
-    options.StreamMemory = ParseByteSize("--stream-memory", parsed.Get("--stream-memory"));
-    options.Stream = true;
-  }
-  if (options.Stream && options.Verify)
-  {
-    throw UsageError("--verify reads IN and OUT whole, which --stream is there to avoid: give one of them");
-  }
+  options.Streaming = ParseStreamOptions(parsed, options.Verify);
   if (kind == SmoothingKind::Bilateral && options.Verify && options.Smoothing.Iterations != 1)
   {
     throw UsageError("--verify compares with ITK's BilateralImageFilter, which has no iterations: give --iterations 1 "

@@ -32,9 +32,8 @@ struct SmoothingCommandOptions
   bool                   Quiet{ false };
   /** --stream: read, filter and write in pieces through ITK's streaming
    * (or automatically for inputs larger than half the RAM); the pieces
-   * hold about StreamMemory bytes of input and output (--stream-memory). */
-  bool        Stream{ false };
-  std::size_t StreamMemory{ std::size_t{ 1 } << 30 };
+   * hold about Streaming.Memory bytes of input and output (--stream-memory). */
+  StreamSettings Streaming;
 };
 
 /** Parses the command line of a smoothing subcommand: the options of
@@ -61,13 +60,13 @@ RunSmoothing(const SmoothingCommandOptions & options)
     itk::CudaRuntime::IsDeviceAvailable(); // discover the device now, outside the timing
   }
 
-  if (options.Stream)
+  if (options.Streaming.Stream)
   {
     return RunStreamed<ImageType>(filter.GetPointer(),
                                   options.Command,
                                   options.Input,
                                   options.Output,
-                                  options.StreamMemory,
+                                  options.Streaming.Memory,
                                   options.Quiet,
                                   [&] { return DescribeSmoothing<K>(filter.GetPointer(), options.Smoothing); });
   }
@@ -117,21 +116,12 @@ SmoothingCommandMain(const std::vector<std::string> & args, const char * command
   CheckImageOutput(options.Output);
   const FilterInput input = DescribeFilterInput(options.Input, command);
   // an input larger than half the RAM is streamed when its format allows
-  std::size_t voxels = 1;
-  for (const std::size_t n : input.Information.Size)
-  {
-    voxels *= n;
-  }
-  const std::size_t ram = PhysicalMemoryBytes();
-  if (!options.Stream && !options.Verify && ram != 0 && voxels * PixelBytes(input.Pixel) > ram / 2 &&
-      WhyNotStreamable(options.Input, options.Output).empty())
-  {
-    options.Stream = true;
-    if (!options.Quiet)
-    {
-      std::cerr << "note: '" << options.Input << "' is larger than half the memory: streaming it (--stream)\n";
-    }
-  }
+  StreamLargeInput(options.Streaming,
+                   input.Information.Voxels() * PixelBytes(input.Pixel),
+                   options.Input,
+                   options.Output,
+                   options.Verify,
+                   options.Quiet);
   CheckSmoothingDimension(options.Smoothing, input.Dimension, options.Input);
   CheckTypedImageOutput(options.Output, input.Pixel, input.Dimension, "OUT");
   if (K == SmoothingKind::RotatingMask && options.Verify && input.Pixel == PixelKind::Float &&

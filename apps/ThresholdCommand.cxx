@@ -34,20 +34,18 @@ struct ThresholdOptions
   itk::CudaExecutionMode ExecutionMode{ itk::CudaExecutionMode::Automatic };
   bool                   Verify{ false };
   bool                   Quiet{ false };
+  /** --stream (label images only: a packed mask is written whole). */
+  StreamSettings Streaming;
 };
 
 ThresholdOptions
 ParseThresholdOptions(const std::vector<std::string> & args)
 {
-  const ParsedArguments parsed = ParseArguments(args,
-                                                { { "--lower", true },
-                                                  { "--upper", true },
-                                                  { "--inside", true },
-                                                  { "--outside", true },
-                                                  { "--packed", false },
-                                                  { "--device", true },
-                                                  { "--verify", false },
-                                                  { "--quiet", false } });
+  std::vector<OptionSpec> specs{ { "--lower", true },   { "--upper", true },   { "--inside", true },
+                                 { "--outside", true }, { "--packed", false }, { "--device", true },
+                                 { "--verify", false }, { "--quiet", false } };
+  AddStreamOptionSpecs(specs);
+  const ParsedArguments parsed = ParseArguments(args, specs);
   ThresholdOptions      options;
   ParseInputAndOutput(parsed, CommandName, options.Input, options.Output);
   options.Thresholds = ParseThresholds(parsed, CommandName);
@@ -68,6 +66,11 @@ ParseThresholdOptions(const std::vector<std::string> & args)
   options.ExecutionMode = ParseDeviceOption(parsed);
   options.Verify = parsed.Has("--verify");
   options.Quiet = parsed.Has("--quiet");
+  options.Streaming = ParseStreamOptions(parsed, options.Verify);
+  if (options.Streaming.Stream && options.Packed)
+  {
+    throw UsageError("--stream writes label images in pieces; a packed mask (--packed) is written whole");
+  }
   return options;
 }
 
@@ -125,6 +128,26 @@ RunThreshold(const ThresholdOptions & options)
     itk::CudaRuntime::IsDeviceAvailable(); // discover the device now, outside the timing
   }
 
+  if (options.Streaming.Stream)
+  {
+    return RunStreamed<ImageType, LabelImageType>(labelFilter.GetPointer(),
+                                                  CommandName,
+                                                  options.Input,
+                                                  options.Output,
+                                                  options.Streaming.Memory,
+                                                  options.Quiet,
+                                                  [&]
+                                                  {
+                                                    std::ostringstream text;
+                                                    text << "inside when " << options.Thresholds.LowerText
+                                                         << " <= value <= " << options.Thresholds.UpperText << " (in "
+                                                         << itk::CudaPixelTypeName<T>() << ": "
+                                                         << ThresholdRangeToString(lower, upper) << "); labels "
+                                                         << +options.Inside << " inside, " << +options.Outside
+                                                         << " outside";
+                                                    return text.str();
+                                                  });
+  }
   const auto input = ReadImageFile<ImageType>(options.Input);
   packFilter->SetInput(input);
   labelFilter->SetInput(input);
@@ -218,6 +241,7 @@ ThresholdUsage(std::ostream & os)
      << "  --outside V          label of outside voxels, 0 to 255 (default 0)\n"
      << "  --packed             write a packed mask instead of a label image\n";
   PrintDeviceOptionHelp(os);
+  PrintStreamOptionHelp(os);
   os << "  --verify             read OUT back and compare it with ITK's own\n"
      << "                       BinaryThresholdImageFilter on IN: identical labels, or\n"
      << "                       with --packed identical bits (the file read back with\n"
@@ -243,7 +267,7 @@ ThresholdMain(const std::vector<std::string> & args)
     ThresholdUsage(std::cout);
     return ExitSuccess;
   }
-  const ThresholdOptions options = ParseThresholdOptions(args);
+  ThresholdOptions options = ParseThresholdOptions(args);
   if (options.Packed)
   {
     CheckPackedMaskOutput(options.Output);
@@ -259,6 +283,15 @@ ThresholdMain(const std::vector<std::string> & args)
   }
   // thresholds that no value of the pixel type satisfies: a usage error before any work
   CheckThresholdsFitPixelType(options.Thresholds, input, options.Input);
+  if (!options.Packed)
+  {
+    StreamLargeInput(options.Streaming,
+                     input.Information.Voxels() * PixelBytes(input.Pixel),
+                     options.Input,
+                     options.Output,
+                     options.Verify,
+                     options.Quiet);
+  }
   return RunOnFilterInput(options.Input,
                           input,
                           options.ExecutionMode,

@@ -659,6 +659,50 @@ WhyNotStreamable(const std::string & input, const std::string & output)
   return {};
 }
 
+void
+AddStreamOptionSpecs(std::vector<OptionSpec> & specs)
+{
+  specs.push_back({ "--stream", false });
+  specs.push_back({ "--stream-memory", true });
+}
+
+StreamSettings
+ParseStreamOptions(const ParsedArguments & parsed, bool verify)
+{
+  StreamSettings settings;
+  settings.Stream = parsed.Has("--stream");
+  if (parsed.Has("--stream-memory"))
+  {
+    settings.Memory = ParseByteSize("--stream-memory", parsed.Get("--stream-memory"));
+    settings.Stream = true;
+  }
+  if (settings.Stream && verify)
+  {
+    throw UsageError("--verify reads IN and OUT whole, which --stream is there to avoid: give one of them");
+  }
+  return settings;
+}
+
+void
+StreamLargeInput(StreamSettings &    settings,
+                 std::size_t         inputBytes,
+                 const std::string & input,
+                 const std::string & output,
+                 bool                verify,
+                 bool                quiet)
+{
+  const std::size_t ram = PhysicalMemoryBytes();
+  if (settings.Stream || verify || ram == 0 || inputBytes <= ram / 2 || !WhyNotStreamable(input, output).empty())
+  {
+    return;
+  }
+  settings.Stream = true;
+  if (!quiet)
+  {
+    std::cerr << "note: '" << input << "' is larger than half the memory: streaming it (--stream)\n";
+  }
+}
+
 std::size_t
 PeakResidentBytes()
 {

@@ -144,10 +144,22 @@ struct ImageFileInformation
 {
   unsigned int             Dimension{ 0 };
   std::vector<std::size_t> Size; ///< one entry per dimension
-  unsigned int             Components{ 0 };
-  std::string              PixelType;     ///< e.g. "scalar", "rgb", "rgba", "vector"
-  std::string              ComponentType; ///< e.g. "unsigned_char", "float"
-  std::string              IOName;        ///< e.g. "NiftiImageIO"
+
+  /** The number of pixels (the product of Size). */
+  std::size_t
+  Voxels() const
+  {
+    std::size_t n = 1;
+    for (const std::size_t s : Size)
+    {
+      n *= s;
+    }
+    return n;
+  }
+  unsigned int Components{ 0 };
+  std::string  PixelType;     ///< e.g. "scalar", "rgb", "rgba", "vector"
+  std::string  ComponentType; ///< e.g. "unsigned_char", "float"
+  std::string  IOName;        ///< e.g. "NiftiImageIO"
 };
 
 /** Reads the header of an image file. Throws RuntimeFailure when the file
@@ -399,6 +411,34 @@ PeakResidentBytes();
 std::size_t
 PhysicalMemoryBytes();
 
+/** How a streaming subcommand runs: --stream, and the bytes of input and
+ * output per piece (--stream-memory SIZE, which implies --stream). */
+struct StreamSettings
+{
+  bool        Stream{ false };
+  std::size_t Memory{ std::size_t{ 1 } << 30 };
+};
+
+/** The option specs of --stream and --stream-memory, for ParseArguments. */
+void
+AddStreamOptionSpecs(std::vector<OptionSpec> & specs);
+
+/** Reads --stream and --stream-memory; --verify (which reads IN and OUT
+ * whole) with either is a usage error. */
+StreamSettings
+ParseStreamOptions(const ParsedArguments & parsed, bool verify);
+
+/** Turns streaming on, with a note on stderr unless `quiet`, when the input
+ * (`inputBytes`) is larger than half the RAM, both files can stream
+ * (WhyNotStreamable) and --verify is not given. */
+void
+StreamLargeInput(StreamSettings &    settings,
+                 std::size_t         inputBytes,
+                 const std::string & input,
+                 const std::string & output,
+                 bool                verify,
+                 bool                quiet);
+
 /** Pieces for streaming an image of `voxels` with `planes` along its
  * slowest axis, `bytesPerVoxel` of input and output together, so that a
  * piece holds about `memory` bytes (at least 1, at most `planes`). */
@@ -407,12 +447,13 @@ StreamPieces(std::size_t voxels, std::size_t planes, std::size_t bytesPerVoxel, 
 
 /** Reads IN, filters and writes OUT in pieces through ITK's streaming
  * reader and writer (ImageFileWriter::SetNumberOfStreamDivisions): memory
- * stays bounded by a piece and its halo, whatever the image's size. The
+ * stays bounded by a piece and its halo, whatever the image's size. IN is
+ * read as TImage, OUT written as TOutputImage. The
  * filter (set up, input not set) must ask for the input region its output
  * piece needs, as the module's filters do. Prints one line: size, what
  * `describe()` says, the pieces, the device, the time and the peak memory.
  * Throws RuntimeFailure when a format cannot stream (WhyNotStreamable). */
-template <typename TImage, typename TFilter, typename TDescribe>
+template <typename TImage, typename TOutputImage = TImage, typename TFilter, typename TDescribe>
 int
 RunStreamed(TFilter *           filter,
             const std::string & command,
@@ -438,12 +479,13 @@ RunStreamed(TFilter *           filter,
     throw RuntimeFailure("cannot read '" + input + "': " + ExceptionMessage(e));
   }
   const auto         size = reader->GetOutput()->GetLargestPossibleRegion().GetSize();
-  const unsigned int pieces = StreamPieces(reader->GetOutput()->GetLargestPossibleRegion().GetNumberOfPixels(),
-                                           size[TImage::ImageDimension - 1],
-                                           2 * sizeof(typename TImage::PixelType),
-                                           memory);
+  const unsigned int pieces =
+    StreamPieces(reader->GetOutput()->GetLargestPossibleRegion().GetNumberOfPixels(),
+                 size[TImage::ImageDimension - 1],
+                 sizeof(typename TImage::PixelType) + sizeof(typename TOutputImage::PixelType),
+                 memory);
   filter->SetInput(reader->GetOutput());
-  auto writer = itk::ImageFileWriter<TImage>::New();
+  auto writer = itk::ImageFileWriter<TOutputImage>::New();
   writer->SetInput(filter->GetOutput());
   writer->SetFileName(output);
   writer->SetUseCompression(false);
