@@ -224,6 +224,8 @@ def main() -> None:
     where.add_argument("--gpu", action="store_true", help="CuPy chunks: filter on the GPU")
     where.add_argument("--gpus", type=int, default=0, help="one dask worker process per GPU, N GPUs")
     a = parser.parse_args()
+    if a.gpus and len(visible_gpus()) < a.gpus:
+        parser.error(f"--gpus {a.gpus}: {len(visible_gpus())} GPUs are visible (CUDA_VISIBLE_DEVICES, or NVML)")
     source, fields = open_metaimage(a.input)
     target = create_metaimage(a.output, source.shape, source.dtype, fields)
     client = gpu_cluster(a.gpus) if a.gpus else None
