@@ -6,14 +6,11 @@
 #define itkCudaSlabs_h
 
 #include "cifSlabs.h"
-#include "cifCudaError.h"
 #include "itkCudaImage.h"
 
 #include <array>
 #include <cstdint>
-#include <functional>
 #include <string>
-#include <vector>
 
 namespace itk
 {
