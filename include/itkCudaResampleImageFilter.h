@@ -144,6 +144,19 @@ protected:
 
   void
   PrintSelf(std::ostream & os, Indent indent) const override;
+  /** ITK's request, except for interpolators whose coefficients span the
+   * whole input (itk::BSplineInterpolateImageFunction and
+   * CudaGaussianRBFInterpolateImageFunction): for those the whole input is
+   * requested, as ITK's interpolator requests it through its coefficient
+   * filter, but the image is not handed to the interpolator here.
+   * ITK's ResampleImageFilter::GenerateInputRequestedRegion calls the
+   * interpolator's SetInputImage, which for the B-spline interpolator runs
+   * ITK's single-threaded decomposition of the whole input (about 100 s at
+   * 1024^3) before GenerateData; the GPU path computes its own coefficients
+   * and never needs that, and ITK's CPU path hands the image over again in
+   * BeforeThreadedGenerateData. */
+  void
+  GenerateInputRequestedRegion() override;
   void
   GenerateData() override;
   void

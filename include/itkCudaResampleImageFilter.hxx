@@ -64,6 +64,18 @@ InterpolationOf(const InterpolateImageFunction<TImage, TPrecision> * interpolato
   return false;
 }
 
+/** True for interpolators whose SetInputImage computes coefficients over the
+ * whole input image (ITK's B-spline decomposition, the Gaussian RBF solve):
+ * their result depends on every input pixel, so the whole input is needed. */
+template <typename TImage, typename TPrecision>
+bool
+HasWholeImageCoefficients(const InterpolateImageFunction<TImage, TPrecision> * interpolator)
+{
+  return dynamic_cast<const BSplineInterpolateImageFunction<TImage, TPrecision, double> *>(interpolator) != nullptr ||
+         dynamic_cast<const BSplineInterpolateImageFunction<TImage, TPrecision, float> *>(interpolator) != nullptr ||
+         dynamic_cast<const CudaGaussianRBFInterpolateImageFunction<TImage, TPrecision> *>(interpolator) != nullptr;
+}
+
 /** y = A x + b of a transform from output to input physical space, if it is affine. */
 template <typename TPrecision, unsigned int D>
 bool
@@ -255,6 +267,25 @@ CudaResampleImageFilter<TInputImage, TOutputImage, TInterpolatorPrecisionType, T
     return "this build has no CUDA code";
   }
   return {};
+}
+
+template <typename TInputImage,
+          typename TOutputImage,
+          typename TInterpolatorPrecisionType,
+          typename TTransformPrecisionType>
+void
+CudaResampleImageFilter<TInputImage, TOutputImage, TInterpolatorPrecisionType, TTransformPrecisionType>::
+  GenerateInputRequestedRegion()
+{
+  if (this->GetInterpolator() == nullptr || !CudaResampleDetail::HasWholeImageCoefficients(this->GetInterpolator()))
+  {
+    Superclass::GenerateInputRequestedRegion(); // throws for a missing interpolator, as ITK does
+    return;
+  }
+  if (auto * input = const_cast<TInputImage *>(this->GetInput()))
+  {
+    input->SetRequestedRegionToLargestPossibleRegion();
+  }
 }
 
 template <typename TInputImage,

@@ -204,6 +204,50 @@ TestInput(const typename TImage::SizeType & size)
   return image;
 }
 
+/** ITK's cubic interpolator, counting the images it is handed (its
+ * SetInputImage runs ITK's single-threaded decomposition of the input). */
+template <typename TImage>
+class CountingBSplineInterpolator : public itk::BSplineInterpolateImageFunction<TImage, double, double>
+{
+public:
+  ITK_DISALLOW_COPY_AND_MOVE(CountingBSplineInterpolator);
+  using Self = CountingBSplineInterpolator;
+  using Superclass = itk::BSplineInterpolateImageFunction<TImage, double, double>;
+  using Pointer = itk::SmartPointer<Self>;
+  itkNewMacro(Self);
+  itkTypeMacro(CountingBSplineInterpolator, BSplineInterpolateImageFunction);
+
+  void
+  SetInputImage(const TImage * image) override
+  {
+    m_ImagesGiven += image != nullptr ? 1 : 0;
+    Superclass::SetInputImage(image);
+  }
+  int m_ImagesGiven{ 0 };
+
+protected:
+  CountingBSplineInterpolator() = default;
+  ~CountingBSplineInterpolator() override = default;
+};
+
+/** A filter with a small output grid inside the input's footprint, so that
+ * ITK's request for a linear interpolator is a part of the input. */
+template <typename TImage>
+typename itk::CudaResampleImageFilter<TImage, TImage>::Pointer
+SmallWindowFilter(const TImage * input, itk::InterpolateImageFunction<TImage, double> * interpolator, Mode mode)
+{
+  auto filter = itk::CudaResampleImageFilter<TImage, TImage>::New();
+  filter->SetInput(input);
+  filter->SetTransform(itk::AffineTransform<double, TImage::ImageDimension>::New());
+  filter->SetInterpolator(interpolator);
+  filter->SetExecutionMode(mode);
+  filter->SetOutputParametersFromImage(input);
+  typename TImage::SizeType size;
+  size.Fill(6);
+  filter->SetSize(size);
+  return filter;
+}
+
 // ===========================================================================
 // CPU
 // ===========================================================================
@@ -250,6 +294,44 @@ TEST(ResampleCpu, UnsupportedRequestsRunOnTheCpuAndSayWhy)
   mixed->SetTransform(MakeAffine<2>());
   EXPECT_NE(mixed->GetGPUUnsupportedReason().find("float to unsigned char"), std::string::npos)
     << mixed->GetGPUUnsupportedReason();
+}
+
+TEST(ResampleCpu, WholeImageInterpolatorsGetTheWholeInputButNoEarlyDecomposition)
+{
+  // ITK's ResampleImageFilter hands the image to the interpolator while it
+  // computes the input request, and again before threading: the B-spline
+  // interpolator's decomposition of the whole input ran there first (once,
+  // single-threaded). Ours requests the whole input, as the decomposition
+  // does, without handing it over early; ITK's CPU path then hands it over
+  // once, and the result is ITK's.
+  auto input = TestInput<F3>({ 30, 26, 22 });
+  auto cubic = CountingBSplineInterpolator<F3>::New();
+  cubic->SetSplineOrder(3);
+  auto filter = SmallWindowFilter<F3>(input, cubic, Mode::CPU);
+  filter->Update();
+  EXPECT_EQ(cubic->m_ImagesGiven, 1);
+  EXPECT_EQ(input->GetRequestedRegion(), input->GetLargestPossibleRegion());
+
+  auto itkCubic = CountingBSplineInterpolator<F3>::New();
+  itkCubic->SetSplineOrder(3);
+  auto reference = itk::ResampleImageFilter<F3, F3>::New();
+  reference->SetInput(input);
+  reference->SetTransform(itk::AffineTransform<double, 3>::New());
+  reference->SetInterpolator(itkCubic);
+  reference->SetOutputParametersFromImage(input);
+  reference->SetSize(filter->GetSize());
+  reference->Update();
+  EXPECT_EQ(itkCubic->m_ImagesGiven, 2); // ITK's own filter, for comparison
+  EXPECT_EQ(MaxAbsDifference(filter->GetOutput(), reference->GetOutput()), 0.0);
+
+  // other interpolators keep ITK's request: the output's footprint plus the radius
+  auto linear = SmallWindowFilter<F3>(input, MakeInterpolator<F3>(Rule::Linear), Mode::CPU);
+  linear->Update();
+  EXPECT_LT(input->GetRequestedRegion().GetNumberOfPixels(), input->GetLargestPossibleRegion().GetNumberOfPixels());
+
+  // and a missing interpolator is ITK's exception
+  auto none = SmallWindowFilter<F3>(input, nullptr, Mode::CPU);
+  EXPECT_THROW(none->Update(), itk::ExceptionObject);
 }
 
 TEST(ResampleCpu, GpuModeWithoutGpuThrows)
@@ -349,6 +431,25 @@ TEST(ResampleGpu, MatchesItkOnRealImages)
     EXPECT_LE(MaxAbsDifference(gpu3.GetPointer(), itk3.GetPointer()), 1.0);
     EXPECT_LE(FractionDiffering(gpu3.GetPointer(), itk3.GetPointer(), 0.0), 0.01);
   }
+}
+
+TEST(ResampleGpu, CubicNeverRunsItksDecomposition)
+{
+  CIF_REQUIRE_GPU_OR_SKIP();
+  // the GPU computes its own coefficients: ITK's interpolator is never
+  // handed the image (its decomposition took 100 s at 1024^3 before the
+  // GPU work started)
+  auto input = TestInput<F3>({ 30, 26, 22 });
+  auto cubic = CountingBSplineInterpolator<F3>::New();
+  cubic->SetSplineOrder(3);
+  auto filter = SmallWindowFilter<F3>(input, cubic, Mode::GPU);
+  filter->Update();
+  EXPECT_EQ(filter->GetLastExecutedOn(), itk::CudaExecutedOn::GPU);
+  EXPECT_EQ(cubic->m_ImagesGiven, 0);
+  EXPECT_EQ(input->GetRequestedRegion(), input->GetLargestPossibleRegion());
+  auto reference = SmallWindowFilter<F3>(input, MakeInterpolator<F3>(Rule::Cubic), Mode::CPU);
+  reference->Update();
+  EXPECT_LE(MaxAbsDifference(filter->GetOutput(), reference->GetOutput()), 1e-5 * DynamicRange(input.GetPointer()));
 }
 
 TEST(ResampleGpu, StreamsAndKeepsDataOnTheDevice)
