@@ -116,12 +116,30 @@ public:
   Synchronize();
 
   /** Synchronous, counted copies between host memory and device memory the
-   * module does not own (a CuPy or torch array), on the calling thread's
-   * stream (cif::CurrentStream). */
+   * module does not own (a CuPy or torch array), after the work queued on
+   * the calling thread's stream (cif::CurrentStream). Pageable host memory
+   * of 256 KiB or more travels through cached pinned staging chunks, several
+   * host threads at once, each overlapping its memcpy with the previous
+   * chunk's DMA (the driver's own pageable path moved 1.6 GB/s down on an
+   * H200); pinned host memory is copied directly. The caller's buffer is
+   * never page-locked. */
   static void
   CopyHostToDevice(void * device, const void * host, std::size_t bytes);
   static void
   CopyDeviceToHost(void * host, const void * device, std::size_t bytes);
+
+  /** The host threads (lanes) a large staged copy uses; 0 restores the
+   * default (one per hardware thread, at most 16). For measurements. */
+  static void
+  SetStagingLanes(int lanes);
+  static int
+  GetStagingLanes();
+  /** The bytes of one pinned staging chunk; 0 restores the default (4 MiB).
+   * For measurements. */
+  static void
+  SetStagingChunkBytes(std::size_t bytes);
+  static std::size_t
+  GetStagingChunkBytes();
 };
 
 /** \class CudaDeviceBuffer

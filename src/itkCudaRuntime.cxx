@@ -6,6 +6,7 @@
 #include "cifCudaError.h"
 #include "cifExecution.h"
 #include "cifRuntimeInternal.h"
+#include "cifStagedCopy.h"
 
 #include <atomic>
 #include <mutex>
@@ -338,8 +339,7 @@ CudaRuntime::CopyHostToDevice(void * device, const void * host, std::size_t byte
   {
     return;
   }
-  CIF_CUDA_CHECK(cudaMemcpyAsync(device, host, bytes, cudaMemcpyHostToDevice, CurrentCudaStream()));
-  CIF_CUDA_CHECK(cudaStreamSynchronize(CurrentCudaStream()));
+  cif::StagedCopyToDevice(device, host, bytes, CurrentCudaStream());
   CountTransfer(true, bytes);
 #else
   (void)device;
@@ -357,8 +357,7 @@ CudaRuntime::CopyDeviceToHost(void * host, const void * device, std::size_t byte
   {
     return;
   }
-  CIF_CUDA_CHECK(cudaMemcpyAsync(host, device, bytes, cudaMemcpyDeviceToHost, CurrentCudaStream()));
-  CIF_CUDA_CHECK(cudaStreamSynchronize(CurrentCudaStream()));
+  cif::StagedCopyToHost(host, device, bytes, CurrentCudaStream());
   CountTransfer(false, bytes);
 #else
   (void)device;
@@ -366,6 +365,30 @@ CudaRuntime::CopyDeviceToHost(void * host, const void * device, std::size_t byte
   (void)bytes;
   ThrowNoCuda("cannot copy from the device");
 #endif
+}
+
+void
+CudaRuntime::SetStagingLanes(int lanes)
+{
+  cif::SetStagingLanes(lanes);
+}
+
+int
+CudaRuntime::GetStagingLanes()
+{
+  return cif::GetStagingLanes();
+}
+
+void
+CudaRuntime::SetStagingChunkBytes(std::size_t bytes)
+{
+  cif::SetStagingChunkBytes(bytes);
+}
+
+std::size_t
+CudaRuntime::GetStagingChunkBytes()
+{
+  return cif::GetStagingChunkBytes();
 }
 
 void

@@ -10,6 +10,8 @@
 #include "itkShiftScaleImageFilter.h"
 
 #include <gtest/gtest.h>
+#include <algorithm>
+#include <random>
 #include <vector>
 
 namespace
@@ -266,6 +268,35 @@ TEST(CudaImageGpu, DeviceMemoryIsReleased)
     again->GetDeviceBufferPointer();
   }
   EXPECT_EQ(itk::CudaRuntime::GetBytesAllocated(), baseline) << "destroying the image frees its device copy";
+}
+
+TEST(CudaImageGpu, StagedCopiesCarryEveryByte)
+{
+  CIF_REQUIRE_GPU_OR_SKIP();
+  // sizes around the direct-copy threshold (256 KiB), the pinned chunk (8 MiB)
+  // and many chunks per lane; unaligned host pointers; 1, 3 and the default lanes
+  const std::size_t sizes[] = { 1, (256u << 10) - 1, 256u << 10, (24u << 20) + 12345, (100u << 20) + 3 };
+  std::mt19937      random(23);
+  for (int lanes : { 1, 3, 0 })
+  {
+    itk::CudaRuntime::SetStagingLanes(lanes);
+    for (std::size_t n : sizes)
+    {
+      std::vector<unsigned char> source(n + 1), back(n + 1, 0x5A);
+      for (auto & b : source)
+      {
+        b = static_cast<unsigned char>(random());
+      }
+      itk::CudaDeviceBuffer device(n);
+      device.FillBytes(0xA5); // poison
+      device.CopyFromHost(source.data() + 1, n);
+      device.CopyToHost(back.data() + 1, n);
+      EXPECT_EQ(back[0], 0x5A) << n << " bytes, " << lanes << " lanes: the byte before the copy was written";
+      EXPECT_TRUE(std::equal(source.begin() + 1, source.end(), back.begin() + 1))
+        << n << " bytes, " << lanes << " lanes";
+    }
+  }
+  itk::CudaRuntime::SetStagingLanes(0);
 }
 
 TEST(CudaImageGpu, PlainImagesAreUploadedAndDownloadedOnce)
