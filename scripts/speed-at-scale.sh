@@ -5,7 +5,10 @@
 # to end from file to file. For each run: the wall time, the tool's filter
 # time (uploads, kernels and downloads, in slabs) and the rest (reading and
 # writing the files), and the peak memory; then the median once more with
-# --stream (file to file in pieces). Usage:
+# --stream (file to file in pieces). CAP "none" runs the whole image in one
+# piece (no --device-memory-limit), and adds the cubic resample of issue 22
+# (--rotate 0,0,10). ONLY="median resample" runs the named runs only.
+# Usage:
 #   bash scripts/speed-at-scale.sh TOOL [SIZE] [CAP] [WORKDIR]
 set -euo pipefail
 tool=$1
@@ -24,15 +27,18 @@ t = time.perf_counter()
 lv.write_mha(sys.argv[3], lv.make_volume((nz, ny, nx), np.float32), "MET_FLOAT")
 print(f"wrote {sys.argv[3]}: {nx}x{ny}x{nz} float32, {nx*ny*nz*4/1e9:.1f} GB in {time.perf_counter()-t:.1f} s")
 PY
+limit=(--device-memory-limit "$cap")
+[ "$cap" = none ] && limit=()
 run() {
   local name=$1; shift
   local start end
+  if [ -n "${ONLY:-}" ] && ! [[ " $ONLY " == *" $1 "* ]]; then return; fi
   start=$(date +%s.%N)
   if [ -x /usr/bin/time ]; then
-    /usr/bin/time -f "%M" -o "$work/peak" "$tool" "$@" --device "${DEVICE:-gpu}" --quiet --device-memory-limit "$cap" > "$work/line"
+    /usr/bin/time -f "%M" -o "$work/peak" "$tool" "$@" --device "${DEVICE:-gpu}" --quiet "${limit[@]}" > "$work/line"
   else
     echo 0 > "$work/peak" # no GNU time: the streamed run still prints its own peak
-    "$tool" "$@" --device "${DEVICE:-gpu}" --quiet --device-memory-limit "$cap" > "$work/line"
+    "$tool" "$@" --device "${DEVICE:-gpu}" --quiet "${limit[@]}" > "$work/line"
   fi
   end=$(date +%s.%N)
   python3 - "$name" "$start" "$end" "$work/line" "$work/peak" <<'PY'
@@ -54,5 +60,8 @@ PY
 run "median r=1" median "$work/in.mha" "$work/out.mha" --radius 1
 run "bilateral r=2" bilateral "$work/in.mha" "$work/out.mha" --domain-sigma 1 --range-sigma 5 --radius 2
 run "cubic prefilter (recursive)" bspline-prefilter "$work/in.mha" "$work/out.mha"
+if [ "$cap" = none ]; then
+  run "cubic resample, rotation 10 degrees about z" resample "$work/in.mha" "$work/out.mha" --rotate 0,0,10
+fi
 run "median r=1, --stream 2G pieces" median "$work/in.mha" "$work/out.mha" --radius 1 --stream-memory 2G
 rm -f "$work/in.mha"

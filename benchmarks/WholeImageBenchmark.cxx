@@ -1,0 +1,571 @@
+/*=========================================================================
+ *  CudaImageFilters: the whole path a C++ user takes (an executable, not a
+ *  test). For every ITK class of the module, in one run on one GPU:
+ *
+ *  - "resident": the class with itk::CudaImage input and output whose data
+ *    is already on the device (the device work plus the class's own
+ *    overhead: allocation of the output, launches);
+ *  - "whole": the same class with plain itk::Image input and output (the
+ *    upload, the device work, the download into the output image);
+ *  - the pinned host-device bandwidth measured in the same run (cudaMemcpy
+ *    between cudaHostAlloc'd memory and the device, 1 GiB, each way);
+ *  - the floor: resident + input bytes / pinned up + output bytes / pinned
+ *    down, and whole / floor (target: at most 1.3).
+ *
+ *  Every whole-path output is checked equal to the resident output.
+ *  Float32 volumes of n^3 (uniform noise in [0, 1000)), median of --reps
+ *  updates after a warm-up update (Modified() before each).
+ *
+ *    WholeImageBenchmark [--sizes 512,1024] [--reps N] [--only NAME[,NAME]]
+ *                        [--lanes N] [--chunk-mib M] [--staging-sweep]
+ *=========================================================================*/
+#include "BenchmarkCommon.h"
+#include "itkBSplineInterpolateImageFunction.h"
+#include "itkCudaBSplineDecompositionImageFilter.h"
+#include "itkCudaBilateralImageFilter.h"
+#include "itkCudaBinaryThresholdImageFilter.h"
+#include "itkCudaGrayscaleErodeImageFilter.h"
+#include "itkCudaImage.h"
+#include "itkCudaMeanImageFilter.h"
+#include "itkCudaMedianImageFilter.h"
+#include "itkCudaResampleImageFilter.h"
+#include "itkCudaRotatingMaskImageFilter.h"
+#include "itkCudaThresholdToPackedMaskImageFilter.h"
+#include "itkEuler3DTransform.h"
+#include "itkFlatStructuringElement.h"
+#include "itkLinearInterpolateImageFunction.h"
+
+#include <sys/mman.h>
+
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <random>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace
+{
+using namespace cif_bench;
+using Mode = itk::CudaExecutionMode;
+
+struct PinnedBandwidth
+{
+  double up{ 0 };   ///< GB/s host to device
+  double down{ 0 }; ///< GB/s device to host
+};
+
+#ifdef CUDAIMAGEFILTERS_WITH_CUDA
+/** cudaMemcpy of 1 GiB between pinned host memory and the device, median of 5 each way. */
+PinnedBandwidth
+MeasurePinnedBandwidth()
+{
+  const std::size_t bytes = std::size_t{ 1 } << 30;
+  void *            host = nullptr;
+  CIF_CUDA_CHECK(cudaHostAlloc(&host, bytes, cudaHostAllocDefault));
+  std::memset(host, 0x3C, bytes);
+  itk::CudaDeviceBuffer device(bytes);
+  CudaEventTimer        timer;
+  std::vector<double>   up, down;
+  for (int i = 0; i < 6; ++i)
+  {
+    timer.Start();
+    CIF_CUDA_CHECK(cudaMemcpy(device.GetPointer(), host, bytes, cudaMemcpyHostToDevice));
+    const double u = timer.Stop();
+    timer.Start();
+    CIF_CUDA_CHECK(cudaMemcpy(host, device.GetPointer(), bytes, cudaMemcpyDeviceToHost));
+    const double d = timer.Stop();
+    if (i > 0)
+    {
+      up.push_back(u);
+      down.push_back(d);
+    }
+  }
+  CIF_CUDA_CHECK(cudaFreeHost(host));
+  return { GBps(static_cast<double>(bytes), MedianOf(up)), GBps(static_cast<double>(bytes), MedianOf(down)) };
+}
+#endif
+
+/** The module's own staged copy of a pageable buffer (what plain images
+ * use), GB/s each way; `fresh`: down into newly allocated memory each time
+ * (its pages are first touched by the copy, as a new output image's are). */
+PinnedBandwidth
+MeasureStagedBandwidth(std::size_t bytes, bool fresh = false)
+{
+  std::vector<unsigned char> host(bytes, 0x5A);
+  itk::CudaDeviceBuffer      device(bytes);
+  std::vector<double>        up, down;
+  for (int i = 0; i < 4; ++i)
+  {
+    const double u = TimeWallOnce([&] { device.CopyFromHost(host.data(), bytes); });
+    double       d = 0;
+    if (fresh)
+    {
+      std::unique_ptr<unsigned char[]> target(new unsigned char[bytes]); // not touched
+      d = TimeWallOnce([&] { device.CopyToHost(target.get(), bytes); });
+    }
+    else
+    {
+      d = TimeWallOnce([&] { device.CopyToHost(host.data(), bytes); });
+    }
+    if (i > 0)
+    {
+      up.push_back(u);
+      down.push_back(d);
+    }
+  }
+  return { GBps(static_cast<double>(bytes), MedianOf(up)), GBps(static_cast<double>(bytes), MedianOf(down)) };
+}
+
+/** Down into fresh memory three ways: as it comes, after
+ * madvise(MADV_HUGEPAGE), and after populating it (MADV_POPULATE_WRITE, 8
+ * threads; the populate time is printed apart). */
+void
+FreshTargetStudy()
+{
+  const std::size_t     bytes = std::size_t{ 1 } << 30;
+  std::vector<char>     host(bytes, 1);
+  itk::CudaDeviceBuffer device(bytes);
+  device.CopyFromHost(host.data(), bytes);
+  std::FILE * thp = std::fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
+  char        mode[128] = "unknown";
+  if (thp)
+  {
+    if (!std::fgets(mode, sizeof mode, thp))
+    {
+      std::strcpy(mode, "unreadable");
+    }
+    std::fclose(thp);
+  }
+  std::printf("transparent huge pages: %s", mode);
+  for (int variant = 0; variant < 3; ++variant)
+  {
+    std::vector<double> down, populate;
+    for (int i = 0; i < 4; ++i)
+    {
+      void * p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+      if (p == MAP_FAILED)
+      {
+        std::printf("mmap failed\n");
+        return;
+      }
+      double pop = 0;
+      if (variant == 1)
+      {
+        madvise(p, bytes, MADV_HUGEPAGE);
+      }
+      if (variant == 2)
+      {
+        pop = TimeWallOnce(
+          [&]
+          {
+            std::vector<std::thread> threads;
+            for (int t = 0; t < 8; ++t)
+            {
+              threads.emplace_back(
+                [&, t]
+                {
+                  const std::size_t part = bytes / 8;
+                  madvise(static_cast<char *>(p) + t * part, part, 23 /* MADV_POPULATE_WRITE */);
+                });
+            }
+            for (auto & th : threads)
+            {
+              th.join();
+            }
+          });
+      }
+      const double d = TimeWallOnce([&] { device.CopyToHost(p, bytes); });
+      munmap(p, bytes);
+      if (i > 0)
+      {
+        down.push_back(d);
+        populate.push_back(pop);
+      }
+    }
+    std::printf("  fresh target, %s: down %.1f GB/s%s",
+                variant == 0 ? "as it comes" : variant == 1 ? "MADV_HUGEPAGE" : "populated first",
+                GBps(static_cast<double>(bytes), MedianOf(down)),
+                variant == 2 ? "" : "\n");
+    if (variant == 2)
+    {
+      std::printf(" (populating took %.1f ms = %.1f GB/s)\n",
+                  MedianOf(populate),
+                  GBps(static_cast<double>(bytes), MedianOf(populate)));
+    }
+  }
+}
+
+/** The staged copy's rate for several lane counts and chunk sizes. */
+void
+StagingSweep()
+{
+  std::printf("staged copies of a pageable 1 GiB buffer: lanes x chunk -> up, down (warm target), down (fresh target) GB/s\n");
+  for (int lanes : { 4, 8, 12, 16 })
+  {
+    for (std::size_t chunk : { std::size_t{ 4 } << 20, std::size_t{ 8 } << 20, std::size_t{ 16 } << 20 })
+    {
+      itk::CudaRuntime::SetStagingLanes(lanes);
+      itk::CudaRuntime::SetStagingChunkBytes(chunk);
+      const PinnedBandwidth warm = MeasureStagedBandwidth(std::size_t{ 1 } << 30);
+      const PinnedBandwidth fresh = MeasureStagedBandwidth(std::size_t{ 1 } << 30, true);
+      std::printf("  %2d lanes x %2zu MiB: up %.1f, down %.1f, down fresh %.1f\n",
+                  lanes,
+                  chunk >> 20,
+                  warm.up,
+                  warm.down,
+                  fresh.down);
+    }
+  }
+  itk::CudaRuntime::SetStagingLanes(0);
+  itk::CudaRuntime::SetStagingChunkBytes(0);
+}
+
+template <typename TImage>
+typename TImage::Pointer
+MakeImage(std::size_t n, const std::vector<float> & values)
+{
+  using Pixel = typename TImage::PixelType;
+  auto                      image = TImage::New();
+  typename TImage::SizeType size;
+  size.Fill(n);
+  image->SetRegions(size);
+  image->Allocate();
+  Pixel * p = image->GetBufferPointer();
+  for (std::size_t i = 0; i < values.size(); ++i)
+  {
+    p[i] = static_cast<Pixel>(values[i]);
+  }
+  return image;
+}
+
+struct Result
+{
+  std::string name;
+  std::size_t n{ 0 };
+  double      resident{ 0 };
+  double      whole{ 0 };
+  double      inBytes{ 0 };
+  double      outBytes{ 0 };
+  bool        equal{ false };
+  std::string ranOn;
+};
+
+/** Times filter class TFilter<In, Out> both ways on n^3 voxels; `configure`
+ * sets its parameters (a generic lambda taking the filter pointer). */
+template <template <typename, typename> class TFilter, typename TIn, typename TOut, typename TConfigure>
+Result
+Measure(const std::string & name, std::size_t n, const std::vector<float> & values, int reps, TConfigure configure)
+{
+  using PlainIn = itk::Image<TIn, 3>;
+  using PlainOut = itk::Image<TOut, 3>;
+  using DeviceIn = itk::CudaImage<TIn, 3>;
+  using DeviceOut = itk::CudaImage<TOut, 3>;
+  Result r;
+  r.name = name;
+  r.n = n;
+  const double voxels = static_cast<double>(n) * n * n;
+  r.inBytes = voxels * sizeof(TIn);
+  r.outBytes = voxels * sizeof(TOut);
+
+  std::vector<TOut> residentOutput;
+  {
+    auto input = MakeImage<DeviceIn>(n, values);
+    input->GetDeviceBufferPointer(); // uploaded before the timing
+    auto filter = TFilter<DeviceIn, DeviceOut>::New();
+    filter->SetInput(input);
+    filter->SetExecutionMode(Mode::GPU);
+    configure(filter.GetPointer());
+    r.resident = TimeWall(
+      [&]
+      {
+        filter->Modified();
+        filter->Update();
+        itk::CudaRuntime::Synchronize();
+      },
+      reps);
+    const TOut * p = filter->GetOutput()->GetBufferPointer(); // downloads, outside the timing
+    residentOutput.assign(p, p + static_cast<std::size_t>(voxels));
+  }
+  auto input = MakeImage<PlainIn>(n, values);
+  auto filter = TFilter<PlainIn, PlainOut>::New();
+  filter->SetInput(input);
+  filter->SetExecutionMode(Mode::GPU);
+  configure(filter.GetPointer());
+  r.whole = TimeWall(
+    [&]
+    {
+      filter->Modified();
+      filter->Update();
+    },
+    reps);
+  r.ranOn = filter->GetLastExecutionReport().Message;
+  const TOut * p = filter->GetOutput()->GetBufferPointer();
+  r.equal = std::memcmp(p, residentOutput.data(), residentOutput.size() * sizeof(TOut)) == 0;
+  return r;
+}
+
+template <typename TIn, typename TOut>
+using Median = itk::CudaMedianImageFilter<TIn, TOut>;
+template <typename TIn, typename TOut>
+using Mean = itk::CudaMeanImageFilter<TIn, TOut>;
+template <typename TIn, typename TOut>
+using Erode = itk::CudaGrayscaleErodeImageFilter<TIn, TOut, itk::FlatStructuringElement<3>>;
+template <typename TIn, typename TOut>
+using Bilateral = itk::CudaBilateralImageFilter<TIn, TOut>;
+template <typename TIn, typename TOut>
+using RotatingMask = itk::CudaRotatingMaskImageFilter<TIn, TOut>;
+template <typename TIn, typename TOut>
+using Threshold = itk::CudaBinaryThresholdImageFilter<TIn, TOut>;
+template <typename TIn, typename TOut>
+using Prefilter = itk::CudaBSplineDecompositionImageFilter<TIn, TOut>;
+template <typename TIn, typename TOut>
+using Resample = itk::CudaResampleImageFilter<TIn, TOut>;
+
+/** The rotation of ResampleBenchmark: 10 degrees about z, 5 about x, about the centre. */
+template <typename TFilter>
+void
+SetRotation(TFilter * filter, std::size_t n)
+{
+  using Image = typename TFilter::InputImageType;
+  auto               transform = itk::Euler3DTransform<double>::New();
+  itk::Point<double, 3> centre;
+  centre.Fill(0.5 * (static_cast<double>(n) - 1));
+  transform->SetCenter(centre);
+  transform->SetRotation(0.5 * 10.0 * 3.14159265358979 / 180.0, 0.0, 10.0 * 3.14159265358979 / 180.0);
+  filter->SetTransform(transform);
+  typename Image::SizeType size;
+  size.Fill(n);
+  filter->SetSize(size);
+}
+
+bool
+Wanted(const std::vector<std::string> & only, const std::string & name)
+{
+  if (only.empty())
+  {
+    return true;
+  }
+  for (const auto & o : only)
+  {
+    if (name.rfind(o, 0) == 0)
+    {
+      return true;
+    }
+  }
+  return false;
+}
+
+std::vector<std::string>
+Split(const std::string & text)
+{
+  std::vector<std::string> parts;
+  std::stringstream        in(text);
+  for (std::string part; std::getline(in, part, ',');)
+  {
+    if (!part.empty())
+    {
+      parts.push_back(part);
+    }
+  }
+  return parts;
+}
+} // namespace
+
+int
+main(int argc, char * argv[])
+{
+  std::vector<std::size_t> sizes{ 512, 1024 };
+  std::vector<std::string> only;
+  int                      reps = 3;
+  bool                     sweep = false;
+  for (int i = 1; i < argc; ++i)
+  {
+    if (!std::strcmp(argv[i], "--sizes") && i + 1 < argc)
+    {
+      sizes.clear();
+      for (const auto & s : Split(argv[++i]))
+      {
+        sizes.push_back(static_cast<std::size_t>(std::stoul(s)));
+      }
+    }
+    else if (!std::strcmp(argv[i], "--reps") && i + 1 < argc)
+    {
+      reps = std::max(1, std::atoi(argv[++i]));
+    }
+    else if (!std::strcmp(argv[i], "--only") && i + 1 < argc)
+    {
+      only = Split(argv[++i]);
+    }
+    else if (!std::strcmp(argv[i], "--lanes") && i + 1 < argc)
+    {
+      itk::CudaRuntime::SetStagingLanes(std::atoi(argv[++i]));
+    }
+    else if (!std::strcmp(argv[i], "--chunk-mib") && i + 1 < argc)
+    {
+      itk::CudaRuntime::SetStagingChunkBytes(static_cast<std::size_t>(std::atoi(argv[++i])) << 20);
+    }
+    else if (!std::strcmp(argv[i], "--staging-sweep"))
+    {
+      sweep = true;
+    }
+    else
+    {
+      std::printf("usage: %s [--sizes 512,1024] [--reps N] [--only NAME[,NAME]] [--lanes N] [--chunk-mib M] "
+                  "[--staging-sweep]\n", argv[0]);
+      return 2;
+    }
+  }
+  if (!itk::CudaRuntime::IsDeviceAvailable())
+  {
+    std::printf("WholeImageBenchmark: no GPU (%s)\n", itk::CudaRuntime::GetUnavailableReason().c_str());
+    return 0;
+  }
+  PinnedBandwidth pinned;
+#ifdef CUDAIMAGEFILTERS_WITH_CUDA
+  pinned = MeasurePinnedBandwidth();
+#endif
+  if (sweep)
+  {
+    FreshTargetStudy();
+    StagingSweep();
+  }
+  const PinnedBandwidth staged = MeasureStagedBandwidth(std::size_t{ 1 } << 30);
+  PrintDeviceLine("Whole images through the ITK classes, float32", CopyBandwidth());
+  std::printf("pinned cudaMemcpy, 1 GiB: up %.1f GB/s, down %.1f GB/s\n", pinned.up, pinned.down);
+  std::printf("the module's staged copy of a pageable 1 GiB buffer (%d lanes, %zu MiB chunks): up %.1f GB/s, down %.1f GB/s\n",
+              itk::CudaRuntime::GetStagingLanes(),
+              itk::CudaRuntime::GetStagingChunkBytes() >> 20,
+              staged.up,
+              staged.down);
+  std::printf("floor = resident + input bytes / pinned up + output bytes / pinned down; target whole / floor <= 1.3\n\n");
+
+  std::vector<Result> results;
+  for (std::size_t n : sizes)
+  {
+    std::vector<float> values(n * n * n);
+    std::mt19937       random(7);
+    std::uniform_real_distribution<float> uniform(0.0f, 1000.0f);
+    for (auto & v : values)
+    {
+      v = uniform(random);
+    }
+    const auto run = [&](const std::string & name, auto measure)
+    {
+      if (Wanted(only, name))
+      {
+        results.push_back(measure(name));
+        const Result & r = results.back();
+        std::printf("  %s %zu^3: resident %.1f ms, whole %.1f ms\n", r.name.c_str(), r.n, r.resident, r.whole);
+        std::fflush(stdout);
+      }
+    };
+    run("median r=1",
+        [&](const std::string & name)
+        {
+          return Measure<Median, float, float>(name, n, values, reps, [](auto * f) { f->SetRadius(1); });
+        });
+    run("mean r=1",
+        [&](const std::string & name)
+        { return Measure<Mean, float, float>(name, n, values, reps, [](auto * f) { f->SetRadius(1); }); });
+    run("erode r=1",
+        [&](const std::string & name)
+        {
+          return Measure<Erode, float, float>(
+            name,
+            n,
+            values,
+            reps,
+            [](auto * f)
+            {
+              itk::FlatStructuringElement<3>::RadiusType radius;
+              radius.Fill(1);
+              f->SetKernel(itk::FlatStructuringElement<3>::Box(radius));
+            });
+        });
+    run("bilateral r=2",
+        [&](const std::string & name)
+        {
+          return Measure<Bilateral, float, float>(name,
+                                                  n,
+                                                  values,
+                                                  reps,
+                                                  [](auto * f)
+                                                  {
+                                                    f->SetDomainSigma(0.8);
+                                                    f->SetRangeSigma(200.0);
+                                                  });
+        });
+    run("rotating mask",
+        [&](const std::string & name)
+        { return Measure<RotatingMask, float, float>(name, n, values, reps, [](auto *) {}); });
+    run("binary threshold to uint8",
+        [&](const std::string & name)
+        {
+          return Measure<Threshold, float, unsigned char>(name,
+                                                          n,
+                                                          values,
+                                                          reps,
+                                                          [](auto * f)
+                                                          {
+                                                            f->SetLowerThreshold(250.0f);
+                                                            f->SetUpperThreshold(750.0f);
+                                                          });
+        });
+    run("prefilter (recursive)",
+        [&](const std::string & name)
+        { return Measure<Prefilter, float, float>(name, n, values, reps, [](auto *) {}); });
+    run("resample cubic, ITK's BSplineInterpolateImageFunction",
+        [&](const std::string & name)
+        {
+          return Measure<Resample, float, float>(name,
+                                                 n,
+                                                 values,
+                                                 reps,
+                                                 [n](auto * f)
+                                                 {
+                                                   using Image = typename std::remove_pointer<decltype(f)>::type::InputImageType;
+                                                   auto cubic = itk::BSplineInterpolateImageFunction<Image, double, double>::New();
+                                                   cubic->SetSplineOrder(3);
+                                                   f->SetInterpolator(cubic);
+                                                   SetRotation(f, n);
+                                                 });
+        });
+    run("resample linear",
+        [&](const std::string & name)
+        {
+          return Measure<Resample, float, float>(name,
+                                                 n,
+                                                 values,
+                                                 reps,
+                                                 [n](auto * f)
+                                                 {
+                                                   using Image = typename std::remove_pointer<decltype(f)>::type::InputImageType;
+                                                   f->SetInterpolator(itk::LinearInterpolateImageFunction<Image, double>::New());
+                                                   SetRotation(f, n);
+                                                 });
+        });
+  }
+
+  std::printf("\n| filter | size | resident ms | whole ms | transfers at pinned speed ms | floor ms | whole / floor | "
+              "whole GB/s (in + out) | equal |\n|---|---|---|---|---|---|---|---|---|\n");
+  for (const auto & r : results)
+  {
+    const double transfer = pinned.up > 0 ? r.inBytes / (pinned.up * 1e6) + r.outBytes / (pinned.down * 1e6) : 0;
+    const double floor = r.resident + transfer;
+    std::printf("| %s | %zu^3 | %.1f | %.1f | %.1f | %.1f | %.2f | %.1f | %s |\n",
+                r.name.c_str(),
+                r.n,
+                r.resident,
+                r.whole,
+                transfer,
+                floor,
+                r.whole / floor,
+                GBps(r.inBytes + r.outBytes, r.whole),
+                r.equal ? "yes" : "NO");
+  }
+  std::printf("\nlast report: %s\n", results.empty() ? "" : results.back().ranOn.c_str());
+  return 0;
+}
