@@ -3,7 +3,7 @@ set(DOCUMENTATION "GPU (CUDA) versions of medical-image filters with CPU fallbac
 cubic B-spline prefilter (exact recursive and FIR), resampling and a batch \
 B-spline interpolator, median, bilateral, rotating-mask, box mean and erosion \
 filters, threshold segmentation with bit-packed masks. Images can stay on the \
-GPU between filters (itk::CudaImage).")
+GPU between filters (itk::CudaFilterImage).")
 
 itk_module(CudaImageFilters
   DEPENDS

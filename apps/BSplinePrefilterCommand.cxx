@@ -5,10 +5,11 @@
 #include "FilterCommon.h"
 #include "ToolCommon.h"
 
-#include "cifBSplinePrefilter.h"
+#include "cif/BSplinePrefilter.h"
 #include "itkBSplineDecompositionImageFilter.h"
 #include "itkCudaBSplineDecompositionImageFilter.h"
-#include "itkCudaRuntime.h"
+#include "cif/Runtime.h"
+#include "itkCudaExecution.h"
 #include "itkImage.h"
 
 #include <cmath>
@@ -203,7 +204,7 @@ RunPrefilter(const PrefilterOptions & options)
   }
   else if (options.ExecutionMode == itk::CudaExecutionMode::Automatic)
   {
-    itk::CudaRuntime::IsDeviceAvailable(); // discover the device now, outside the timing
+    cif::Runtime::IsDeviceAvailable(); // discover the device now, outside the timing
   }
 
   auto describe = [&]

@@ -8,7 +8,7 @@
 #include "ToolCommon.h"
 
 #include "itkConfigure.h"
-#include "itkCudaRuntime.h"
+#include "cif/Runtime.h"
 
 #include <algorithm>
 #include <cstring>
@@ -109,17 +109,17 @@ InfoMain(const std::vector<std::string> & args)
   }
   std::cout << "CudaImageFilters " << CUDAIMAGEFILTERS_VERSION << " (ITK " << ITK_VERSION_STRING << "."
             << ITK_VERSION_PATCH << ")\n"
-            << "CUDA compiled in: " << (itk::CudaRuntime::IsCompiledWithCuda() ? "yes" : "no") << '\n';
-  if (itk::CudaRuntime::IsDeviceAvailable())
+            << "CUDA compiled in: " << (cif::Runtime::IsCompiledWithCuda() ? "yes" : "no") << '\n';
+  if (cif::Runtime::IsDeviceAvailable())
   {
-    std::cout << "GPU: " << itk::CudaRuntime::GetDeviceDescription() << '\n'
+    std::cout << "GPU: " << cif::Runtime::GetDeviceDescription() << '\n'
               << "GPU memory free: " << std::fixed << std::setprecision(1)
-              << static_cast<double>(itk::CudaRuntime::GetFreeMemory()) / (1024.0 * 1024.0 * 1024.0) << " GiB of "
-              << static_cast<double>(itk::CudaRuntime::GetTotalMemory()) / (1024.0 * 1024.0 * 1024.0) << " GiB\n";
+              << static_cast<double>(cif::Runtime::GetFreeMemory()) / (1024.0 * 1024.0 * 1024.0) << " GiB of "
+              << static_cast<double>(cif::Runtime::GetTotalMemory()) / (1024.0 * 1024.0 * 1024.0) << " GiB\n";
   }
   else
   {
-    std::cout << "GPU: none (" << itk::CudaRuntime::GetUnavailableReason() << ")\n";
+    std::cout << "GPU: none (" << cif::Runtime::GetUnavailableReason() << ")\n";
   }
   return ExitSuccess;
 }
@@ -200,7 +200,7 @@ Run(const std::vector<std::string> & args)
         throw UsageError("--device-memory-limit needs a size (bytes, or with K, M, G: 4G)");
       }
       ++it;
-      itk::CudaRuntime::SetAllocationLimit(ParseByteSize("--device-memory-limit", *it));
+      cif::Runtime::SetAllocationLimit(ParseByteSize("--device-memory-limit", *it));
       continue;
     }
     commandArgs.push_back(*it);

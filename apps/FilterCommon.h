@@ -11,7 +11,8 @@
 #include "ToolCommon.h"
 
 #include "itkCudaPackedMask.h"
-#include "itkCudaRuntime.h"
+#include "cif/Runtime.h"
+#include "itkCudaExecution.h"
 #include "itkImage.h"
 
 #include <cstdint>

@@ -55,7 +55,7 @@ int
 StageChecksStatus(const std::vector<StageCheck> & checks);
 
 /** A plain itk::Image copy of an image's largest possible region (host
- * pixels; a CudaImage is synchronised through GetBufferPointer()). The
+ * pixels; a CudaFilterImage is synchronised through GetBufferPointer()). The
  * references of --verify run on such copies, disconnected from the pipeline
  * under test. */
 template <typename T, unsigned int D>

@@ -232,7 +232,7 @@ RunGrbf(const GrbfOptions & options)
   }
   else if (options.ExecutionMode == itk::CudaExecutionMode::Automatic)
   {
-    itk::CudaRuntime::IsDeviceAvailable(); // discover the device now, outside the timing
+    cif::Runtime::IsDeviceAvailable(); // discover the device now, outside the timing
   }
   const double       milliseconds = UpdateTimed(filter, CommandName, options.Quiet);
   std::ostringstream method;
@@ -271,7 +271,7 @@ RunGrbf(const GrbfOptions & options)
 
   // --verify: OUT as written against the other device's result
   const bool ranOnGpu = filter->GetLastExecutedOn() == itk::CudaExecutedOn::GPU;
-  if (!ranOnGpu && !itk::CudaRuntime::IsDeviceAvailable())
+  if (!ranOnGpu && !cif::Runtime::IsDeviceAvailable())
   {
     std::cout << "verify: skipped (it compares the GPU and CPU results, and there is no GPU)" << std::endl;
     return ExitSuccess;

@@ -6,9 +6,10 @@
 #include "FilterCommon.h"
 #include "ToolCommon.h"
 
-#include "cifKernelSuperposition.h"
+#include "cif/KernelSuperposition.h"
 #include "itkCudaKernelSuperpositionImageFilter.h"
-#include "itkCudaRuntime.h"
+#include "cif/Runtime.h"
+#include "itkCudaExecution.h"
 #include "itkImage.h"
 
 #include <algorithm>
@@ -526,7 +527,7 @@ RunKernelSuperposition(const KernelSuperpositionOptions & options)
   }
   else if (options.ExecutionMode == itk::CudaExecutionMode::Automatic)
   {
-    itk::CudaRuntime::IsDeviceAvailable(); // discover the device now, outside the timing
+    cif::Runtime::IsDeviceAvailable(); // discover the device now, outside the timing
   }
   const double milliseconds = UpdateTimed(filter, CommandName, options.Quiet);
   const auto   radius = filter->ComputeLargestRadius();

@@ -5,13 +5,14 @@
 #include "FilterCommon.h"
 #include "ToolCommon.h"
 
-#include "cifBSplinePrefilter.h"
+#include "cif/BSplinePrefilter.h"
 #include "itkBSplineInterpolateImageFunction.h"
 #include "itkCompositeTransform.h"
 #include "itkContinuousIndex.h"
 #include "itkCudaGaussianRBFInterpolateImageFunction.h"
 #include "itkCudaResampleImageFilter.h"
-#include "itkCudaRuntime.h"
+#include "cif/Runtime.h"
+#include "itkCudaExecution.h"
 #include "itkEuler2DTransform.h"
 #include "itkEuler3DTransform.h"
 #include "itkIdentityTransform.h"
@@ -783,7 +784,7 @@ RunResample(const ResampleOptions & options, bool unsignedCharOutput)
   }
   else if (options.ExecutionMode == itk::CudaExecutionMode::Automatic)
   {
-    itk::CudaRuntime::IsDeviceAvailable(); // discover the device now, outside the timing
+    cif::Runtime::IsDeviceAvailable(); // discover the device now, outside the timing
   }
 
   const double milliseconds = UpdateTimed(filter, CommandName, options.Quiet);

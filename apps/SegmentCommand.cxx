@@ -1,14 +1,15 @@
 /*=========================================================================
  *  CudaImageFilters: `cudaimagefilters segment`, the segmentation chain of
  *  seed paper 002 on the GPU: an edge-preserving or median filter, a
- *  threshold, and a bit-packed mask, with itk::CudaImage between the
+ *  threshold, and a bit-packed mask, with itk::CudaFilterImage between the
  *  stages so that only the input's upload and the packed mask's download
  *  cross the bus.
  *=========================================================================*/
 #include "FilterStages.h"
 
-#include "itkCudaImage.h"
-#include "itkCudaRuntime.h"
+#include "itkCudaFilterImage.h"
+#include "cif/Runtime.h"
+#include "itkCudaExecution.h"
 #include "itkCudaThresholdToPackedMaskImageFilter.h"
 #include "itkCudaUnpackMaskImageFilter.h"
 #include "itkTimeProbe.h"
@@ -120,7 +121,7 @@ Percent(std::size_t part, std::size_t whole)
 }
 
 std::string
-TransfersToString(const itk::CudaTransferCounters & counters)
+TransfersToString(const cif::TransferCounters & counters)
 {
   std::ostringstream text;
   text << counters.HostToDeviceCount << " upload" << (counters.HostToDeviceCount == 1 ? "" : "s") << " ("
@@ -133,7 +134,7 @@ template <SmoothingKind K, typename T, unsigned int D>
 int
 RunSegmentWith(const SegmentOptions & options)
 {
-  using CudaImageType = itk::CudaImage<T, D>;
+  using CudaImageType = itk::CudaFilterImage<T, D>;
   using PackFilterType = itk::CudaThresholdToPackedMaskImageFilter<CudaImageType>;
   using MaskType = itk::CudaPackedMask<D>;
   using LabelImageType = itk::Image<std::uint8_t, D>;
@@ -162,12 +163,12 @@ RunSegmentWith(const SegmentOptions & options)
     }
     CheckGPURequest(pack->GetGPUUnsupportedReason());
   }
-  if (options.ExecutionMode != itk::CudaExecutionMode::CPU && itk::CudaRuntime::IsDeviceAvailable())
+  if (options.ExecutionMode != itk::CudaExecutionMode::CPU && cif::Runtime::IsDeviceAvailable())
   {
-    itk::CudaRuntime::GetFreeMemory(); // start the device's context now, outside the stage timings
+    cif::Runtime::GetFreeMemory(); // start the device's context now, outside the stage timings
   }
 
-  // ----- Read IN into a CudaImage: host pixels, uploaded once by the first GPU stage.
+  // ----- Read IN into a CudaFilterImage: host pixels, uploaded once by the first GPU stage.
   itk::TimeProbe readClock;
   readClock.Start();
   const auto input = ReadImageFile<CudaImageType>(options.Input);
@@ -175,9 +176,9 @@ RunSegmentWith(const SegmentOptions & options)
   const std::size_t count = input->GetLargestPossibleRegion().GetNumberOfPixels();
   const std::size_t inputBytes = count * sizeof(T);
 
-  itk::CudaRuntime::ResetTransferCounters();
+  cif::Runtime::ResetTransferCounters();
 
-  // ----- Stage 1: the filter, CudaImage to CudaImage (on the GPU the result stays there).
+  // ----- Stage 1: the filter, CudaFilterImage to CudaFilterImage (on the GPU the result stays there).
   const CudaImageType * filtered = input.GetPointer();
   double                filterMilliseconds = 0.0;
   const std::string     filterLabel = std::string(CommandName) + ": " + SmoothingKindName(K);
@@ -188,7 +189,7 @@ RunSegmentWith(const SegmentOptions & options)
     filtered = smoothing->GetOutput();
   }
 
-  // ----- Stage 2: threshold + pack, CudaImage to CudaPackedMask (the words stay on the GPU).
+  // ----- Stage 2: threshold + pack, CudaFilterImage to CudaPackedMask (the words stay on the GPU).
   pack->SetInput(filtered);
   const double               packMilliseconds = UpdateTimed(pack, "segment: threshold + pack", options.Quiet);
   typename MaskType::Pointer mask = pack->GetOutput();
@@ -199,7 +200,7 @@ RunSegmentWith(const SegmentOptions & options)
   downloadClock.Start();
   mask->UpdateHostBuffer();
   downloadClock.Stop();
-  const itk::CudaTransferCounters counters = itk::CudaRuntime::GetTransferCounters();
+  const cif::TransferCounters counters = cif::Runtime::GetTransferCounters();
 
   itk::TimeProbe writeClock;
   writeClock.Start();
@@ -372,7 +373,7 @@ SegmentUsage(std::ostream & os)
      << "  2. threshold L <= value <= U fused with packing: one bit per voxel, 32\n"
      << "     voxels along x per 32-bit word;\n"
      << "  3. the packed words come to the host and are written to OUT.\n"
-     << "The stages hand itk::CudaImage objects to each other, so on the GPU only IN's\n"
+     << "The stages hand itk::CudaFilterImage objects to each other, so on the GPU only IN's\n"
      << "upload and the packed mask's download (one bit per voxel) cross the bus;\n"
      << "the tool prints the module's transfer counters to show it, with the time of\n"
      << "each stage.\n"

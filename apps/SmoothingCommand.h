@@ -9,7 +9,8 @@
 
 #include "FilterStages.h"
 
-#include "itkCudaRuntime.h"
+#include "cif/Runtime.h"
+#include "itkCudaExecution.h"
 
 #include <iomanip>
 #include <iostream>
@@ -57,7 +58,7 @@ RunSmoothing(const SmoothingCommandOptions & options)
   }
   else if (options.ExecutionMode == itk::CudaExecutionMode::Automatic)
   {
-    itk::CudaRuntime::IsDeviceAvailable(); // discover the device now, outside the timing
+    cif::Runtime::IsDeviceAvailable(); // discover the device now, outside the timing
   }
 
   if (options.Streaming.Stream)

@@ -7,7 +7,8 @@
 #include "FilterStages.h"
 
 #include "itkCudaBinaryThresholdImageFilter.h"
-#include "itkCudaRuntime.h"
+#include "cif/Runtime.h"
+#include "itkCudaExecution.h"
 #include "itkCudaThresholdToPackedMaskImageFilter.h"
 
 #include <iomanip>
@@ -125,7 +126,7 @@ RunThreshold(const ThresholdOptions & options)
   }
   else if (options.ExecutionMode == itk::CudaExecutionMode::Automatic)
   {
-    itk::CudaRuntime::IsDeviceAvailable(); // discover the device now, outside the timing
+    cif::Runtime::IsDeviceAvailable(); // discover the device now, outside the timing
   }
 
   if (options.Streaming.Stream)

@@ -8,7 +8,7 @@
 
 #include "itkCudaExecution.h"
 
-#include "itkCudaRuntime.h"
+#include "cif/Runtime.h"
 #include "itkImageIOFactory.h"
 #include "itkObjectFactoryBase.h"
 #include "itkProcessObject.h"
@@ -194,7 +194,7 @@ ParseDeviceOption(const ParsedArguments & parsed)
   if (parsed.Has("--device"))
   {
     const std::string device = parsed.Get("--device");
-    if (!itk::CudaExecutionModeFromString(device, mode))
+    if (!cif::ExecutionModeFromString(device, mode))
     {
       throw UsageError("--device: unknown device '" + device + "' (expected auto, gpu or cpu)");
     }
@@ -512,9 +512,9 @@ CheckFloatImageOutput(const std::string & fileName)
 void
 CheckGPUAvailable()
 {
-  if (!itk::CudaRuntime::IsDeviceAvailable())
+  if (!cif::Runtime::IsDeviceAvailable())
   {
-    const std::string why = "--device gpu: no GPU can be used: " + itk::CudaRuntime::GetUnavailableReason();
+    const std::string why = "--device gpu: no GPU can be used: " + cif::Runtime::GetUnavailableReason();
     const char *      require = std::getenv("CUDAIMAGEFILTERS_REQUIRE_GPU");
     if (require != nullptr && std::string(require) == "1")
     {

@@ -8,7 +8,7 @@
 
 #include "itkCommand.h"
 #include "itkCudaExecution.h"
-#include "itkCudaRuntime.h"
+#include "cif/Runtime.h"
 #include "itkImageFileReader.h"
 #include "itkImageFileWriter.h"
 #include "itkImageIOBase.h"

@@ -22,11 +22,12 @@
  *  numbers for scripts (benchmarks/bspline_prefilter_cupy.py --compare).
  *=========================================================================*/
 #include "BenchmarkCommon.h"
-#include "cifBSplinePrefilter.h"
-#include "cifCudaError.h"
+#include "cif/BSplinePrefilter.h"
+#include "cif/CudaError.h"
 #include "itkBSplineDecompositionImageFilter.h"
 #include "itkCudaBSplineDecompositionImageFilter.h"
-#include "itkCudaRuntime.h"
+#include "cif/Runtime.h"
+#include "itkCudaExecution.h"
 #include "itkImage.h"
 #include "itkMultiThreaderBase.h"
 
@@ -376,8 +377,8 @@ Parameters(cif::PrefilterMethod method, int halfWidth)
 /** Device-resident data of one case (input uploaded once, output reused). */
 struct DeviceCase
 {
-  itk::CudaDeviceBuffer input;
-  itk::CudaDeviceBuffer output;
+  cif::DeviceBuffer input;
+  cif::DeviceBuffer output;
 };
 
 #ifdef CUDAIMAGEFILTERS_WITH_CUDA
@@ -1061,10 +1062,10 @@ main(int argc, char * argv[])
   env.hardwareThreads = std::max(1u, std::thread::hardware_concurrency());
   env.threads = options.threads > 0 ? options.threads : static_cast<int>(env.hardwareThreads);
   itk::MultiThreaderBase::SetGlobalDefaultNumberOfThreads(static_cast<itk::ThreadIdType>(env.threads));
-  env.cudaCompiled = itk::CudaRuntime::IsCompiledWithCuda() && cif::PrefilterCUDAIsCompiled();
-  env.gpu = env.cudaCompiled && itk::CudaRuntime::IsDeviceAvailable();
-  env.device = env.gpu ? itk::CudaRuntime::GetDeviceDescription() : "no GPU";
-  env.noGpuReason = env.gpu ? std::string() : itk::CudaRuntime::GetUnavailableReason();
+  env.cudaCompiled = cif::Runtime::IsCompiledWithCuda() && cif::PrefilterCUDAIsCompiled();
+  env.gpu = env.cudaCompiled && cif::Runtime::IsDeviceAvailable();
+  env.device = env.gpu ? cif::Runtime::GetDeviceDescription() : "no GPU";
+  env.noGpuReason = env.gpu ? std::string() : cif::Runtime::GetUnavailableReason();
   if (!env.gpu && env.noGpuReason.empty())
   {
     env.noGpuReason = "the prefilter's CUDA core is not compiled";

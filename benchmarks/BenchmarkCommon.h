@@ -11,10 +11,10 @@
 #ifndef BenchmarkCommon_h
 #define BenchmarkCommon_h
 
-#include "itkCudaRuntime.h"
+#include "cif/Runtime.h"
 
 #ifdef CUDAIMAGEFILTERS_WITH_CUDA
-#  include "cifCudaError.h"
+#  include "cif/CudaError.h"
 #  include <cuda_runtime.h>
 #endif
 
@@ -170,12 +170,12 @@ inline CopyMeasurement
 MeasureCopyBandwidth(int reps = 10)
 {
   std::size_t       bytes = std::size_t{ 1 } << 30;
-  const std::size_t freeBytes = itk::CudaRuntime::GetFreeMemory();
+  const std::size_t freeBytes = cif::Runtime::GetFreeMemory();
   while (bytes > (std::size_t{ 64 } << 20) && 2 * bytes + (std::size_t{ 256 } << 20) > freeBytes)
   {
     bytes /= 2;
   }
-  itk::CudaDeviceBuffer source(bytes), target(bytes);
+  cif::DeviceBuffer source(bytes), target(bytes);
   source.FillBytes(0x3C);
   target.FillBytes(0);
   CIF_CUDA_CHECK(cudaDeviceSynchronize());
@@ -205,7 +205,7 @@ inline double
 CopyBandwidth()
 {
 #ifdef CUDAIMAGEFILTERS_WITH_CUDA
-  if (itk::CudaRuntime::IsDeviceAvailable())
+  if (cif::Runtime::IsDeviceAvailable())
   {
     return MeasureCopyBandwidth().gbps;
   }
@@ -249,7 +249,7 @@ PrintDeviceLine(const std::string & title, double copyGBps)
 {
   std::printf("%s. Device: %s; D2D copy bandwidth %.0f GB/s (read + write counted)\n",
               title.c_str(),
-              itk::CudaRuntime::GetDeviceDescription().c_str(),
+              cif::Runtime::GetDeviceDescription().c_str(),
               copyGBps);
 }
 

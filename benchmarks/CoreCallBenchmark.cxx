@@ -17,13 +17,13 @@
  *  fit in an H100's 50 MB L2 otherwise), as the Python calls do not.
  *=========================================================================*/
 #include "BenchmarkCommon.h"
-#include "cifBSplinePrefilter.h"
-#include "cifBilateral.h"
-#include "cifBoxFilters.h"
-#include "cifMedian.h"
-#include "cifPackedMask.h"
-#include "cifResample.h"
-#include "cifRotatingMask.h"
+#include "cif/BSplinePrefilter.h"
+#include "cif/Bilateral.h"
+#include "cif/BoxFilters.h"
+#include "cif/Median.h"
+#include "cif/PackedMask.h"
+#include "cif/Resample.h"
+#include "cif/RotatingMask.h"
 
 #include <cmath>
 #include <cstring>
@@ -50,7 +50,7 @@ struct Result
 };
 
 template <typename T>
-itk::CudaDeviceBuffer
+cif::DeviceBuffer
 RandomOnDevice(std::int64_t count, double lo, double hi)
 {
   std::vector<T>                         host(static_cast<std::size_t>(count));
@@ -60,7 +60,7 @@ RandomOnDevice(std::int64_t count, double lo, double hi)
   {
     v = static_cast<T>(u(rng));
   }
-  itk::CudaDeviceBuffer d(host.size() * sizeof(T));
+  cif::DeviceBuffer d(host.size() * sizeof(T));
   d.CopyFromHost(host.data(), d.GetSize());
   return d;
 }
@@ -83,12 +83,12 @@ main(int argc, char ** argv)
       return 2;
     }
   }
-  if (!itk::CudaRuntime::IsDeviceAvailable())
+  if (!cif::Runtime::IsDeviceAvailable())
   {
-    std::cerr << "no GPU: " << itk::CudaRuntime::GetUnavailableReason() << '\n';
+    std::cerr << "no GPU: " << cif::Runtime::GetUnavailableReason() << '\n';
     return 77;
   }
-  std::cout << "CoreCallBenchmark on " << itk::CudaRuntime::GetDeviceDescription() << '\n';
+  std::cout << "CoreCallBenchmark on " << cif::Runtime::GetDeviceDescription() << '\n';
   std::vector<Result> results;
   auto                record = [&](const std::string & job, const std::int64_t s[3], const std::function<void()> & f)
   {
@@ -106,11 +106,11 @@ main(int argc, char ** argv)
   for (const auto & s : filterShapes)
   {
     const std::int64_t    n = s[0] * s[1] * s[2];
-    itk::CudaDeviceBuffer in[2] = { RandomOnDevice<unsigned short>(n, 0, 4096),
+    cif::DeviceBuffer in[2] = { RandomOnDevice<unsigned short>(n, 0, 4096),
                                     RandomOnDevice<unsigned short>(n, 0, 4096) };
-    itk::CudaDeviceBuffer out[2] = { itk::CudaDeviceBuffer(n * sizeof(unsigned short)),
-                                     itk::CudaDeviceBuffer(n * sizeof(unsigned short)) };
-    itk::CudaDeviceBuffer labels[2] = { itk::CudaDeviceBuffer(n), itk::CudaDeviceBuffer(n) };
+    cif::DeviceBuffer out[2] = { cif::DeviceBuffer(n * sizeof(unsigned short)),
+                                     cif::DeviceBuffer(n * sizeof(unsigned short)) };
+    cif::DeviceBuffer labels[2] = { cif::DeviceBuffer(n), cif::DeviceBuffer(n) };
     int                   turn = 0; // alternates the buffers from call to call
     auto                  x = [&] { return static_cast<const unsigned short *>(in[turn & 1].GetPointer()); };
     auto                  y = [&] { return static_cast<unsigned short *>(out[turn++ & 1].GetPointer()); };
@@ -177,9 +177,9 @@ main(int argc, char ** argv)
   for (const auto & s : volumeShapes)
   {
     const std::int64_t       n = s[0] * s[1] * s[2];
-    itk::CudaDeviceBuffer    in[2] = { RandomOnDevice<float>(n, 0, 1000), RandomOnDevice<float>(n, 0, 1000) };
-    itk::CudaDeviceBuffer    out[2] = { itk::CudaDeviceBuffer(n * sizeof(float)),
-                                        itk::CudaDeviceBuffer(n * sizeof(float)) };
+    cif::DeviceBuffer    in[2] = { RandomOnDevice<float>(n, 0, 1000), RandomOnDevice<float>(n, 0, 1000) };
+    cif::DeviceBuffer    out[2] = { cif::DeviceBuffer(n * sizeof(float)),
+                                        cif::DeviceBuffer(n * sizeof(float)) };
     int                      turn = 0;
     auto                     x = [&] { return static_cast<const float *>(in[turn & 1].GetPointer()); };
     auto                     y = [&] { return static_cast<float *>(out[turn++ & 1].GetPointer()); };
@@ -220,7 +220,7 @@ main(int argc, char ** argv)
            s,
            [&]
            {
-             itk::CudaDeviceBuffer coefficientBuffer(n * sizeof(float));
+             cif::DeviceBuffer coefficientBuffer(n * sizeof(float));
              auto *                k = static_cast<float *>(coefficientBuffer.GetPointer());
              cif::PrefilterCUDA(x(), k, pg, pp);
              cif::ResampleCUDA(static_cast<const float *>(k), y(), g, cubic);
@@ -230,7 +230,7 @@ main(int argc, char ** argv)
   if (!json.empty())
   {
     std::ofstream f(json);
-    f << "{\"device\": \"" << itk::CudaRuntime::GetDeviceDescription() << "\", \"results\": [\n";
+    f << "{\"device\": \"" << cif::Runtime::GetDeviceDescription() << "\", \"results\": [\n";
     for (std::size_t i = 0; i < results.size(); ++i)
     {
       const auto & r = results[i];

@@ -24,10 +24,10 @@
  *    EdgePreservingBenchmark [--reps N] [--cpu-slices N] [--skip-itk] [--skip-cpu]
  *=========================================================================*/
 #include "BenchmarkCommon.h"
-#include "cifBilateral.h"
-#include "cifRotatingMask.h"
+#include "cif/Bilateral.h"
+#include "cif/RotatingMask.h"
 #include "itkBilateralImageFilter.h"
-#include "itkCudaRuntime.h"
+#include "cif/Runtime.h"
 #include "itkImage.h"
 #include "itkMultiThreaderBase.h"
 
@@ -118,9 +118,9 @@ RunVolume(const std::string & name,
   const auto host = MakeVolume<T>(n, scale);
 
 #ifdef CUDAIMAGEFILTERS_WITH_CUDA
-  if (itk::CudaRuntime::IsDeviceAvailable())
+  if (cif::Runtime::IsDeviceAvailable())
   {
-    itk::CudaDeviceBuffer in(host.size() * sizeof(T)), out(host.size() * sizeof(T));
+    cif::DeviceBuffer in(host.size() * sizeof(T)), out(host.size() * sizeof(T));
     in.CopyFromHost(host.data(), host.size() * sizeof(T));
     const T * pin = static_cast<const T *>(in.GetPointer());
     T *       pout = static_cast<T *>(out.GetPointer());

@@ -27,7 +27,8 @@
  *=========================================================================*/
 #include "itkCudaGaussianRBFInterpolationImageFilter.h"
 #include "itkCudaResampleImageFilter.h"
-#include "itkCudaRuntime.h"
+#include "cif/Runtime.h"
+#include "itkCudaExecution.h"
 
 #include "itkBSplineInterpolateImageFunction.h"
 #include "itkImageFileReader.h"
@@ -130,14 +131,14 @@ main(int argc, char * argv[])
       }
     }
   }
-  const bool gpu = itk::CudaRuntime::IsDeviceAvailable();
+  const bool gpu = cif::Runtime::IsDeviceAvailable();
   std::printf("GRBF accuracy (the seed's figure 4): %s crop (%ld, %ld) 120x120, decimated to 60x60, zoomed back x2.\n",
               file.c_str(),
               x0,
               y0);
   std::printf("Block mode: one 60x60 block (3600 unknowns), float32 LU, on the %s (%s).\n",
               gpu ? "GPU" : "CPU",
-              gpu ? itk::CudaRuntime::GetDeviceDescription().c_str() : "no GPU");
+              gpu ? cif::Runtime::GetDeviceDescription().c_str() : "no GPU");
   std::printf("Errors in grey levels over the 119x119 output pixels inside the decimated extent.\n\n");
 
   // the fixed-kernel peers

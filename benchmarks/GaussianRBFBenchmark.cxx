@@ -18,8 +18,8 @@
  *  bytes are the input read and the output written once.
  *=========================================================================*/
 #include "BenchmarkCommon.h"
-#include "cifGaussianRBF.h"
-#include "itkCudaRuntime.h"
+#include "cif/GaussianRBF.h"
+#include "cif/Runtime.h"
 
 #include "itkBSplineInterpolateImageFunction.h"
 #include "itkImage.h"
@@ -180,7 +180,7 @@ main(int argc, char * argv[])
     { "512x512x192 z x2", 3, { 512, 512, 192 }, { 1, 1, 2 } },
     { "512x512x192 z x3", 3, { 512, 512, 192 }, { 1, 1, 3 } },
   };
-  const bool   gpu = itk::CudaRuntime::IsDeviceAvailable();
+  const bool   gpu = cif::Runtime::IsDeviceAvailable();
   const double copy = cif_bench::CopyBandwidth();
   cif_bench::PrintDeviceLine("GRBF exact (separable), float32, sigma " + std::to_string(sigma) + " px", copy);
   std::printf("CPU: %d threads\n", threads);
@@ -214,7 +214,7 @@ main(int argc, char * argv[])
 #ifdef CUDAIMAGEFILTERS_WITH_CUDA
     if (gpu)
     {
-      itk::CudaDeviceBuffer in(host.size() * sizeof(float)), out(static_cast<std::size_t>(outCount) * sizeof(float));
+      cif::DeviceBuffer in(host.size() * sizeof(float)), out(static_cast<std::size_t>(outCount) * sizeof(float));
       in.CopyFromHost(host.data(), host.size() * sizeof(float));
       out.FillBytes(0xff);
       std::shared_ptr<cif::GrbfDevicePlan> plan;
@@ -260,7 +260,7 @@ main(int argc, char * argv[])
 #ifdef CUDAIMAGEFILTERS_WITH_CUDA
     if (gpu)
     {
-      itk::CudaDeviceBuffer in(host.size() * sizeof(float)), out(static_cast<std::size_t>(outCount) * sizeof(float));
+      cif::DeviceBuffer in(host.size() * sizeof(float)), out(static_cast<std::size_t>(outCount) * sizeof(float));
       in.CopyFromHost(host.data(), host.size() * sizeof(float));
       const double ms = cif_bench::TimeGpu(
         [&]

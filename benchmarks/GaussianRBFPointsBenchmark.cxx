@@ -18,9 +18,9 @@
  *  written once.
  *=========================================================================*/
 #include "BenchmarkCommon.h"
-#include "cifGaussianRBF.h"
-#include "cifResample.h"
-#include "itkCudaRuntime.h"
+#include "cif/GaussianRBF.h"
+#include "cif/Resample.h"
+#include "cif/Runtime.h"
 
 #include "itkAffineTransform.h"
 #include "itkBSplineInterpolateImageFunction.h"
@@ -152,7 +152,7 @@ main(int argc, char * argv[])
     { "128^3 rotated, sigma 1", 3, { 128, 128, 128 }, 1.0 },
     { "256^3 rotated, sigma 1", 3, { 256, 256, 256 }, 1.0 },
   };
-  const bool   gpu = itk::CudaRuntime::IsDeviceAvailable();
+  const bool   gpu = cif::Runtime::IsDeviceAvailable();
   const double copy = cif_bench::CopyBandwidth();
   cif_bench::PrintDeviceLine("GRBF at arbitrary points (rotation), float32 samples, double evaluation", copy);
   std::printf("CPU: %d threads\n", threads);
@@ -187,7 +187,7 @@ main(int argc, char * argv[])
 #ifdef CUDAIMAGEFILTERS_WITH_CUDA
     if (gpu)
     {
-      itk::CudaDeviceBuffer in(host.size() * sizeof(float)), coefficients(host.size() * sizeof(double)),
+      cif::DeviceBuffer in(host.size() * sizeof(float)), coefficients(host.size() * sizeof(double)),
         out(host.size() * sizeof(float));
       in.CopyFromHost(host.data(), host.size() * sizeof(float));
       out.FillBytes(0xff);

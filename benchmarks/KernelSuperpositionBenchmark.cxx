@@ -24,8 +24,8 @@
  *=========================================================================*/
 #include "BenchmarkCommon.h"
 
-#include "cifKernelSuperposition.h"
-#include "itkCudaRuntime.h"
+#include "cif/KernelSuperposition.h"
+#include "cif/Runtime.h"
 
 #include <cmath>
 #include <cstdio>
@@ -168,10 +168,10 @@ RunCase(const Case & c, const Options & o, double floorRate)
   // each GPU method's output, for the comparison with the CPU core
   std::vector<std::vector<float>> gpuOut(5);
 #ifdef CUDAIMAGEFILTERS_WITH_CUDA
-  if (itk::CudaRuntime::IsDeviceAvailable())
+  if (cif::Runtime::IsDeviceAvailable())
   {
     const std::size_t     bytes = c.intensity.size() * sizeof(float);
-    itk::CudaDeviceBuffer in(bytes), sigma(bytes), out(bytes);
+    cif::DeviceBuffer in(bytes), sigma(bytes), out(bytes);
     in.CopyFromHost(c.intensity.data(), bytes);
     sigma.CopyFromHost(c.sigma.data(), bytes);
     cif::SigmaMaps<float> maps;
@@ -300,11 +300,11 @@ main(int argc, char * argv[])
   }
   double floorRate = NAN;
 #ifdef CUDAIMAGEFILTERS_WITH_CUDA
-  if (itk::CudaRuntime::IsDeviceAvailable())
+  if (cif::Runtime::IsDeviceAvailable())
   {
     floorRate = SharedFloorContributionsPerSecond();
     std::printf("device: %s; shared-memory floor %.3g contributions/s\n",
-                itk::CudaRuntime::GetDeviceDescription().c_str(),
+                cif::Runtime::GetDeviceDescription().c_str(),
                 floorRate);
   }
 #endif

@@ -33,9 +33,10 @@
  *                    [--radii-u16 1,2,3,5,7] [--radii-f32 1,2,3]
  *=========================================================================*/
 #include "BenchmarkCommon.h"
-#include "cifMedian.h"
+#include "cif/Median.h"
 #include "itkCudaMedianImageFilter.h"
-#include "itkCudaRuntime.h"
+#include "cif/Runtime.h"
+#include "itkCudaExecution.h"
 #include "itkImage.h"
 #include "itkMedianImageFilter.h"
 #include "itkMultiThreaderBase.h"
@@ -170,8 +171,8 @@ RunCase(const std::string &      name,
   const int threads = static_cast<int>(itk::MultiThreaderBase::GetGlobalDefaultNumberOfThreads());
 
 #ifdef CUDAIMAGEFILTERS_WITH_CUDA
-  const bool            gpu = itk::CudaRuntime::IsDeviceAvailable();
-  itk::CudaDeviceBuffer in, out;
+  const bool            gpu = cif::Runtime::IsDeviceAvailable();
+  cif::DeviceBuffer in, out;
   if (gpu)
   {
     in.Allocate(count * sizeof(T));

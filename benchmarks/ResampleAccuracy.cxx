@@ -1,12 +1,12 @@
 /*=========================================================================
  *  CudaImageFilters: accuracy tables of the resampling family (an
  *  executable; the README's tables come from its output on the GPU). The
- *  protocols are in test/CudaResampleAccuracyProtocol.h, which the resample
+ *  protocols are in include/itkCudaResampleAccuracyProtocol.h, which the resample
  *  test also runs to assert the documented bounds.
  *
  *    ResampleAccuracy [IMAGE2D [VOLUME3D]]
  *=========================================================================*/
-#include "CudaResampleAccuracyProtocol.h"
+#include "itkCudaResampleAccuracyProtocol.h"
 #include "itkImageFileReader.h"
 
 #include <cstdio>
@@ -19,7 +19,7 @@ main(int argc, char * argv[])
   const std::string data = "/usr/share/doc/insighttoolkit5-examples/examples/Data/";
   const std::string path2d = argc > 1 ? argv[1] : data + "BrainProtonDensitySlice.png";
   const std::string path3d = argc > 2 ? argv[2] : data + "KmeansTest_T1UCharRaw.nii.gz";
-  const bool        gpu = itk::CudaRuntime::IsDeviceAvailable();
+  const bool        gpu = cif::Runtime::IsDeviceAvailable();
 
   auto reader2 = itk::ImageFileReader<F2>::New();
   reader2->SetFileName(path2d);
@@ -30,7 +30,7 @@ main(int argc, char * argv[])
   reader3->Update();
   F3::Pointer volume = reader3->GetOutput();
 
-  std::printf("Device: %s\n\n", itk::CudaRuntime::GetDeviceDescription().c_str());
+  std::printf("Device: %s\n\n", cif::Runtime::GetDeviceDescription().c_str());
   std::printf("1. %s rotated 36 times by 10 degrees (each step resamples the previous result);\n"
               "   RMS and max error against the original over the central disk, grey levels (range %.0f)\n\n",
               path2d.c_str(),

@@ -10,11 +10,12 @@
  *    ResampleBenchmark [--reps N] [--skip-itk] [--size3d N]
  *=========================================================================*/
 #include "BenchmarkCommon.h"
-#include "cifBSplinePrefilter.h"
-#include "cifResample.h"
+#include "cif/BSplinePrefilter.h"
+#include "cif/Resample.h"
 #include "itkBSplineInterpolateImageFunction.h"
 #include "itkCudaResampleImageFilter.h"
-#include "itkCudaRuntime.h"
+#include "cif/Runtime.h"
+#include "itkCudaExecution.h"
 #include "itkEuler3DTransform.h"
 #include "itkLinearInterpolateImageFunction.h"
 #include "itkMultiThreaderBase.h"
@@ -127,11 +128,11 @@ main(int argc, char * argv[])
   const double      volumeBytes = 4.0 * n3 * n3 * n3;
 
 #ifdef CUDAIMAGEFILTERS_WITH_CUDA
-  if (itk::CudaRuntime::IsDeviceAvailable())
+  if (cif::Runtime::IsDeviceAvailable())
   {
     copy = CopyBandwidth();
     const auto            host = RandomVolume(static_cast<std::size_t>(n3 * n3 * n3));
-    itk::CudaDeviceBuffer in(host.size() * 4), coef(host.size() * 4), out(host.size() * 4);
+    cif::DeviceBuffer in(host.size() * 4), coef(host.size() * 4), out(host.size() * 4);
     in.CopyFromHost(host.data(), host.size() * 4);
     auto *                 pin = static_cast<const float *>(in.GetPointer());
     auto *                 pcoef = static_cast<float *>(coef.GetPointer());
@@ -251,7 +252,7 @@ main(int argc, char * argv[])
       const auto            zoom = ZoomGeometry(2048, factor);
       const std::size_t     inCount = static_cast<std::size_t>(zoom.inputSize[0] * zoom.inputSize[1]);
       const auto            h2 = RandomVolume(inCount);
-      itk::CudaDeviceBuffer zin(inCount * 4), zcoef(inCount * 4), zout(2048 * 2048 * 4);
+      cif::DeviceBuffer zin(inCount * 4), zcoef(inCount * 4), zout(2048 * 2048 * 4);
       zin.CopyFromHost(h2.data(), inCount * 4);
       cif::PrefilterGeometry zg;
       zg.imageSize[0] = zg.inputSize[0] = zg.outputSize[0] = zoom.inputSize[0];

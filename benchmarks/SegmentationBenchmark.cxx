@@ -23,11 +23,12 @@
  *    SegmentationBenchmark [--reps N] [--skip-itk] [--skip-cpu] [--only-ct]
  *=========================================================================*/
 #include "BenchmarkCommon.h"
-#include "cifBoxFilters.h"
-#include "cifPackedMask.h"
+#include "cif/BoxFilters.h"
+#include "cif/PackedMask.h"
 #include "itkBinaryThresholdImageFilter.h"
-#include "itkCudaImage.h"
-#include "itkCudaRuntime.h"
+#include "itkCudaFilterImage.h"
+#include "cif/Runtime.h"
+#include "itkCudaExecution.h"
 #include "itkCudaBilateralImageFilter.h"
 #include "itkCudaThresholdToPackedMaskImageFilter.h"
 #include "itkFlatStructuringElement.h"
@@ -131,9 +132,9 @@ RunCase(const std::string & name,
   const T boundary = std::numeric_limits<T>::max();
 
 #ifdef CUDAIMAGEFILTERS_WITH_CUDA
-  if (itk::CudaRuntime::IsDeviceAvailable())
+  if (cif::Runtime::IsDeviceAvailable())
   {
-    itk::CudaDeviceBuffer in(voxels * sizeof(T)), out(voxels * sizeof(T)), labels(voxels), words(extent.Words() * 4);
+    cif::DeviceBuffer in(voxels * sizeof(T)), out(voxels * sizeof(T)), labels(voxels), words(extent.Words() * 4);
     in.CopyFromHost(host.data(), voxels * sizeof(T));
     const T *                pin = static_cast<const T *>(in.GetPointer());
     T *                      pout = static_cast<T *>(out.GetPointer());
@@ -199,8 +200,8 @@ RunCase(const std::string & name,
                      imageBytes + labelBytes,
                      true,
                      "PCIe " + std::to_string(static_cast<long long>(labelBytes)) + " B" });
-    // The ITK filters' rows share one device-resident CudaImage of the input.
-    using CudaInput = itk::CudaImage<T, 3>;
+    // The ITK filters' rows share one device-resident CudaFilterImage of the input.
+    using CudaInput = itk::CudaFilterImage<T, 3>;
     auto image = CudaInput::New();
     image->SetRegions(typename CudaInput::SizeType{ { static_cast<itk::SizeValueType>(nx),
                                                       static_cast<itk::SizeValueType>(ny),
@@ -208,7 +209,7 @@ RunCase(const std::string & name,
     image->Allocate();
     std::copy(host.begin(), host.end(), image->GetBufferPointer());
     image->GetDeviceBufferPointer();
-    // the filter on the CudaImage, then host access to the mask (ITK pipeline overhead included)
+    // the filter on the CudaFilterImage, then host access to the mask (ITK pipeline overhead included)
     {
       auto filter = itk::CudaThresholdToPackedMaskImageFilter<CudaInput>::New();
       filter->SetInput(image);
@@ -230,7 +231,7 @@ RunCase(const std::string & name,
                        "incl. output allocation" });
     }
     // Seed 002's whole pipeline through the ITK filters, on a device-resident
-    // CudaImage: bilateral (radius 2, 3 iterations), threshold straight into
+    // CudaFilterImage: bilateral (radius 2, 3 iterations), threshold straight into
     // the packed mask, and the mask on the host (issue 4's 20 ms target).
     {
       auto bilateral = itk::CudaBilateralImageFilter<CudaInput, CudaInput>::New();
@@ -260,7 +261,7 @@ RunCase(const std::string & name,
                          options.reps),
                        imageBytes + wordBytes,
                        true,
-                       "ITK filters on a CudaImage, wall time incl. allocations" });
+                       "ITK filters on a CudaFilterImage, wall time incl. allocations" });
     }
     cif::ThresholdPackCUDA(pin, pwords, extent, lower, upper);
     rows.push_back({ name,

@@ -18,7 +18,8 @@
 #include "itkCudaBSplineDecompositionImageFilter.h"
 #include "itkCudaBilateralImageFilter.h"
 #include "itkCudaMedianImageFilter.h"
-#include "itkCudaRuntime.h"
+#include "cif/Runtime.h"
+#include "itkCudaExecution.h"
 
 #include <cstring>
 #include <iostream>
@@ -77,10 +78,10 @@ Run(const char * name, TFilter * filter, const Image * input, std::size_t cap, d
   const std::string wholeMessage = filter->GetLastExecutionReport().Message;
   Image::Pointer    reference = filter->GetOutput();
   reference->DisconnectPipeline();
-  itk::CudaRuntime::SetAllocationLimit(cap);
+  cif::Runtime::SetAllocationLimit(cap);
   filter->Modified();
   const double slabs = cif_bench::TimeWallOnce([&] { filter->Update(); });
-  itk::CudaRuntime::SetAllocationLimit(0);
+  cif::Runtime::SetAllocationLimit(0);
   const std::string message = filter->GetLastExecutionReport().Message;
   const bool        same = std::memcmp(filter->GetOutput()->GetBufferPointer(),
                                 reference->GetBufferPointer(),
@@ -115,14 +116,14 @@ main(int argc, char * argv[])
       capGiB = std::stod(argv[i + 1]);
     }
   }
-  if (!itk::CudaRuntime::IsDeviceAvailable())
+  if (!cif::Runtime::IsDeviceAvailable())
   {
-    std::cerr << "SlabBenchmark: no GPU: " << itk::CudaRuntime::GetUnavailableReason() << '\n';
+    std::cerr << "SlabBenchmark: no GPU: " << cif::Runtime::GetUnavailableReason() << '\n';
     return 0;
   }
   const std::size_t bytes = size[0] * size[1] * size[2] * sizeof(float);
   const std::size_t cap = static_cast<std::size_t>(capGiB * (1u << 30));
-  std::cout << "SlabBenchmark on " << itk::CudaRuntime::GetDeviceDescription() << "\n"
+  std::cout << "SlabBenchmark on " << cif::Runtime::GetDeviceDescription() << "\n"
             << "volume " << size[0] << 'x' << size[1] << 'x' << size[2] << " float32 = " << bytes / 1e9
             << " GB in host memory; device memory capped at " << capGiB << " GiB for the slabbed runs\n";
   const auto input = MakeVolume(size);
@@ -132,7 +133,7 @@ main(int argc, char * argv[])
     auto out = Image::New();
     out->SetRegions(size);
     out->Allocate();
-    itk::CudaDeviceBuffer device(bytes);
+    cif::DeviceBuffer device(bytes);
     h2d = cif_bench::TimeWallOnce([&] { device.CopyFromHost(input->GetBufferPointer(), bytes); });
     d2h = cif_bench::TimeWallOnce([&] { device.CopyToHost(out->GetBufferPointer(), bytes); });
     std::cout << "pageable copies: H2D " << bytes / h2d / 1e6 << " GB/s, D2H " << bytes / d2h / 1e6 << " GB/s\n";

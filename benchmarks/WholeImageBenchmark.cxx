@@ -2,7 +2,7 @@
  *  CudaImageFilters: the whole path a C++ user takes (an executable, not a
  *  test). For every ITK class of the module, in one run on one GPU:
  *
- *  - "resident": the class with itk::CudaImage input and output whose data
+ *  - "resident": the class with itk::CudaFilterImage input and output whose data
  *    is already on the device (the device work plus the class's own
  *    overhead: allocation of the output, launches);
  *  - "whole": the same class with plain itk::Image input and output (the
@@ -25,7 +25,7 @@
 #include "itkCudaBilateralImageFilter.h"
 #include "itkCudaBinaryThresholdImageFilter.h"
 #include "itkCudaGrayscaleErodeImageFilter.h"
-#include "itkCudaImage.h"
+#include "itkCudaFilterImage.h"
 #include "itkCudaMeanImageFilter.h"
 #include "itkCudaMedianImageFilter.h"
 #include "itkCudaResampleImageFilter.h"
@@ -66,7 +66,7 @@ MeasurePinnedBandwidth()
   void *            host = nullptr;
   CIF_CUDA_CHECK(cudaHostAlloc(&host, bytes, cudaHostAllocDefault));
   std::memset(host, 0x3C, bytes);
-  itk::CudaDeviceBuffer device(bytes);
+  cif::DeviceBuffer device(bytes);
   CudaEventTimer        timer;
   std::vector<double>   up, down;
   for (int i = 0; i < 6; ++i)
@@ -95,7 +95,7 @@ PinnedBandwidth
 MeasureStagedBandwidth(std::size_t bytes, bool fresh = false)
 {
   std::vector<unsigned char> host(bytes, 0x5A);
-  itk::CudaDeviceBuffer      device(bytes);
+  cif::DeviceBuffer      device(bytes);
   std::vector<double>        up, down;
   for (int i = 0; i < 4; ++i)
   {
@@ -127,7 +127,7 @@ FreshTargetStudy()
 {
   const std::size_t     bytes = std::size_t{ 1 } << 30;
   std::vector<char>     host(bytes, 1);
-  itk::CudaDeviceBuffer device(bytes);
+  cif::DeviceBuffer device(bytes);
   device.CopyFromHost(host.data(), bytes);
   std::FILE * thp = std::fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
   char        mode[128] = "unknown";
@@ -207,8 +207,8 @@ StagingSweep()
   {
     for (std::size_t chunk : { std::size_t{ 4 } << 20, std::size_t{ 8 } << 20, std::size_t{ 16 } << 20 })
     {
-      itk::CudaRuntime::SetStagingLanes(lanes);
-      itk::CudaRuntime::SetStagingChunkBytes(chunk);
+      cif::Runtime::SetStagingLanes(lanes);
+      cif::Runtime::SetStagingChunkBytes(chunk);
       const PinnedBandwidth warm = MeasureStagedBandwidth(std::size_t{ 1 } << 30);
       const PinnedBandwidth fresh = MeasureStagedBandwidth(std::size_t{ 1 } << 30, true);
       std::printf("  %2d lanes x %2zu MiB: up %.1f, down %.1f, down fresh %.1f\n",
@@ -219,8 +219,8 @@ StagingSweep()
                   fresh.down);
     }
   }
-  itk::CudaRuntime::SetStagingLanes(0);
-  itk::CudaRuntime::SetStagingChunkBytes(0);
+  cif::Runtime::SetStagingLanes(0);
+  cif::Runtime::SetStagingChunkBytes(0);
 }
 
 template <typename TImage>
@@ -261,8 +261,8 @@ Measure(const std::string & name, std::size_t n, const std::vector<float> & valu
 {
   using PlainIn = itk::Image<TIn, 3>;
   using PlainOut = itk::Image<TOut, 3>;
-  using DeviceIn = itk::CudaImage<TIn, 3>;
-  using DeviceOut = itk::CudaImage<TOut, 3>;
+  using DeviceIn = itk::CudaFilterImage<TIn, 3>;
+  using DeviceOut = itk::CudaFilterImage<TOut, 3>;
   Result r;
   r.name = name;
   r.n = n;
@@ -283,7 +283,7 @@ Measure(const std::string & name, std::size_t n, const std::vector<float> & valu
       {
         filter->Modified();
         filter->Update();
-        itk::CudaRuntime::Synchronize();
+        cif::Runtime::Synchronize();
       },
       reps);
     const TOut * p = filter->GetOutput()->GetBufferPointer(); // downloads, outside the timing
@@ -401,11 +401,11 @@ main(int argc, char * argv[])
     }
     else if (!std::strcmp(argv[i], "--lanes") && i + 1 < argc)
     {
-      itk::CudaRuntime::SetStagingLanes(std::atoi(argv[++i]));
+      cif::Runtime::SetStagingLanes(std::atoi(argv[++i]));
     }
     else if (!std::strcmp(argv[i], "--chunk-mib") && i + 1 < argc)
     {
-      itk::CudaRuntime::SetStagingChunkBytes(static_cast<std::size_t>(std::atoi(argv[++i])) << 20);
+      cif::Runtime::SetStagingChunkBytes(static_cast<std::size_t>(std::atoi(argv[++i])) << 20);
     }
     else if (!std::strcmp(argv[i], "--staging-sweep"))
     {
@@ -418,9 +418,9 @@ main(int argc, char * argv[])
       return 2;
     }
   }
-  if (!itk::CudaRuntime::IsDeviceAvailable())
+  if (!cif::Runtime::IsDeviceAvailable())
   {
-    std::printf("WholeImageBenchmark: no GPU (%s)\n", itk::CudaRuntime::GetUnavailableReason().c_str());
+    std::printf("WholeImageBenchmark: no GPU (%s)\n", cif::Runtime::GetUnavailableReason().c_str());
     return 0;
   }
   PinnedBandwidth pinned;
@@ -436,8 +436,8 @@ main(int argc, char * argv[])
   PrintDeviceLine("Whole images through the ITK classes, float32", CopyBandwidth());
   std::printf("pinned cudaMemcpy, 1 GiB: up %.1f GB/s, down %.1f GB/s\n", pinned.up, pinned.down);
   std::printf("the module's staged copy of a pageable 1 GiB buffer (%d lanes, %zu MiB chunks): up %.1f GB/s, down %.1f GB/s\n",
-              itk::CudaRuntime::GetStagingLanes(),
-              itk::CudaRuntime::GetStagingChunkBytes() >> 20,
+              cif::Runtime::GetStagingLanes(),
+              cif::Runtime::GetStagingChunkBytes() >> 20,
               staged.up,
               staged.down);
   std::printf("floor = resident + input bytes / pinned up + output bytes / pinned down; target whole / floor <= 1.3\n\n");

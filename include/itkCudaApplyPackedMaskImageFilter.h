@@ -33,7 +33,7 @@ namespace itk
  * Where it runs (SetExecutionMode): automatic (default), GPU only or CPU
  * only; GetLastExecutionReport() says where and why. Pixels: unsigned char,
  * short, unsigned short or float; 1 to 3 dimensions. Device-resident
- * inputs (CudaImage, CudaPackedMask) are read in place; a CudaImage output
+ * inputs (CudaFilterImage, CudaPackedMask) are read in place; a CudaFilterImage output
  * stays on the device.
  *
  * \ingroup CudaImageFilters

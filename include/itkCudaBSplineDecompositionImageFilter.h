@@ -6,7 +6,7 @@
 
 #include "itkBSplineDecompositionImageFilter.h"
 #include "itkCudaExecution.h"
-#include "itkCudaImage.h"
+#include "itkCudaFilterImage.h"
 #include <ostream>
 
 namespace itk
@@ -59,7 +59,7 @@ operator<<(std::ostream & os, CudaBSplinePrefilterMethod method)
  * unsigned char, short, unsigned short, float or double, and float or double
  * output; other requests run on the CPU in automatic mode. A device
  * out-of-memory falls back to the CPU in automatic mode (reported, with a
- * warning) and throws in GPU mode. With CudaImage input and output the data
+ * warning) and throws in GPU mode. With CudaFilterImage input and output the data
  * stays on the device between consecutive GPU filters.
  *
  * Accuracy: both paths compute in double precision and round to the output

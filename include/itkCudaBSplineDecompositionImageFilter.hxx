@@ -6,7 +6,7 @@
 
 #include "itkCudaBSplineDecompositionImageFilter.h"
 #include "itkCudaSlabs.h"
-#include "cifBSplinePrefilter.h"
+#include "cif/BSplinePrefilter.h"
 #include "itkMultiThreaderBase.h"
 #include <ostream>
 #include <sstream>
@@ -17,13 +17,13 @@ namespace itk
 
 namespace CudaBSplinePrefilterDetail
 {
-/** Pixel types the CPU core is instantiated for (src/BSplinePrefilterCPU.cxx). */
+/** Pixel types the CPU core is instantiated for (src/core/bspline_prefilter/BSplinePrefilterCPU.cxx). */
 template <typename TIn, typename TOut>
 constexpr bool CPUCoreSupports =
   CudaIsOneOf<TIn, unsigned char, signed char, short, unsigned short, int, unsigned int, float, double> &&
     CudaIsOneOf<TOut, float, double>;
 
-/** Pixel types the GPU core is instantiated for (src/BSplinePrefilter.cu). */
+/** Pixel types the GPU core is instantiated for (src/core/bspline_prefilter/BSplinePrefilter.cu). */
 template <typename TIn, typename TOut>
 constexpr bool                                                             GPUCoreSupports =
   CudaIsOneOf<TIn, unsigned char, short, unsigned short, float, double> && CudaIsOneOf<TOut, float, double>;

@@ -4,11 +4,11 @@
 #ifndef itkCudaBSplineInterpolateImageFunction_h
 #define itkCudaBSplineInterpolateImageFunction_h
 
-#include "cifBSplineEvaluate.h"
+#include "cif/BSplineEvaluate.h"
 #include "itkBSplineInterpolateImageFunction.h"
 #include "itkCudaBSplineDecompositionImageFilter.h"
 #include "itkCudaExecution.h"
-#include "itkCudaImage.h"
+#include "itkCudaFilterImage.h"
 #include <cstdint>
 #include <mutex>
 #include <vector>
@@ -53,7 +53,7 @@ namespace itk
  * options before the image: SetSplineOrder after SetInputImage does not
  * recompute the coefficients.
  *
- * The coefficient image is an itk::CudaImage: when the GPU computed it, the
+ * The coefficient image is an itk::CudaFilterImage: when the GPU computed it, the
  * device copy stays on the device for the batch calls, and a host copy is
  * downloaded once at SetInputImage for the per-point calls (ITK's code reads
  * it through itk::Image::GetPixel, which does not synchronise). When the CPU
@@ -139,7 +139,7 @@ public:
   static constexpr unsigned int ImageDimension = Superclass::ImageDimension;
 
   /** The coefficient image: an itk::Image of TCoefficientType that can live on the GPU. */
-  using CudaCoefficientImageType = CudaImage<TCoefficientType, ImageDimension>;
+  using CudaCoefficientImageType = CudaFilterImage<TCoefficientType, ImageDimension>;
   using PrefilterType = CudaBSplineDecompositionImageFilter<TImageType, CudaCoefficientImageType>;
 
   /** Computes the coefficients with CudaBSplineDecompositionImageFilter
@@ -296,10 +296,10 @@ private:
   // between calls (grown when needed). Guarded by m_BatchMutex.
   mutable std::mutex          m_BatchMutex;
   mutable CudaExecutionReport m_LastExecutionReport;
-  mutable CudaDeviceBuffer    m_DevicePoints;
-  mutable CudaDeviceBuffer    m_DeviceValues;
-  mutable CudaDeviceBuffer    m_DeviceGradients;
-  mutable CudaDeviceBuffer    m_DeviceInside;
+  mutable cif::DeviceBuffer    m_DevicePoints;
+  mutable cif::DeviceBuffer    m_DeviceValues;
+  mutable cif::DeviceBuffer    m_DeviceGradients;
+  mutable cif::DeviceBuffer    m_DeviceInside;
 };
 
 } // namespace itk

@@ -5,8 +5,8 @@
 #define itkCudaBSplineInterpolateImageFunction_hxx
 
 #include "itkCudaBSplineInterpolateImageFunction.h"
-#include "cifBSplineEvaluate.h"
-#include "cifBSplinePrefilter.h"
+#include "cif/BSplineEvaluate.h"
+#include "cif/BSplinePrefilter.h"
 #include "itkMultiThreaderBase.h"
 #include <ostream>
 #include <sstream>
@@ -21,7 +21,7 @@ namespace CudaBSplineInterpolateDetail
 constexpr SizeValueType ParallelThreshold = 512;
 
 inline void
-EnsureCapacity(CudaDeviceBuffer & buffer, std::size_t bytes)
+EnsureCapacity(cif::DeviceBuffer & buffer, std::size_t bytes)
 {
   if (buffer.GetSize() < bytes)
   {
@@ -517,7 +517,7 @@ CudaBSplineInterpolateImageFunction<TImageType, TCoordRep, TCoefficientType>::Ev
       batch.inside = deviceInside;
       cif::BSplineEvaluateCUDA(m_CudaCoefficients->GetDeviceBufferPointer(), geometry, batch);
       m_LastExecutionReport.Device = CudaExecutedOn::GPU;
-      m_LastExecutionReport.Message = "GPU: " + CudaRuntime::GetDeviceDescription();
+      m_LastExecutionReport.Message = "GPU: " + cif::Runtime::GetDeviceDescription();
       m_LastExecutionReport.FellBackAfterOutOfMemory = false;
     }
     catch (const cif::CudaFailure & failure)

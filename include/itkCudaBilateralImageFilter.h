@@ -6,7 +6,7 @@
 
 #include "itkBilateralImageFilter.h"
 #include "itkCudaExecution.h"
-#include "itkCudaImage.h"
+#include "itkCudaFilterImage.h"
 
 namespace itk
 {
@@ -91,7 +91,7 @@ namespace itk
  * BilateralImageFilter (with its lookup table; iterations by repetition),
  * in automatic and CPU modes, and the report says so. In GPU mode an
  * unsupported request throws. A device out-of-memory falls back to the CPU
- * in automatic mode. With itk::CudaImage input and output the data stays on
+ * in automatic mode. With itk::CudaFilterImage input and output the data stays on
  * the device between GPU filters.
  *
  * Performance: see benchmarks/EdgePreservingBenchmark.cxx.

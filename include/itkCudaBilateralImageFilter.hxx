@@ -6,7 +6,7 @@
 
 #include "itkCudaBilateralImageFilter.h"
 #include "itkCudaSlabs.h"
-#include "cifBilateral.h"
+#include "cif/Bilateral.h"
 #include "itkMultiThreaderBase.h"
 #include <algorithm>
 #include <cmath>
@@ -18,13 +18,13 @@ namespace itk
 
 namespace CudaBilateralDetail
 {
-/** Pixel pairs the CPU core is instantiated for (src/BilateralCPU.cxx). */
+/** Pixel pairs the CPU core is instantiated for (src/core/bilateral/BilateralCPU.cxx). */
 template <typename TIn, typename TOut>
 constexpr bool CPUCoreSupports =
   CudaIsOneOf<TIn, signed char, unsigned char, short, unsigned short, int, unsigned int, float, double> &&
   (std::is_same<TIn, TOut>::value || CudaIsOneOf<TOut, float, double>);
 
-/** Pixel pairs the GPU core is instantiated for (src/Bilateral.cu). */
+/** Pixel pairs the GPU core is instantiated for (src/core/bilateral/Bilateral.cu). */
 template <typename TIn, typename TOut>
 constexpr bool GPUCoreSupports = (CudaIsOneOf<TIn, unsigned char, short, unsigned short, float> &&
                                   std::is_same<TIn, TOut>::value) ||

@@ -6,7 +6,7 @@
 
 #include "itkBinaryThresholdImageFilter.h"
 #include "itkCudaExecution.h"
-#include "itkCudaImage.h"
+#include "itkCudaFilterImage.h"
 #include <ostream>
 
 namespace itk
@@ -34,7 +34,7 @@ namespace itk
  * only; GetLastExecutionReport() says where the last update ran and why.
  * The GPU and the module's CPU core handle 1 to 3 dimensions with input and
  * output pixels each among unsigned char, short, unsigned short and float;
- * other requests run ITK's own implementation on the CPU. With CudaImage
+ * other requests run ITK's own implementation on the CPU. With CudaFilterImage
  * input and output the data stays on the device between GPU filters.
  *
  * \ingroup CudaImageFilters

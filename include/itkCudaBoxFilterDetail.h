@@ -5,7 +5,7 @@
 #ifndef itkCudaBoxFilterDetail_h
 #define itkCudaBoxFilterDetail_h
 
-#include "cifBoxFilters.h"
+#include "cif/BoxFilters.h"
 #include "itkCudaExecution.h"
 #include "itkImageRegion.h"
 #include "itkSize.h"
@@ -18,7 +18,7 @@ namespace itk
 namespace CudaBoxFilterDetail
 {
 
-/** Pixel types the cores are instantiated for (src/BoxFilters*.c*). */
+/** Pixel types the cores are instantiated for (src/core/box/BoxFilters*.c*). */
 template <typename T>
 constexpr bool IsCorePixel = CudaIsOneOf<T, unsigned char, short, unsigned short, float>;
 

@@ -4,9 +4,9 @@
 #ifndef itkCudaExecution_h
 #define itkCudaExecution_h
 
-#include "cifCudaError.h"
-#include "cifExecution.h"
-#include "itkCudaRuntime.h"
+#include "cif/CudaError.h"
+#include "cif/Execution.h"
+#include "cif/Runtime.h"
 #include "itkIndent.h"
 #include <ostream>
 #include <sstream>
@@ -15,6 +15,14 @@
 
 namespace itk
 {
+
+/** The core's execution vocabulary (namespace cif, cif/Runtime.h and
+ * cif/Execution.h) under the names the ITK classes' API uses:
+ * SetExecutionMode(itk::CudaExecutionMode::GPU), GetLastExecutedOn(),
+ * GetLastExecutionReport(). */
+using CudaExecutionMode = cif::ExecutionMode;
+using CudaExecutedOn = cif::ExecutedOn;
+using CudaExecutionReport = cif::ExecutionReport;
 
 /** Runs a filter's GPU or CPU implementation according to `mode`.
  *

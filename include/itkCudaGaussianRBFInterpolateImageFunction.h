@@ -4,7 +4,7 @@
 #ifndef itkCudaGaussianRBFInterpolateImageFunction_h
 #define itkCudaGaussianRBFInterpolateImageFunction_h
 
-#include "cifGaussianRBF.h"
+#include "cif/GaussianRBF.h"
 #include "itkFixedArray.h"
 #include "itkInterpolateImageFunction.h"
 

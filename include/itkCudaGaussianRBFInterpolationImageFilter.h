@@ -4,9 +4,9 @@
 #ifndef itkCudaGaussianRBFInterpolationImageFilter_h
 #define itkCudaGaussianRBFInterpolationImageFilter_h
 
-#include "cifGaussianRBF.h"
+#include "cif/GaussianRBF.h"
 #include "itkCudaExecution.h"
-#include "itkCudaImage.h"
+#include "itkCudaFilterImage.h"
 #include "itkFixedArray.h"
 #include "itkImageToImageFilter.h"
 #include "itkTransform.h"

@@ -5,7 +5,7 @@
 #define itkCudaGrayscaleErodeImageFilter_h
 
 #include "itkCudaExecution.h"
-#include "itkCudaImage.h"
+#include "itkCudaFilterImage.h"
 #include "itkFlatStructuringElement.h"
 #include "itkGrayscaleErodeImageFilter.h"
 #include <ostream>
@@ -52,7 +52,7 @@ namespace itk
  * axis. Everything else (other kernels, the histogram algorithm, other
  * pixel types) runs ITK's own implementation on the CPU, and
  * GetLastExecutionReport() says why. A device out-of-memory falls back to
- * the CPU in automatic mode. With CudaImage input and output the data
+ * the CPU in automatic mode. With CudaFilterImage input and output the data
  * stays on the device between GPU filters.
  *
  * \ingroup CudaImageFilters

@@ -4,9 +4,9 @@
 #ifndef itkCudaKernelSuperpositionImageFilter_h
 #define itkCudaKernelSuperpositionImageFilter_h
 
-#include "cifKernelSuperposition.h"
+#include "cif/KernelSuperposition.h"
 #include "itkCudaExecution.h"
-#include "itkCudaImage.h"
+#include "itkCudaFilterImage.h"
 #include "itkImageToImageFilter.h"
 
 #include <ostream>
@@ -82,7 +82,7 @@ namespace itk
  * ScatterGlobalAtomics, or the exact Gather). The CPU core (also double
  * images and sigma maps, double output) scatters by output slabs on all
  * threads. A device out-of-memory falls back to the CPU in automatic mode.
- * With itk::CudaImage inputs and output the data stays on the device.
+ * With itk::CudaFilterImage inputs and output the data stays on the device.
  *
  * The whole image is processed (the requested regions are the largest
  * possible ones): every input pixel can reach any output pixel within its

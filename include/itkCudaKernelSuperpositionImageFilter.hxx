@@ -16,12 +16,12 @@ namespace itk
 
 namespace CudaKernelSuperpositionDetail
 {
-/** Pixel types the CPU core is instantiated for (src/KernelSuperpositionCPU.cxx). */
+/** Pixel types the CPU core is instantiated for (src/core/kernel_superposition/KernelSuperpositionCPU.cxx). */
 template <typename TIn, typename TSigma>
 constexpr bool                                                             CPUCoreSupports =
   CudaIsOneOf<TIn, unsigned char, short, unsigned short, float, double> && CudaIsOneOf<TSigma, float, double>;
 
-/** Pixel types the GPU core is instantiated for (src/KernelSuperposition.cu). */
+/** Pixel types the GPU core is instantiated for (src/core/kernel_superposition/KernelSuperposition.cu). */
 template <typename TIn, typename TSigma, typename TOut>
 constexpr bool GPUCoreSupports = CudaIsOneOf<TIn, unsigned char, short, unsigned short, float> &&
   std::is_same<TSigma, float>::value && std::is_same<TOut, float>::value;

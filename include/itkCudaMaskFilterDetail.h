@@ -5,8 +5,8 @@
 #ifndef itkCudaMaskFilterDetail_h
 #define itkCudaMaskFilterDetail_h
 
-#include "cifPackedMask.h"
-#include "cifSlabs.h"
+#include "cif/PackedMask.h"
+#include "cif/Slabs.h"
 #include <vector>
 #include "itkCudaExecution.h"
 #include "itkImageRegion.h"

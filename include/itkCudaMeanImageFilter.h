@@ -5,7 +5,7 @@
 #define itkCudaMeanImageFilter_h
 
 #include "itkCudaExecution.h"
-#include "itkCudaImage.h"
+#include "itkCudaFilterImage.h"
 #include "itkMeanImageFilter.h"
 #include <cstdint>
 #include <ostream>
@@ -48,7 +48,7 @@ namespace itk
  * up to cif::MaxGPUBoxRadius (64) per axis. Other requests run on the CPU
  * in automatic mode: the module's multi-threaded core for those pixel
  * types, else ITK's own implementation. A device out-of-memory falls back
- * to the CPU in automatic mode. With CudaImage input and output the data
+ * to the CPU in automatic mode. With CudaFilterImage input and output the data
  * stays on the device between GPU filters. The filter streams like ITK's.
  *
  * \ingroup CudaImageFilters

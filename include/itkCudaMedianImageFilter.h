@@ -5,7 +5,7 @@
 #define itkCudaMedianImageFilter_h
 
 #include "itkCudaExecution.h"
-#include "itkCudaImage.h"
+#include "itkCudaFilterImage.h"
 #include "itkMedianImageFilter.h"
 #include <ostream>
 
@@ -71,7 +71,7 @@ operator<<(std::ostream & os, CudaMedianKernel kernel)
  * unsigned char, short, unsigned short and float; other requests run ITK's
  * own CPU implementation in automatic and CPU mode, and throw in GPU mode.
  * A device out-of-memory falls back to the CPU in automatic mode. With
- * CudaImage input and output the data stays on the device.
+ * CudaFilterImage input and output the data stays on the device.
  *
  * GPU algorithms (SetGPUKernel, default automatic: the cheapest that fits):
  * - forgetful selection in registers on a shared-memory tile, for windows of

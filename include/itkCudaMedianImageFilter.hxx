@@ -5,7 +5,7 @@
 #define itkCudaMedianImageFilter_hxx
 
 #include "itkCudaMedianImageFilter.h"
-#include "cifMedian.h"
+#include "cif/Median.h"
 #include "itkCudaSlabs.h"
 #include "itkMultiThreaderBase.h"
 #include <sstream>
@@ -16,7 +16,7 @@ namespace itk
 
 namespace CudaMedianDetail
 {
-/** Pixel types of the module's cores (src/MedianCPU.cxx, src/Median.cu). */
+/** Pixel types of the module's cores (src/core/median/MedianCPU.cxx, src/core/median/Median.cu). */
 template <typename TIn, typename TOut>
 constexpr bool CoreSupports = std::is_same<TIn, TOut>::value &&
                               (std::is_same<TIn, unsigned char>::value || std::is_same<TIn, short>::value ||

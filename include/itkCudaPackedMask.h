@@ -4,7 +4,7 @@
 #ifndef itkCudaPackedMask_h
 #define itkCudaPackedMask_h
 
-#include "itkCudaImage.h"
+#include "itkCudaFilterImage.h"
 #include <cstdint>
 
 namespace itk
@@ -12,11 +12,11 @@ namespace itk
 
 /** \class CudaPackedMask
  * \brief A binary mask with one bit per voxel, 32 voxels along x per
- * 32-bit word, that lives on the GPU like a CudaImage.
+ * 32-bit word, that lives on the GPU like a CudaFilterImage.
  *
- * Representation. A CudaPackedMask is a CudaImage<std::uint32_t, D> of
+ * Representation. A CudaPackedMask is a CudaFilterImage<std::uint32_t, D> of
  * words (its pixel buffer, host and device copies managed by the module's
- * CudaDataManager, so a GPU filter writes the words on the device and they
+ * CudaFilterDataManager, so a GPU filter writes the words on the device and they
  * reach the host only when host code reads them, as
  * GetNumberOfWords() * 4 bytes: 8 times fewer than a uint8 mask). The
  * layout (see cifPackedMask.h):
@@ -51,19 +51,19 @@ namespace itk
  * \ingroup CudaImageFilters
  */
 template <unsigned int VDimension>
-class ITK_TEMPLATE_EXPORT CudaPackedMask : public CudaImage<std::uint32_t, VDimension>
+class ITK_TEMPLATE_EXPORT CudaPackedMask : public CudaFilterImage<std::uint32_t, VDimension>
 {
 public:
   ITK_DISALLOW_COPY_AND_MOVE(CudaPackedMask);
 
   using Self = CudaPackedMask;
-  using Superclass = CudaImage<std::uint32_t, VDimension>;
+  using Superclass = CudaFilterImage<std::uint32_t, VDimension>;
   using Pointer = SmartPointer<Self>;
   using ConstPointer = SmartPointer<const Self>;
   using ConstWeakPointer = WeakPointer<const Self>;
 
   itkNewMacro(Self);
-  itkTypeMacro(CudaPackedMask, CudaImage);
+  itkTypeMacro(CudaPackedMask, CudaFilterImage);
 
   static constexpr unsigned int ImageDimension = VDimension;
   using WordType = std::uint32_t;

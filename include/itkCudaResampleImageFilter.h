@@ -4,10 +4,10 @@
 #ifndef itkCudaResampleImageFilter_h
 #define itkCudaResampleImageFilter_h
 
-#include "cifResample.h"
+#include "cif/Resample.h"
 #include "itkCudaBSplineDecompositionImageFilter.h"
 #include "itkCudaExecution.h"
-#include "itkCudaImage.h"
+#include "itkCudaFilterImage.h"
 #include "itkResampleImageFilter.h"
 
 namespace itk

@@ -5,8 +5,8 @@
 #define itkCudaResampleImageFilter_hxx
 
 #include "itkCudaResampleImageFilter.h"
-#include "cifBSplinePrefilter.h"
-#include "cifResample.h"
+#include "cif/BSplinePrefilter.h"
+#include "cif/Resample.h"
 #include "itkCudaGaussianRBFInterpolateImageFunction.h"
 #include "itkBSplineInterpolateImageFunction.h"
 #include "itkBSplineTransform.h"
@@ -27,7 +27,7 @@ namespace itk
 
 namespace CudaResampleDetail
 {
-/** Pixel types the GPU core is instantiated for (src/Resample.cu). */
+/** Pixel types the GPU core is instantiated for (src/core/resample/Resample.cu). */
 template <typename TIn, typename TOut>
 constexpr bool                      GPUSupportsPixels =
   std::is_same<TIn, TOut>::value && CudaIsOneOf<TIn, unsigned char, short, unsigned short, float, double>;
@@ -385,7 +385,7 @@ CudaResampleImageFilter<TInputImage, TOutputImage, TInterpolatorPrecisionType, T
     cif::ResampleGeometry g = cif::ResampleGeometryFor(static_cast<int>(D), inGrid, outGrid, A, b);
     g.grid = grid;
 
-    CudaDeviceBuffer gridBuffer;
+    cif::DeviceBuffer gridBuffer;
     if (gridTransform)
     {
       gridBuffer.Allocate(gridValues.size() * sizeof(double));
@@ -423,12 +423,12 @@ CudaResampleImageFilter<TInputImage, TOutputImage, TInterpolatorPrecisionType, T
     // the coefficients on the device, kept past an out-of-memory in the
     // resample so that the chunked path downloads them instead of
     // prefiltering again
-    CudaDeviceBuffer coefficients;
+    cif::DeviceBuffer coefficients;
     bool             coefficientsReady = false;
     try
     {
       // the whole job on the device; the output buffer comes last, so that a
-      // CudaImage output is untouched when the device is too small
+      // CudaFilterImage output is untouched when the device is too small
       CudaInputBuffer<TInputImage> in(input);
       if (cubic)
       {
@@ -452,9 +452,9 @@ CudaResampleImageFilter<TInputImage, TOutputImage, TInterpolatorPrecisionType, T
     {
       // It does not fit: resample in output chunks, each uploading only the
       // part of the input (or of the coefficients) that it reads.
-      if (auto * onDevice = dynamic_cast<CudaImage<OutputPixelType, D> *>(output))
+      if (auto * onDevice = dynamic_cast<CudaFilterImage<OutputPixelType, D> *>(output))
       {
-        onDevice->GetCudaDataManager()->ReleaseDeviceMemory();
+        onDevice->GetCudaFilterDataManager()->ReleaseDeviceMemory();
       }
       if (cubic)
       {
@@ -512,7 +512,7 @@ CudaResampleImageFilter<TInputImage, TOutputImage, TInterpolatorPrecisionType, T
     // the cardinal axes' inverse Gram matrices, then the coefficients (double)
     const cif::GrbfDeviceRule deviceRule = cif::MakeGrbfDeviceRule(plan);
     p.grbf = deviceRule.rule;
-    CudaDeviceBuffer coefficients;
+    cif::DeviceBuffer coefficients;
     bool             coefficientsReady = false;
     try
     {
@@ -528,9 +528,9 @@ CudaResampleImageFilter<TInputImage, TOutputImage, TInterpolatorPrecisionType, T
     catch (const cif::CudaOutOfMemory &)
     {
       // output chunks, each uploading the part of the coefficients it reads
-      if (auto * onDevice = dynamic_cast<CudaImage<OutputPixelType, ImageDimension> *>(output))
+      if (auto * onDevice = dynamic_cast<CudaFilterImage<OutputPixelType, ImageDimension> *>(output))
       {
-        onDevice->GetCudaDataManager()->ReleaseDeviceMemory();
+        onDevice->GetCudaFilterDataManager()->ReleaseDeviceMemory();
       }
       std::vector<double> hostCoefficients(inputPixels);
       if (coefficientsReady)

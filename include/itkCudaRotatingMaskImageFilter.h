@@ -5,7 +5,7 @@
 #define itkCudaRotatingMaskImageFilter_h
 
 #include "itkCudaExecution.h"
-#include "itkCudaImage.h"
+#include "itkCudaFilterImage.h"
 #include "itkImageToImageFilter.h"
 #include <type_traits>
 
@@ -84,7 +84,7 @@ namespace itk
  * float or double output, so every request this class accepts has a CPU
  * path (other pixel types fail to compile); other requests run there in
  * automatic mode and throw in GPU mode. A device out-of-memory falls back to
- * the CPU in automatic mode. With itk::CudaImage input and output the data
+ * the CPU in automatic mode. With itk::CudaFilterImage input and output the data
  * stays on the device between GPU filters.
  *
  * Performance: see benchmarks/EdgePreservingBenchmark.cxx.

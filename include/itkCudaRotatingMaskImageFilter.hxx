@@ -6,7 +6,7 @@
 
 #include "itkCudaRotatingMaskImageFilter.h"
 #include "itkCudaSlabs.h"
-#include "cifRotatingMask.h"
+#include "cif/RotatingMask.h"
 #include "itkMultiThreaderBase.h"
 #include <sstream>
 
@@ -15,7 +15,7 @@ namespace itk
 
 namespace CudaRotatingMaskDetail
 {
-/** Pixel pairs the GPU core is instantiated for (src/RotatingMask.cu). */
+/** Pixel pairs the GPU core is instantiated for (src/core/rotating_mask/RotatingMask.cu). */
 template <typename TIn, typename TOut>
 constexpr bool GPUCoreSupports = (CudaIsOneOf<TIn, unsigned char, short, unsigned short, float> &&
                                   std::is_same<TIn, TOut>::value) ||

@@ -5,8 +5,8 @@
 #ifndef itkCudaSlabs_h
 #define itkCudaSlabs_h
 
-#include "cifSlabs.h"
-#include "itkCudaImage.h"
+#include "cif/Slabs.h"
+#include "itkCudaFilterImage.h"
 
 #include <array>
 #include <cstdint>
@@ -15,19 +15,19 @@
 namespace itk
 {
 
-/** True when `image` is not an itk::CudaImage: its pixels live in host
+/** True when `image` is not an itk::CudaFilterImage: its pixels live in host
  * memory, so a GPU filter may stream them through the device in slabs. (A
- * CudaImage hands its whole buffer to the device, which is how a GPU
+ * CudaFilterImage hands its whole buffer to the device, which is how a GPU
  * pipeline keeps its data there.) */
 template <typename TImage>
 bool
 CudaIsHostImage(const TImage * image)
 {
-  using CudaType = CudaImage<typename TImage::PixelType, TImage::ImageDimension>;
+  using CudaType = CudaFilterImage<typename TImage::PixelType, TImage::ImageDimension>;
   return dynamic_cast<const CudaType *>(image) == nullptr;
 }
 
-/** True when neither image is an itk::CudaImage (CudaIsHostImage). */
+/** True when neither image is an itk::CudaFilterImage (CudaIsHostImage). */
 template <typename TInputImage, typename TOutputImage>
 bool
 CudaHostImages(const TInputImage * input, const TOutputImage * output)

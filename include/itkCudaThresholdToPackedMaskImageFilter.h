@@ -28,7 +28,7 @@ namespace itk
  * The output is a CudaPackedMask of the input's whole grid (size, start
  * index, spacing, origin and direction; see that class for the layout).
  * On the GPU one fused kernel reads the image once and writes the packed
- * words (each warp ballots 32 x-neighbours into one word); with a CudaImage
+ * words (each warp ballots 32 x-neighbours into one word); with a CudaFilterImage
  * input already on the device nothing is uploaded, and the words stay on
  * the device until host code reads them, which then moves only the packed
  * bytes (1/8 of a uint8 mask). The filter processes the whole image (no

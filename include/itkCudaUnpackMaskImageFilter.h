@@ -29,7 +29,7 @@ namespace itk
  * Where it runs (SetExecutionMode): automatic (default), GPU only or CPU
  * only; GetLastExecutionReport() says where and why. Output pixels:
  * unsigned char, short, unsigned short or float; 1 to 3 dimensions. A mask
- * on the device is read there (no transfer); with a CudaImage output the
+ * on the device is read there (no transfer); with a CudaFilterImage output the
  * result stays on the device.
  *
  * \ingroup CudaImageFilters

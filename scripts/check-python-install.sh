@@ -31,7 +31,7 @@ echo "== 2. from an sdist"
 "$work/venv2/bin/pip" install -q build
 (cd "$work/clone" && "$work/venv2/bin/python" -m build --sdist --outdir "$work/dist" >/dev/null)
 ls -la "$work/dist"
-tar tzf "$work"/dist/*.tar.gz | grep -E "pyproject.toml|python/src/cifPythonModule.cxx|src/Median.cu|include/cifMedian.h" | sed 's/^/   has /'
+tar tzf "$work"/dist/*.tar.gz | grep -E "pyproject.toml|python/src/cifPythonModule.cxx|src/core/median/Median.cu|include/cif/Median.h" | sed 's/^/   has /'
 start=$(date +%s)
 "$work/venv2/bin/pip" install -q "$work"/dist/*.tar.gz
 echo "   built and installed in $(( $(date +%s) - start )) s"

@@ -191,14 +191,14 @@ step("CudaBSplineDecompositionImageFilterFactory", factory)
 
 
 def cuda_image():
-    i = itk.CudaImage[itk.F, 3].New()
+    i = itk.CudaFilterImage[itk.F, 3].New()
     i.SetRegions([8, 8, 8])
     i.Allocate()
     i.FillBuffer(3.0)
     return "host current %s, device current %s" % (i.IsHostBufferCurrent(), i.IsDeviceBufferCurrent())
 
 
-step("CudaImage[F,3]", cuda_image)
+step("CudaFilterImage[F,3]", cuda_image)
 
 
 def functional():

@@ -4,7 +4,8 @@
 #ifndef CudaImageFiltersTestUtilities_h
 #define CudaImageFiltersTestUtilities_h
 
-#include "itkCudaRuntime.h"
+#include "cif/Runtime.h"
+#include "itkCudaExecution.h"
 #include "itkImage.h"
 #include "itkImageFileReader.h"
 #include "itkImageRegionConstIterator.h"
@@ -36,13 +37,13 @@ GpuRequired()
 #define CIF_REQUIRE_GPU_OR_SKIP()                                                                                      \
   do                                                                                                                   \
   {                                                                                                                    \
-    if (!itk::CudaRuntime::IsDeviceAvailable())                                                                        \
+    if (!cif::Runtime::IsDeviceAvailable())                                                                        \
     {                                                                                                                  \
       if (cif_test::GpuRequired())                                                                                     \
       {                                                                                                                \
-        FAIL() << "CUDAIMAGEFILTERS_REQUIRE_GPU=1 but " << itk::CudaRuntime::GetUnavailableReason();                   \
+        FAIL() << "CUDAIMAGEFILTERS_REQUIRE_GPU=1 but " << cif::Runtime::GetUnavailableReason();                   \
       }                                                                                                                \
-      GTEST_SKIP() << "no GPU: " << itk::CudaRuntime::GetUnavailableReason();                                          \
+      GTEST_SKIP() << "no GPU: " << cif::Runtime::GetUnavailableReason();                                          \
     }                                                                                                                  \
   } while (false)
 
@@ -206,7 +207,7 @@ DynamicRange(const TImage * image)
 }
 
 /** Largest |a - b| over the buffered region of a, which b must cover.
- * Iterators are used on both sides so that a CudaImage synchronises. NaN when
+ * Iterators are used on both sides so that a CudaFilterImage synchronises. NaN when
  * exactly one side is non-finite or the two non-finite values differ. */
 template <typename TA, typename TB>
 double
@@ -253,7 +254,7 @@ ExpectOutOfMemoryFallsBackToCpuOrThrows(TFilter * filter, const TImage * expecte
 {
   // so small that not even one slab plane fits (a larger limit makes the
   // filters stream the image through the device in slabs instead)
-  itk::CudaRuntime::SetAllocationLimit(itk::CudaRuntime::GetBytesAllocated() + 64);
+  cif::Runtime::SetAllocationLimit(cif::Runtime::GetBytesAllocated() + 64);
   filter->Update();
   EXPECT_EQ(filter->GetLastExecutedOn(), itk::CudaExecutedOn::CPU);
   EXPECT_TRUE(filter->GetLastExecutionReport().FellBackAfterOutOfMemory);
@@ -262,7 +263,7 @@ ExpectOutOfMemoryFallsBackToCpuOrThrows(TFilter * filter, const TImage * expecte
   filter->SetExecutionMode(itk::CudaExecutionMode::GPU);
   filter->Modified();
   EXPECT_THROW(filter->Update(), itk::ExceptionObject);
-  itk::CudaRuntime::SetAllocationLimit(0);
+  cif::Runtime::SetAllocationLimit(0);
   filter->Modified();
   filter->Update();
   EXPECT_EQ(filter->GetLastExecutedOn(), itk::CudaExecutedOn::GPU);

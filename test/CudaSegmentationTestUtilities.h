@@ -6,7 +6,7 @@
 #define CudaSegmentationTestUtilities_h
 
 #include "CudaImageFiltersTestUtilities.h"
-#include "itkCudaImage.h"
+#include "itkCudaFilterImage.h"
 #include "itkImageRegionConstIteratorWithIndex.h"
 #include "itkNumericTraits.h"
 
@@ -132,7 +132,7 @@ struct BoxFilterCases
                                                  Radius<Image3>({ 3 }) };
 };
 
-/** A CudaImage holding a copy of `plain` (grid and pixels), host copy current. */
+/** A CudaFilterImage holding a copy of `plain` (grid and pixels), host copy current. */
 template <typename TCuda, typename TPlain>
 typename TCuda::Pointer
 ToCudaImage(const TPlain * plain)

@@ -7,7 +7,7 @@
  *  built from). Exact.
  *=========================================================================*/
 #include "CudaSegmentationTestUtilities.h"
-#include "cifPackedMask.h"
+#include "cif/PackedMask.h"
 #include "itkCudaApplyPackedMaskImageFilter.h"
 #include "itkCudaThresholdToPackedMaskImageFilter.h"
 #include "itkImageRegionIteratorWithIndex.h"
@@ -230,7 +230,7 @@ TEST(ApplyPackedMaskCpu, AMaskOfAnotherGridThrows)
   auto emptyMask = Mask<3>::New();
   emptyMask->AllocateLike(empty);
   EXPECT_THROW(ApplyOurs<S3>(empty.GetPointer(), emptyMask.GetPointer(), Mode::CPU), itk::ExceptionObject);
-  if (!itk::CudaRuntime::IsDeviceAvailable())
+  if (!cif::Runtime::IsDeviceAvailable())
   {
     EXPECT_THROW(ApplyOurs<S3>(image.GetPointer(), good.GetPointer(), Mode::GPU), itk::ExceptionObject);
   }
@@ -256,7 +256,7 @@ TEST(ApplyPackedMaskGpu, MatchesItksMaskImageFilter)
 TEST(ApplyPackedMaskGpu, SegmentationPipelineStaysOnTheDevice)
 {
   CIF_REQUIRE_GPU_OR_SKIP();
-  using CudaS3 = itk::CudaImage<short, 3>;
+  using CudaS3 = itk::CudaFilterImage<short, 3>;
   auto plain = RandomPixels<S3>({ 200, 40, 12 }, 111);
   auto input = ToCudaImage<CudaS3>(plain.GetPointer());
   auto pack = itk::CudaThresholdToPackedMaskImageFilter<CudaS3>::New();
@@ -269,9 +269,9 @@ TEST(ApplyPackedMaskGpu, SegmentationPipelineStaysOnTheDevice)
   apply->SetMaskImage(pack->GetOutput());
   apply->SetOutsideValue(-1);
   apply->SetExecutionMode(Mode::GPU);
-  itk::CudaRuntime::ResetTransferCounters();
+  cif::Runtime::ResetTransferCounters();
   apply->Update();
-  const auto counters = itk::CudaRuntime::GetTransferCounters();
+  const auto counters = cif::Runtime::GetTransferCounters();
   EXPECT_EQ(counters.HostToDeviceCount, 1u); // the image, once
   EXPECT_EQ(counters.DeviceToHostCount, 0u);
   std::size_t                           differ = 0;
@@ -297,7 +297,7 @@ TEST(ApplyPackedMaskGpu, CoreWritesEveryVoxel)
   extent.size[2] = 3;
   const std::size_t     voxels = static_cast<std::size_t>(extent.Voxels());
   const std::size_t     words = static_cast<std::size_t>(extent.Words());
-  itk::CudaDeviceBuffer in(voxels * 4), bits(words * 4), out(voxels * 4);
+  cif::DeviceBuffer in(voxels * 4), bits(words * 4), out(voxels * 4);
   in.CopyFromHost(image->GetBufferPointer(), voxels * 4);
   bits.CopyFromHost(WordsOf(mask.GetPointer()).data(), words * 4);
   out.FillBytes(0xFF); // NaN

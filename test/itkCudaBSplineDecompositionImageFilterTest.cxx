@@ -15,12 +15,12 @@
  *    B(K) = 2 sqrt(3) |z|^(K+1) / (1 - |z|) (see cifBSplinePrefilter.h).
  *=========================================================================*/
 #include "CudaImageFiltersTestUtilities.h"
-#include "cifBSplinePrefilter.h"
+#include "cif/BSplinePrefilter.h"
 #include "itkBSplineDecompositionImageFilter.h"
 #include "itkBSplineInterpolateImageFunction.h"
 #include "itkCudaBSplineDecompositionImageFilter.h"
 #include "itkCudaBSplineDecompositionImageFilterFactory.h"
-#include "itkCudaImage.h"
+#include "itkCudaFilterImage.h"
 #include "itkStreamingImageFilter.h"
 
 #include <gtest/gtest.h>
@@ -431,7 +431,7 @@ TEST(BSplinePrefilterCpu, GpuModeThrowsWhenImpossible)
     EXPECT_NE(std::string(e.GetDescription()).find("GPU execution was requested but is impossible"), std::string::npos)
       << e.GetDescription();
   }
-  if (!itk::CudaRuntime::IsDeviceAvailable())
+  if (!cif::Runtime::IsDeviceAvailable())
   {
     filter->SetSplineOrder(3);
     EXPECT_THROW(filter->Update(), itk::ExceptionObject);
@@ -639,7 +639,7 @@ TEST(BSplinePrefilterGpu, CoreWritesEveryOutputVoxel)
   {
     g.imageSize[a] = g.inputSize[a] = g.outputSize[a] = input->GetBufferedRegion().GetSize(a);
   }
-  itk::CudaDeviceBuffer in(count * sizeof(float)), out(count * sizeof(float));
+  cif::DeviceBuffer in(count * sizeof(float)), out(count * sizeof(float));
   in.CopyFromHost(input->GetBufferPointer(), count * sizeof(float));
   std::vector<float> host(count);
   for (auto method : { cif::PrefilterMethod::Recursive, cif::PrefilterMethod::FIR })
@@ -690,7 +690,7 @@ TEST(BSplinePrefilterGpu, ReportsTheDevice)
   filter->SetInput(RandomImage<F2>(MakeSize<F2>({ 16, 16 }), 0.0, 1.0, 31));
   filter->Update();
   EXPECT_EQ(filter->GetLastExecutedOn(), itk::CudaExecutedOn::GPU);
-  EXPECT_NE(filter->GetLastExecutionReport().Message.find(itk::CudaRuntime::GetDeviceDescription()), std::string::npos);
+  EXPECT_NE(filter->GetLastExecutionReport().Message.find(cif::Runtime::GetDeviceDescription()), std::string::npos);
 }
 
 } // namespace

@@ -15,7 +15,7 @@
 #include "CudaImageFiltersTestUtilities.h"
 #include "itkBSplineDecompositionImageFilter.h"
 #include "itkBSplineInterpolateImageFunction.h"
-#include "cifBSplineEvaluate.h"
+#include "cif/BSplineEvaluate.h"
 #include "itkCudaBSplineInterpolateImageFunction.h"
 #include "itkIdentityTransform.h"
 #include "itkImageRegionConstIteratorWithIndex.h"
@@ -507,7 +507,7 @@ TEST(CudaBSplineInterpolatorCpu, ReportsWhereItRanAndWhy)
   std::vector<double> values;
   EXPECT_EQ(ours->GetLastExecutedOn(), itk::CudaExecutedOn::None);
   ours->EvaluateBatch(points, values);
-  if (!itk::CudaRuntime::IsDeviceAvailable())
+  if (!cif::Runtime::IsDeviceAvailable())
   {
     EXPECT_EQ(ours->GetCoefficientsExecutionReport().Device, itk::CudaExecutedOn::CPU);
     EXPECT_EQ(ours->GetLastExecutedOn(), itk::CudaExecutedOn::CPU);
@@ -528,7 +528,7 @@ TEST(CudaBSplineInterpolatorCpu, ReportsWhereItRanAndWhy)
   EXPECT_EQ(ours->GetLastExecutionReport().Message, "CPU");
 
   auto quintic = MakeOurs<F2>(image.GetPointer(), Mode::CPU, 5);
-  if (itk::CudaRuntime::IsCompiledWithCuda())
+  if (cif::Runtime::IsCompiledWithCuda())
   {
     EXPECT_NE(quintic->GetGPUUnsupportedReason().find("spline order 3"), std::string::npos)
       << quintic->GetGPUUnsupportedReason();
@@ -961,7 +961,7 @@ TEST(CudaBSplineInterpolatorGpu, AllFormsAgree)
 
   // Device arrays.
   const std::size_t     n = points.size();
-  itk::CudaDeviceBuffer devicePoints(n * 3 * sizeof(double)), deviceValues(n * sizeof(double)),
+  cif::DeviceBuffer devicePoints(n * 3 * sizeof(double)), deviceValues(n * sizeof(double)),
     deviceGradients(n * 3 * sizeof(double)), deviceInside(n);
   devicePoints.CopyFromHost(points[0].GetDataPointer(), n * 3 * sizeof(double));
   ours->EvaluateBatchOnDevice(n,
@@ -988,9 +988,9 @@ TEST(CudaBSplineInterpolatorGpu, CoefficientsStayOnTheDevice)
   auto       image = TestImage<F3>({ { 64, 60, 50 } });
   const auto points = ToPoints(image.GetPointer(), RandomIndices(image.GetPointer(), 10000, 0.4, 4));
 
-  itk::CudaRuntime::ResetTransferCounters();
+  cif::Runtime::ResetTransferCounters();
   auto ours = MakeOurs<F3, float>(image.GetPointer(), Mode::Automatic);
-  auto counters = itk::CudaRuntime::GetTransferCounters();
+  auto counters = cif::Runtime::GetTransferCounters();
   EXPECT_EQ(ours->GetCoefficientsExecutionReport().Device, itk::CudaExecutedOn::GPU);
   EXPECT_EQ(counters.HostToDeviceCount, 1u) << "the image";
   EXPECT_EQ(counters.DeviceToHostCount, 1u) << "the host copy of the coefficients, for per-point calls";
@@ -998,9 +998,9 @@ TEST(CudaBSplineInterpolatorGpu, CoefficientsStayOnTheDevice)
   Results<3> first, second;
   for (Results<3> * r : { &first, &second })
   {
-    itk::CudaRuntime::ResetTransferCounters();
+    cif::Runtime::ResetTransferCounters();
     *r = Batch(ours.GetPointer(), points);
-    counters = itk::CudaRuntime::GetTransferCounters();
+    counters = cif::Runtime::GetTransferCounters();
     EXPECT_EQ(counters.HostToDeviceCount, 1u) << "the points only";
     EXPECT_EQ(counters.HostToDeviceBytes, points.size() * 3 * sizeof(double));
     EXPECT_EQ(counters.DeviceToHostCount, 3u) << "values, gradients, flags";
@@ -1009,21 +1009,21 @@ TEST(CudaBSplineInterpolatorGpu, CoefficientsStayOnTheDevice)
 
   // After ReleaseDeviceMemory the next batch uploads the coefficients once.
   ours->ReleaseDeviceMemory();
-  itk::CudaRuntime::ResetTransferCounters();
+  cif::Runtime::ResetTransferCounters();
   const auto third = Batch(ours.GetPointer(), points);
-  EXPECT_EQ(itk::CudaRuntime::GetTransferCounters().HostToDeviceCount, 2u);
+  EXPECT_EQ(cif::Runtime::GetTransferCounters().HostToDeviceCount, 2u);
   EXPECT_EQ(third.values, first.values);
 
   // Coefficients computed on the CPU: uploaded at the first GPU batch only.
   auto cpuCoefficients = MakeOurs<F3, float>(image.GetPointer(), Mode::CPU);
   EXPECT_EQ(cpuCoefficients->GetCoefficientsExecutionReport().Device, itk::CudaExecutedOn::CPU);
   cpuCoefficients->SetExecutionMode(Mode::GPU);
-  itk::CudaRuntime::ResetTransferCounters();
+  cif::Runtime::ResetTransferCounters();
   const auto fourth = Batch(cpuCoefficients.GetPointer(), points);
-  EXPECT_EQ(itk::CudaRuntime::GetTransferCounters().HostToDeviceCount, 2u) << "coefficients and points";
-  itk::CudaRuntime::ResetTransferCounters();
+  EXPECT_EQ(cif::Runtime::GetTransferCounters().HostToDeviceCount, 2u) << "coefficients and points";
+  cif::Runtime::ResetTransferCounters();
   Batch(cpuCoefficients.GetPointer(), points);
-  EXPECT_EQ(itk::CudaRuntime::GetTransferCounters().HostToDeviceCount, 1u) << "points only";
+  EXPECT_EQ(cif::Runtime::GetTransferCounters().HostToDeviceCount, 1u) << "points only";
   EXPECT_LE(Compare(fourth, first, image.GetPointer()).value, 1e-5);
 }
 
@@ -1049,7 +1049,7 @@ TEST(CudaBSplineInterpolatorGpu, OutOfMemoryFallsBackToCpuOrThrows)
   auto       ours = MakeOurs<F3, double>(image.GetPointer(), Mode::Automatic);
   const auto points = ToPoints(image.GetPointer(), RandomIndices(image.GetPointer(), 50000, 0.4, 6));
   const auto reference = PerPoint(ours.GetPointer(), points);
-  itk::CudaRuntime::SetAllocationLimit(itk::CudaRuntime::GetBytesAllocated() + 4096);
+  cif::Runtime::SetAllocationLimit(cif::Runtime::GetBytesAllocated() + 4096);
   Results<3> r;
   EXPECT_NO_THROW(r = Batch(ours.GetPointer(), points));
   const auto report = ours->GetLastExecutionReport();
@@ -1058,7 +1058,7 @@ TEST(CudaBSplineInterpolatorGpu, OutOfMemoryFallsBackToCpuOrThrows)
   EXPECT_EQ(r.values, reference.values);
   ours->SetExecutionMode(Mode::GPU);
   EXPECT_THROW(Batch(ours.GetPointer(), points), itk::ExceptionObject);
-  itk::CudaRuntime::SetAllocationLimit(0);
+  cif::Runtime::SetAllocationLimit(0);
   EXPECT_NO_THROW(Batch(ours.GetPointer(), points));
   EXPECT_EQ(ours->GetLastExecutedOn(), itk::CudaExecutedOn::GPU);
 }

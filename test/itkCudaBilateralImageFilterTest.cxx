@@ -19,10 +19,10 @@
  *    one unit for integer outputs.
  *=========================================================================*/
 #include "CudaImageFiltersTestUtilities.h"
-#include "cifBilateral.h"
+#include "cif/Bilateral.h"
 #include "itkBilateralImageFilter.h"
 #include "itkCudaBilateralImageFilter.h"
-#include "itkCudaImage.h"
+#include "itkCudaFilterImage.h"
 #include "itkGaussianImageSource.h"
 #include "itkRegionOfInterestImageFilter.h"
 #include "itkStreamingImageFilter.h"
@@ -631,7 +631,7 @@ TEST(BilateralCpu, ExecutionModesAndReasons)
   auto f = MakeOurs<U2>(shorts.GetPointer(), s, Mode::Automatic);
   EXPECT_TRUE(f->GetGPUUnsupportedReason().empty() || !cif::BilateralCUDAIsCompiled());
   f->Update();
-  if (!itk::CudaRuntime::IsDeviceAvailable())
+  if (!cif::Runtime::IsDeviceAvailable())
   {
     EXPECT_EQ(f->GetLastExecutedOn(), itk::CudaExecutedOn::CPU);
     EXPECT_NE(f->GetLastExecutionReport().Message.find("because"), std::string::npos);
@@ -672,7 +672,7 @@ CheckGpuCoreAgainstCpu(const std::array<long, 3> &      n,
   // the CPU core in double precision: the centre of the tolerance band
   std::vector<double> exact(count);
   cif::BilateralCPU(host.data(), exact.data(), g, p, 2);
-  itk::CudaDeviceBuffer in(count * sizeof(TIn)), out(count * sizeof(TOut));
+  cif::DeviceBuffer in(count * sizeof(TIn)), out(count * sizeof(TOut));
   in.CopyFromHost(host.data(), count * sizeof(TIn));
   std::vector<TOut> gpu[2];
   std::string       kernel;
@@ -760,8 +760,8 @@ TEST(BilateralGpu, IterationsStayOnTheDevice)
   CIF_REQUIRE_GPU_OR_SKIP();
   CheckGpuCoreAgainstCpu<float, float>({ { 33, 20, 9 } }, 0, 1, Parameters(2, 2, 2, 0.3, 3), "3 iterations");
   CheckGpuCoreAgainstCpu<unsigned char, float>({ { 33, 20, 9 } }, 0, 255, Parameters(1, 1, 1, 30.0, 2), "2 iterations");
-  // through the filter with CudaImage input and output: one upload, no download before the host asks
-  using C3 = itk::CudaImage<unsigned short, 3>;
+  // through the filter with CudaFilterImage input and output: one upload, no download before the host asks
+  using C3 = itk::CudaFilterImage<unsigned short, 3>;
   using U3 = itk::Image<unsigned short, 3>;
   auto plain = EdgeImage<U3>(MakeSize<U3>({ 40, 30, 12 }), 0, 4000, 0.06, 22);
   auto input = C3::New();
@@ -774,9 +774,9 @@ TEST(BilateralGpu, IterationsStayOnTheDevice)
   s.radius = { { 2, 2, 2 } };
   s.rangeSigma = 250.0;
   auto filter = MakeOurs<C3>(input.GetPointer(), s, Mode::GPU, false, 5);
-  itk::CudaRuntime::ResetTransferCounters();
+  cif::Runtime::ResetTransferCounters();
   filter->Update();
-  const auto counters = itk::CudaRuntime::GetTransferCounters();
+  const auto counters = cif::Runtime::GetTransferCounters();
   EXPECT_EQ(counters.HostToDeviceCount, 1u);
   EXPECT_EQ(counters.DeviceToHostCount, 0u);
   EXPECT_EQ(filter->GetLastExecutedOn(), itk::CudaExecutedOn::GPU);

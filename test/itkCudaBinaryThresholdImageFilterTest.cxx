@@ -7,7 +7,7 @@
  *  non-finite cases. Tolerance: none (every pixel must be equal).
  *=========================================================================*/
 #include "CudaSegmentationTestUtilities.h"
-#include "cifPackedMask.h"
+#include "cif/PackedMask.h"
 #include "itkBinaryThresholdImageFilter.h"
 #include "itkCudaBinaryThresholdImageFilter.h"
 #include "itkStreamingImageFilter.h"
@@ -345,7 +345,7 @@ TEST(BinaryThresholdCpu, BadInput)
   itk->SetLowerThreshold(0.0);
   itk->Update();
   EXPECT_EQ(CountDiffering(other->GetOutput(), itk->GetOutput()), 0u);
-  if (!itk::CudaRuntime::IsDeviceAvailable())
+  if (!cif::Runtime::IsDeviceAvailable())
   {
     auto image = RandomPixels<F3>({ 5, 5, 5 }, 82);
     auto gpu = itk::CudaBinaryThresholdImageFilter<F3, UC3>::New();
@@ -379,10 +379,10 @@ TEST(BinaryThresholdGpu, NonFiniteValues)
 TEST(BinaryThresholdGpu, InPlaceStreamingAndDeviceResidency)
 {
   CIF_REQUIRE_GPU_OR_SKIP();
-  using CudaUS3 = itk::CudaImage<unsigned short, 3>;
+  using CudaUS3 = itk::CudaFilterImage<unsigned short, 3>;
   auto plain = RandomPixels<US3>({ 40, 30, 20 }, 111);
   auto reference = RunITK<US3, US3>(plain.GetPointer(), { 1000, 40000, 9, 1 });
-  // in place on a device-resident CudaImage: no transfer at all
+  // in place on a device-resident CudaFilterImage: no transfer at all
   auto input = ToCudaImage<CudaUS3>(plain.GetPointer());
   input->GetDeviceBufferPointer(); // upload now
   auto filter = itk::CudaBinaryThresholdImageFilter<CudaUS3, CudaUS3>::New();
@@ -393,9 +393,9 @@ TEST(BinaryThresholdGpu, InPlaceStreamingAndDeviceResidency)
   filter->SetUpperThreshold(40000);
   filter->SetInsideValue(9);
   filter->SetOutsideValue(1);
-  itk::CudaRuntime::ResetTransferCounters();
+  cif::Runtime::ResetTransferCounters();
   filter->Update();
-  auto counters = itk::CudaRuntime::GetTransferCounters();
+  auto counters = cif::Runtime::GetTransferCounters();
   EXPECT_EQ(counters.HostToDeviceCount, 0u);
   EXPECT_EQ(counters.DeviceToHostCount, 0u);
   EXPECT_EQ(CountDiffering(static_cast<const CudaUS3 *>(filter->GetOutput()), reference.GetPointer()), 0u);
@@ -425,7 +425,7 @@ TEST(BinaryThresholdGpu, CoreWritesEveryOutputVoxel)
   const std::int64_t    offset = 3 + 1100 * 4 + 1100 * 13 * 2;
   const std::size_t     inCount = image->GetBufferedRegion().GetNumberOfPixels();
   const std::size_t     outCount = 1030 * 7 * 5;
-  itk::CudaDeviceBuffer in(inCount * 2), out(outCount);
+  cif::DeviceBuffer in(inCount * 2), out(outCount);
   in.CopyFromHost(image->GetBufferPointer(), inCount * 2);
   out.FillBytes(0xA5);
   cif::ThresholdCUDA<short, unsigned char>(static_cast<const short *>(in.GetPointer()) + offset,

@@ -10,7 +10,7 @@
  *  bound), 2e-6 for the GPU (float32 weights and sums, plus the bound).
  *=========================================================================*/
 #include "CudaImageFiltersTestUtilities.h"
-#include "cifGaussianRBF.h"
+#include "cif/GaussianRBF.h"
 #include "itkAffineTransform.h"
 #include "itkCudaGaussianRBFInterpolateImageFunction.h"
 #include "itkCudaGaussianRBFInterpolationImageFilter.h"
@@ -18,7 +18,8 @@
 #include "itkDisplacementFieldTransform.h"
 #include "itkResampleImageFilter.h"
 #include "itkTranslationTransform.h"
-#include "itkCudaRuntime.h"
+#include "cif/Runtime.h"
+#include "itkCudaExecution.h"
 #include "itkExtractImageFilter.h"
 #include "itkImageRegionIterator.h"
 #include "itkImageRegionIteratorWithIndex.h"
@@ -476,7 +477,7 @@ RunGpu(const std::vector<double> & f, const GrbfSeparableJob & job, bool reusePl
   {
     M *= job.axis[a]->outputSize;
   }
-  itk::CudaDeviceBuffer dIn(in.size() * sizeof(T)), dOut(M * sizeof(T));
+  cif::DeviceBuffer dIn(in.size() * sizeof(T)), dOut(M * sizeof(T));
   dIn.CopyFromHost(in.data(), in.size() * sizeof(T));
   dOut.FillBytes(0x7f); // poison
   std::shared_ptr<cif::GrbfDevicePlan> plan;
@@ -894,7 +895,7 @@ TEST(GrbfFilter, BadInputGivesClearExceptions)
 
 TEST(GrbfFilter, GpuModeWithoutGpuThrows)
 {
-  if (itk::CudaRuntime::IsDeviceAvailable())
+  if (cif::Runtime::IsDeviceAvailable())
   {
     GTEST_SKIP() << "this machine has a GPU";
   }
@@ -930,8 +931,8 @@ TEST(GrbfFilterGpu, MatchesTheCpuAndKeepsDataOnTheDevice)
   const auto cpu = cif_test::ToVector(run(Mode::CPU).GetPointer());
   EXPECT_LE(MaxAbsDifference(gpu, cpu), 2e-6 * 255);
 
-  // CudaImage in and out: the second filter reads the first one's device copy
-  using C2 = itk::CudaImage<float, 2>;
+  // CudaFilterImage in and out: the second filter reads the first one's device copy
+  using C2 = itk::CudaFilterImage<float, 2>;
   auto cudaInput = C2::New();
   cudaInput->Graft(image);
   auto first = itk::CudaGaussianRBFInterpolationImageFilter<C2>::New();
@@ -946,9 +947,9 @@ TEST(GrbfFilterGpu, MatchesTheCpuAndKeepsDataOnTheDevice)
   second->SetZoomFactors(back);
   second->SetExecutionMode(Mode::GPU);
   first->Update();
-  const auto before = itk::CudaRuntime::GetTransferCounters();
+  const auto before = cif::Runtime::GetTransferCounters();
   second->Update();
-  const auto after = itk::CudaRuntime::GetTransferCounters();
+  const auto after = cif::Runtime::GetTransferCounters();
   // uploaded: only the second filter's operators (a few hundred kB), not the
   // zoomed image (640 x 512 floats); nothing downloaded
   const std::uint64_t zoomedBytes = 640u * 512u * sizeof(float);
@@ -1086,7 +1087,7 @@ TEST(GrbfBlockGpu, MatchesTheCpuBlockMode)
       const auto            cpu = RunBlockCpu<float>(f, job);
       std::vector<float>    in(f.begin(), f.end());
       const std::size_t     M = job.outputSize[0] * job.outputSize[1] * job.outputSize[2];
-      itk::CudaDeviceBuffer dIn(in.size() * sizeof(float)), dOut(M * sizeof(float));
+      cif::DeviceBuffer dIn(in.size() * sizeof(float)), dOut(M * sizeof(float));
       dIn.CopyFromHost(in.data(), in.size() * sizeof(float));
       dOut.FillBytes(0x7f);
       cif::GrbfBlockCUDA<float>(
@@ -1531,7 +1532,7 @@ TEST(GrbfPointsGpu, PointCoreMatchesTheCpu)
   std::vector<float>          in(f.begin(), f.end()); // both devices read the same float samples
   std::vector<double>         cpuCoefficients(f.size());
   cif::GrbfCoefficientsCPU<float>(in.data(), cpuCoefficients.data(), plan, 2);
-  itk::CudaDeviceBuffer dIn(in.size() * sizeof(float)), dCoefficients(f.size() * sizeof(double));
+  cif::DeviceBuffer dIn(in.size() * sizeof(float)), dCoefficients(f.size() * sizeof(double));
   dIn.CopyFromHost(in.data(), in.size() * sizeof(float));
   dCoefficients.FillBytes(0x7f);
   cif::GrbfCoefficientsCUDA<float>(
@@ -1559,7 +1560,7 @@ TEST(GrbfPointsGpu, PointCoreMatchesTheCpu)
   std::vector<double> cpu(count), gpu(count);
   cif::GrbfEvaluatePointsCPU(
     cpuCoefficients.data(), cif::GrbfHostRule(plan), points.data(), count, -1.0, cpu.data(), 2);
-  itk::CudaDeviceBuffer dPoints(points.size() * sizeof(double)), dValues(count * sizeof(double));
+  cif::DeviceBuffer dPoints(points.size() * sizeof(double)), dValues(count * sizeof(double));
   dPoints.CopyFromHost(points.data(), points.size() * sizeof(double));
   dValues.FillBytes(0x7f);
   const cif::GrbfDeviceRule device = cif::MakeGrbfDeviceRule(plan);
@@ -1591,9 +1592,9 @@ TEST(GrbfPointsGpu, ChunksMatchTheWholeJob)
     resampler->SetInterpolator(interpolator);
     resampler->SetOutputParametersFromImage(volume);
     resampler->SetExecutionMode(Mode::GPU);
-    itk::CudaRuntime::SetAllocationLimit(cap);
+    cif::Runtime::SetAllocationLimit(cap);
     resampler->Update();
-    itk::CudaRuntime::SetAllocationLimit(0);
+    cif::Runtime::SetAllocationLimit(0);
     EXPECT_EQ(resampler->GetLastExecutedOn(), itk::CudaExecutedOn::GPU);
     return std::make_pair(cif_test::ToVector(resampler->GetOutput()), resampler->GetLastNumberOfChunks());
   };

@@ -26,7 +26,7 @@
  *    basic algorithm, which gives the box minimum as this filter does.
  *=========================================================================*/
 #include "CudaSegmentationTestUtilities.h"
-#include "cifBoxFilters.h"
+#include "cif/BoxFilters.h"
 #include "itkCudaGrayscaleErodeImageFilter.h"
 #include "itkGrayscaleErodeImageFilter.h"
 #include "itkStreamingImageFilter.h"
@@ -403,7 +403,7 @@ TEST(ErodeCpu, BadInput)
   auto filter = OurErode<F3>::New();
   filter->SetInput(empty);
   EXPECT_THROW(filter->Update(), itk::ExceptionObject);
-  if (!itk::CudaRuntime::IsDeviceAvailable())
+  if (!cif::Runtime::IsDeviceAvailable())
   {
     auto image = RandomPixels<F3>({ 5, 5, 5 }, 71);
     auto gpu = OurErode<F3>::New();
@@ -453,7 +453,7 @@ TEST(ErodeGpu, EdgeCasesInfinitiesAndNaN)
 TEST(ErodeGpu, StreamsAndKeepsDataOnTheDevice)
 {
   CIF_REQUIRE_GPU_OR_SKIP();
-  using CudaF3 = itk::CudaImage<float, 3>;
+  using CudaF3 = itk::CudaFilterImage<float, 3>;
   auto plain = RandomPixels<F3>({ 40, 33, 21 }, 121);
   auto input = ToCudaImage<CudaF3>(plain.GetPointer());
   auto first = OurErode<CudaF3>::New();
@@ -464,9 +464,9 @@ TEST(ErodeGpu, StreamsAndKeepsDataOnTheDevice)
   second->SetInput(first->GetOutput());
   second->SetKernel(Kernel<CudaF3>::Box(Radius<CudaF3>({ 2, 0, 1 })));
   second->SetExecutionMode(Mode::GPU);
-  itk::CudaRuntime::ResetTransferCounters();
+  cif::Runtime::ResetTransferCounters();
   second->Update();
-  const auto counters = itk::CudaRuntime::GetTransferCounters();
+  const auto counters = cif::Runtime::GetTransferCounters();
   EXPECT_EQ(counters.HostToDeviceCount, 1u);
   EXPECT_EQ(counters.DeviceToHostCount, 0u);
   auto reference = RunITK<F3>(RunITK<F3>(plain.GetPointer(), Radius<F3>({ 1 })).GetPointer(), Radius<F3>({ 2, 0, 1 }));
@@ -509,7 +509,7 @@ TEST(ErodeGpu, CoreWritesEveryOutputVoxelAndMatchesTheCpuCore)
   ASSERT_EQ(cif::ValidateBoxJob(g), "");
   const std::size_t     inCount = input->GetBufferedRegion().GetNumberOfPixels();
   const std::size_t     outCount = std::size_t(size[0]) * size[1] * size[2];
-  itk::CudaDeviceBuffer in(inCount * 2), out(outCount * 2);
+  cif::DeviceBuffer in(inCount * 2), out(outCount * 2);
   in.CopyFromHost(input->GetBufferPointer(), inCount * 2);
   for (int poison : { 0x00, 0xFF })
   {

@@ -1,12 +1,12 @@
 /*=========================================================================
- *  Tests of CudaImage and its CudaDataManager: residency, lazy copies,
+ *  Tests of CudaFilterImage and its CudaFilterDataManager: residency, lazy copies,
  *  grafting, memory release, and data staying on the GPU along a pipeline.
  *=========================================================================*/
 #include "CudaImageFiltersTestUtilities.h"
-#include "cifCudaError.h"
+#include "cif/CudaError.h"
 #include "itkChangeInformationImageFilter.h"
 #include "itkCudaBSplineDecompositionImageFilter.h"
-#include "itkCudaImage.h"
+#include "itkCudaFilterImage.h"
 #include "itkShiftScaleImageFilter.h"
 
 #include <gtest/gtest.h>
@@ -17,7 +17,7 @@
 namespace
 {
 using namespace cif_test;
-using CudaF3 = itk::CudaImage<float, 3>;
+using CudaF3 = itk::CudaFilterImage<float, 3>;
 using F3 = itk::Image<float, 3>;
 using Prefilter = itk::CudaBSplineDecompositionImageFilter<CudaF3, CudaF3>;
 
@@ -48,7 +48,7 @@ HostCopy(const CudaF3 * image)
 
 TEST(CudaImageCpu, BehavesAsAnItkImage)
 {
-  itk::CudaRuntime::ResetTransferCounters();
+  cif::Runtime::ResetTransferCounters();
   auto image = MakeCudaImage(1);
   image->FillBuffer(2.5f);
   image->SetPixel({ 1, 2, 3 }, 7.0f);
@@ -63,7 +63,7 @@ TEST(CudaImageCpu, BehavesAsAnItkImage)
   EXPECT_EQ(scale->GetOutput()->GetPixel({ 1, 2, 3 }), 14.0f);
   EXPECT_EQ(scale->GetOutput()->GetPixel({ 5, 5, 5 }), 5.0f);
   // nothing went to a device
-  const auto counters = itk::CudaRuntime::GetTransferCounters();
+  const auto counters = cif::Runtime::GetTransferCounters();
   EXPECT_EQ(counters.HostToDeviceCount + counters.DeviceToHostCount, 0u);
   EXPECT_TRUE(image->IsHostBufferCurrent());
   EXPECT_FALSE(image->IsDeviceBufferCurrent());
@@ -74,36 +74,36 @@ TEST(CudaImageCpu, GraftSharesTheResidencyState)
   auto source = MakeCudaImage(2);
   auto target = CudaF3::New();
   target->Graft(source);
-  EXPECT_EQ(target->GetCudaDataManager(), source->GetCudaDataManager());
+  EXPECT_EQ(target->GetCudaFilterDataManager(), source->GetCudaFilterDataManager());
   EXPECT_EQ(target->GetBufferPointer(), source->GetBufferPointer());
   // grafting a plain image gives a fresh state bound to that buffer
   auto plain = RandomImage<F3>({ 4, 4, 4 }, 0.0, 1.0, 3);
   target->Graft(plain);
-  EXPECT_NE(target->GetCudaDataManager(), source->GetCudaDataManager());
+  EXPECT_NE(target->GetCudaFilterDataManager(), source->GetCudaFilterDataManager());
   EXPECT_TRUE(target->IsHostBufferCurrent());
 }
 
 TEST(CudaImageCpu, NewPixelContainerStartsFreshState)
 {
   auto                          image = MakeCudaImage(4);
-  itk::CudaDataManager::Pointer before = image->GetCudaDataManager(); // kept alive
+  itk::CudaFilterDataManager::Pointer before = image->GetCudaFilterDataManager(); // kept alive
   auto                          container = CudaF3::PixelContainer::New();
   container->Reserve(image->GetBufferedRegion().GetNumberOfPixels());
   image->SetPixelContainer(container);
-  EXPECT_NE(image->GetCudaDataManager(), before.GetPointer());
+  EXPECT_NE(image->GetCudaFilterDataManager(), before.GetPointer());
   image->Initialize();
   EXPECT_EQ(image->GetBufferedRegion().GetNumberOfPixels(), 0u);
 }
 
 TEST(CudaImageCpu, DeviceAccessWithoutDeviceThrows)
 {
-  if (itk::CudaRuntime::IsDeviceAvailable())
+  if (cif::Runtime::IsDeviceAvailable())
   {
     GTEST_SKIP() << "this machine has a GPU";
   }
   auto image = MakeCudaImage(5);
   EXPECT_THROW(image->GetDeviceBufferPointer(), cif::CudaFailure);
-  EXPECT_FALSE(itk::CudaRuntime::GetUnavailableReason().empty());
+  EXPECT_FALSE(cif::Runtime::GetUnavailableReason().empty());
 }
 
 // ===========================================================================
@@ -114,13 +114,13 @@ TEST(CudaImageGpu, UploadsOnceAndKeepsTheHostCopyCurrent)
 {
   CIF_REQUIRE_GPU_OR_SKIP();
   auto image = MakeCudaImage(10);
-  itk::CudaRuntime::ResetTransferCounters();
+  cif::Runtime::ResetTransferCounters();
   const float * first = image->GetDeviceBufferPointer();
   const float * second = image->GetDeviceBufferPointer();
   EXPECT_EQ(first, second);
   const float * host = static_cast<const CudaF3 *>(image.GetPointer())->GetBufferPointer();
   EXPECT_NE(host, nullptr);
-  auto counters = itk::CudaRuntime::GetTransferCounters();
+  auto counters = cif::Runtime::GetTransferCounters();
   EXPECT_EQ(counters.HostToDeviceCount, 1u);
   EXPECT_EQ(counters.DeviceToHostCount, 0u);
   EXPECT_TRUE(image->IsHostBufferCurrent());
@@ -129,7 +129,7 @@ TEST(CudaImageGpu, UploadsOnceAndKeepsTheHostCopyCurrent)
   image->SetPixel({ 0, 0, 0 }, 1.0f);
   EXPECT_FALSE(image->IsDeviceBufferCurrent());
   image->GetDeviceBufferPointer();
-  EXPECT_EQ(itk::CudaRuntime::GetTransferCounters().HostToDeviceCount, 2u);
+  EXPECT_EQ(cif::Runtime::GetTransferCounters().HostToDeviceCount, 2u);
 }
 
 TEST(CudaImageGpu, DeviceWriteIsDownloadedOnceOnHostAccess)
@@ -142,19 +142,19 @@ TEST(CudaImageGpu, DeviceWriteIsDownloadedOnceOnHostAccess)
   {
     values[i] = static_cast<float>(i % 1000) - 3.0f;
   }
-  itk::CudaDeviceBuffer staging(count * sizeof(float));
+  cif::DeviceBuffer staging(count * sizeof(float));
   staging.CopyFromHost(values.data(), count * sizeof(float));
-  itk::CudaRuntime::ResetTransferCounters();
+  cif::Runtime::ResetTransferCounters();
 
   float * device = image->GetDeviceBufferPointerForWrite();
   EXPECT_FALSE(image->IsHostBufferCurrent());
   staging.CopyToDevice(device, count * sizeof(float)); // the device now holds `values`
-  EXPECT_EQ(itk::CudaRuntime::GetTransferCounters().DeviceToHostCount, 0u);
+  EXPECT_EQ(cif::Runtime::GetTransferCounters().DeviceToHostCount, 0u);
 
   EXPECT_EQ(HostCopy(image.GetPointer()), values); // const access downloads
   const CudaF3 & constImage = *image;
   EXPECT_EQ(constImage.GetPixel({ 3, 2, 1 }), values[3 + 24 * (2 + 21 * 1)]);
-  const auto counters = itk::CudaRuntime::GetTransferCounters();
+  const auto counters = cif::Runtime::GetTransferCounters();
   EXPECT_EQ(counters.DeviceToHostCount, 1u);
   EXPECT_EQ(counters.DeviceToHostBytes, count * sizeof(float));
   EXPECT_TRUE(image->IsDeviceBufferCurrent()) << "reading on the host leaves the device copy current";
@@ -172,9 +172,9 @@ TEST(CudaImageGpu, TwoFilterChainKeepsDataOnTheDevice)
   second->SetExecutionMode(itk::CudaExecutionMode::GPU);
   second->SetMethod(itk::CudaBSplinePrefilterMethod::FIR);
 
-  itk::CudaRuntime::ResetTransferCounters();
+  cif::Runtime::ResetTransferCounters();
   second->Update();
-  auto counters = itk::CudaRuntime::GetTransferCounters();
+  auto counters = cif::Runtime::GetTransferCounters();
   EXPECT_EQ(counters.HostToDeviceCount, 1u) << "only the input is uploaded";
   EXPECT_EQ(counters.HostToDeviceBytes, input->GetBufferedRegion().GetNumberOfPixels() * sizeof(float));
   EXPECT_EQ(counters.DeviceToHostCount, 0u) << "nothing comes back between or after the filters";
@@ -182,9 +182,9 @@ TEST(CudaImageGpu, TwoFilterChainKeepsDataOnTheDevice)
   EXPECT_FALSE(second->GetOutput()->IsHostBufferCurrent());
 
   const double range = DynamicRange(static_cast<const CudaF3 *>(first->GetOutput()));
-  EXPECT_EQ(itk::CudaRuntime::GetTransferCounters().DeviceToHostCount, 1u) << "the test itself read the first output";
+  EXPECT_EQ(cif::Runtime::GetTransferCounters().DeviceToHostCount, 1u) << "the test itself read the first output";
   const auto gpu = HostCopy(second->GetOutput());
-  EXPECT_EQ(itk::CudaRuntime::GetTransferCounters().DeviceToHostCount, 2u) << "one download when the host reads";
+  EXPECT_EQ(cif::Runtime::GetTransferCounters().DeviceToHostCount, 2u) << "one download when the host reads";
 
   // same chain on the CPU
   auto cpuFirst = Prefilter::New();
@@ -254,20 +254,20 @@ TEST(CudaImageGpu, HostEditsReachTheNextGpuRun)
 TEST(CudaImageGpu, DeviceMemoryIsReleased)
 {
   CIF_REQUIRE_GPU_OR_SKIP();
-  const std::size_t baseline = itk::CudaRuntime::GetBytesAllocated();
+  const std::size_t baseline = cif::Runtime::GetBytesAllocated();
   {
     auto image = MakeCudaImage(15);
     image->GetDeviceBufferPointer();
-    EXPECT_EQ(itk::CudaRuntime::GetBytesAllocated(), baseline + image->GetBufferedRegion().GetNumberOfPixels() * 4);
+    EXPECT_EQ(cif::Runtime::GetBytesAllocated(), baseline + image->GetBufferedRegion().GetNumberOfPixels() * 4);
     image->ReleaseDeviceMemory();
-    EXPECT_EQ(itk::CudaRuntime::GetBytesAllocated(), baseline);
+    EXPECT_EQ(cif::Runtime::GetBytesAllocated(), baseline);
     image->GetDeviceBufferPointer();
     image->Initialize(); // as the pipeline does when it releases data
-    EXPECT_EQ(itk::CudaRuntime::GetBytesAllocated(), baseline);
+    EXPECT_EQ(cif::Runtime::GetBytesAllocated(), baseline);
     auto again = MakeCudaImage(16);
     again->GetDeviceBufferPointer();
   }
-  EXPECT_EQ(itk::CudaRuntime::GetBytesAllocated(), baseline) << "destroying the image frees its device copy";
+  EXPECT_EQ(cif::Runtime::GetBytesAllocated(), baseline) << "destroying the image frees its device copy";
 }
 
 TEST(CudaImageGpu, StagedCopiesCarryEveryByte)
@@ -279,7 +279,7 @@ TEST(CudaImageGpu, StagedCopiesCarryEveryByte)
   std::mt19937      random(23);
   for (int lanes : { 1, 3, 0 })
   {
-    itk::CudaRuntime::SetStagingLanes(lanes);
+    cif::Runtime::SetStagingLanes(lanes);
     for (std::size_t n : sizes)
     {
       std::vector<unsigned char> source(n + 1), back(n + 1, 0x5A);
@@ -287,7 +287,7 @@ TEST(CudaImageGpu, StagedCopiesCarryEveryByte)
       {
         b = static_cast<unsigned char>(random());
       }
-      itk::CudaDeviceBuffer device(n);
+      cif::DeviceBuffer device(n);
       device.FillBytes(0xA5); // poison
       device.CopyFromHost(source.data() + 1, n);
       device.CopyToHost(back.data() + 1, n);
@@ -296,7 +296,7 @@ TEST(CudaImageGpu, StagedCopiesCarryEveryByte)
         << n << " bytes, " << lanes << " lanes";
     }
   }
-  itk::CudaRuntime::SetStagingLanes(0);
+  cif::Runtime::SetStagingLanes(0);
 }
 
 TEST(CudaImageGpu, PlainImagesAreUploadedAndDownloadedOnce)
@@ -306,9 +306,9 @@ TEST(CudaImageGpu, PlainImagesAreUploadedAndDownloadedOnce)
   auto filter = itk::CudaBSplineDecompositionImageFilter<F3, F3>::New();
   filter->SetInput(input);
   filter->SetExecutionMode(itk::CudaExecutionMode::GPU);
-  itk::CudaRuntime::ResetTransferCounters();
+  cif::Runtime::ResetTransferCounters();
   filter->Update();
-  const auto counters = itk::CudaRuntime::GetTransferCounters();
+  const auto counters = cif::Runtime::GetTransferCounters();
   EXPECT_EQ(counters.HostToDeviceCount, 1u);
   EXPECT_EQ(counters.DeviceToHostCount, 1u);
 }

@@ -10,7 +10,7 @@
  *=========================================================================*/
 #include "CudaImageFiltersTestUtilities.h"
 
-#include "cifKernelSuperposition.h"
+#include "cif/KernelSuperposition.h"
 #include "itkCudaKernelSuperpositionImageFilter.h"
 #include "itkImageFileReader.h"
 
@@ -728,9 +728,9 @@ TEST(CudaKernelSuperpositionGpu, OutOfMemoryFallsBackInAutomaticMode)
   FilterRun<2, float> cpu(p, kUnitSpacing, false, true, itk::CudaExecutionMode::CPU);
   struct ResetLimit
   {
-    ~ResetLimit() { itk::CudaRuntime::SetAllocationLimit(0); }
+    ~ResetLimit() { cif::Runtime::SetAllocationLimit(0); }
   } reset;
-  itk::CudaRuntime::SetAllocationLimit(itk::CudaRuntime::GetBytesAllocated() + 4096); // far less than the image
+  cif::Runtime::SetAllocationLimit(cif::Runtime::GetBytesAllocated() + 4096); // far less than the image
   FilterRun<2, float> automatic(p, kUnitSpacing, false, true, itk::CudaExecutionMode::Automatic);
   EXPECT_EQ(automatic.filter->GetLastExecutedOn(), itk::CudaExecutedOn::CPU);
   EXPECT_TRUE(automatic.filter->GetLastExecutionReport().FellBackAfterOutOfMemory);
@@ -766,8 +766,8 @@ TEST(CudaKernelSuperpositionGpu, CoreWritesEveryOutputOverPoison)
   std::vector<float> cpu(padded.OutputCount());
   cif::KernelSuperpositionCPU(in.data(), hostMaps, cpu.data(), padded, params, 2);
 
-  itk::CudaDeviceBuffer dIn(count * sizeof(float)), dSigma(count * sizeof(float));
-  itk::CudaDeviceBuffer dOut(padded.OutputCount() * sizeof(float));
+  cif::DeviceBuffer dIn(count * sizeof(float)), dSigma(count * sizeof(float));
+  cif::DeviceBuffer dOut(padded.OutputCount() * sizeof(float));
   dIn.CopyFromHost(in.data(), count * sizeof(float));
   dSigma.CopyFromHost(sigma.data(), count * sizeof(float));
   cif::SigmaMaps<float> deviceMaps;

@@ -13,7 +13,7 @@
  *  tests really check ITK's summation order.
  *=========================================================================*/
 #include "CudaSegmentationTestUtilities.h"
-#include "cifBoxFilters.h"
+#include "cif/BoxFilters.h"
 #include "itkCudaMeanImageFilter.h"
 #include "itkMeanImageFilter.h"
 #include "itkStreamingImageFilter.h"
@@ -327,7 +327,7 @@ TEST(MeanCpu, ExecutionModeIsAnItkSetting)
 
 TEST(MeanCpu, GpuModeWithoutGpuThrows)
 {
-  if (itk::CudaRuntime::IsDeviceAvailable())
+  if (cif::Runtime::IsDeviceAvailable())
   {
     GTEST_SKIP() << "this machine has a GPU";
   }
@@ -413,7 +413,7 @@ TEST(MeanGpu, EdgeCases)
 TEST(MeanGpu, StreamsAndKeepsDataOnTheDevice)
 {
   CIF_REQUIRE_GPU_OR_SKIP();
-  using CudaUS3 = itk::CudaImage<unsigned short, 3>;
+  using CudaUS3 = itk::CudaFilterImage<unsigned short, 3>;
   auto plain = RandomPixels<US3>({ 40, 33, 21 }, 131);
   auto input = ToCudaImage<CudaUS3>(plain.GetPointer());
   auto first = itk::CudaMeanImageFilter<CudaUS3, CudaUS3>::New();
@@ -424,9 +424,9 @@ TEST(MeanGpu, StreamsAndKeepsDataOnTheDevice)
   second->SetInput(first->GetOutput());
   second->SetRadius(Radius<CudaUS3>({ 2, 0, 1 }));
   second->SetExecutionMode(Mode::GPU);
-  itk::CudaRuntime::ResetTransferCounters();
+  cif::Runtime::ResetTransferCounters();
   second->Update();
-  const auto counters = itk::CudaRuntime::GetTransferCounters();
+  const auto counters = cif::Runtime::GetTransferCounters();
   EXPECT_EQ(counters.HostToDeviceCount, 1u);
   EXPECT_EQ(counters.DeviceToHostCount, 0u);
   auto reference =
@@ -472,7 +472,7 @@ TEST(MeanGpu, CoreWritesEveryOutputVoxelAndMatchesTheCpuCore)
   ASSERT_EQ(cif::ValidateBoxJob(g), "");
   const std::size_t     inCount = input->GetBufferedRegion().GetNumberOfPixels();
   const std::size_t     outCount = std::size_t(size[0]) * size[1] * size[2];
-  itk::CudaDeviceBuffer in(inCount * 4), out(outCount * 4);
+  cif::DeviceBuffer in(inCount * 4), out(outCount * 4);
   in.CopyFromHost(input->GetBufferPointer(), inCount * 4);
   out.FillBytes(0xFF); // NaN
   const auto method =
@@ -491,7 +491,7 @@ TEST(MeanGpu, CoreWritesEveryOutputVoxelAndMatchesTheCpuCore)
 
   // integer path, the same poisoning
   auto                  shorts = RandomPixels<S3>({ 45, 33, 21 }, 142);
-  itk::CudaDeviceBuffer sin(inCount * 2), sout(outCount * 2);
+  cif::DeviceBuffer sin(inCount * 2), sout(outCount * 2);
   sin.CopyFromHost(shorts->GetBufferPointer(), inCount * 2);
   sout.FillBytes(0x5A);
   EXPECT_EQ(cif::BoxMeanCUDA(static_cast<const short *>(sin.GetPointer()), static_cast<short *>(sout.GetPointer()), g),

@@ -16,9 +16,9 @@
  *  select, stores) block by block on the CPU.
  *=========================================================================*/
 #include "CudaImageFiltersTestUtilities.h"
-#include "cifMedian.h"
-#include "cifMedianKernels.h"
-#include "itkCudaImage.h"
+#include "cif/Median.h"
+#include "cif/MedianKeys.h"
+#include "itkCudaFilterImage.h"
 #include "itkCudaMedianImageFilter.h"
 #include "itkExtractImageFilter.h"
 #include "itkMedianImageFilter.h"
@@ -694,7 +694,7 @@ TEST(MedianCpu, UnsupportedPixelTypesRunItkOnTheCpu)
   RunInfo    info;
   auto       out = RunOurs(input.GetPointer(), radius, Mode::Automatic, Kernel::Automatic, &info);
   EXPECT_EQ(info.device, itk::CudaExecutedOn::CPU);
-  if (itk::CudaRuntime::IsDeviceAvailable())
+  if (cif::Runtime::IsDeviceAvailable())
   {
     EXPECT_NE(info.message.find("double"), std::string::npos) << info.message;
   }
@@ -754,7 +754,7 @@ TEST(MedianCpu, EmptyInputThrows)
 
 TEST(MedianCpu, GpuModeWithoutGpuThrows)
 {
-  if (itk::CudaRuntime::IsDeviceAvailable())
+  if (cif::Runtime::IsDeviceAvailable())
   {
     GTEST_SKIP() << "this machine has a GPU";
   }
@@ -834,7 +834,7 @@ TEST(MedianGpu, CoreWritesEveryOutputPixel)
   // unwritten would keep a poison in at least one of them.
   const auto            input = TestImage<US3>(MakeSize<US3>({ 45, 19, 13 }), 0, 65536, 50);
   const auto            count = input->GetBufferedRegion().GetNumberOfPixels();
-  itk::CudaDeviceBuffer in(count * 2), out(count * 2);
+  cif::DeviceBuffer in(count * 2), out(count * 2);
   in.CopyFromHost(input->GetBufferPointer(), count * 2);
   for (const auto & radius :
        { MakeRadius<US3>({ 1, 1, 1 }), MakeRadius<US3>({ 2, 2, 2 }), MakeRadius<US3>({ 3, 3, 1 }) })
@@ -872,7 +872,7 @@ TEST(MedianGpu, SlidingHistogramLevelsMatchItk)
     using TImage = typename std::remove_cv<typename std::remove_pointer<decltype(input)>::type>::type;
     using T = typename TImage::PixelType;
     const auto            count = input->GetBufferedRegion().GetNumberOfPixels();
-    itk::CudaDeviceBuffer in(count * sizeof(T)), out(count * sizeof(T));
+    cif::DeviceBuffer in(count * sizeof(T)), out(count * sizeof(T));
     in.CopyFromHost(input->GetBufferPointer(), count * sizeof(T));
     out.FillBytes(0xA5);
     const auto plan = cif::MedianCUDA(static_cast<const T *>(in.GetPointer()),
@@ -918,7 +918,7 @@ TEST(MedianGpu, IntegerFloatsRunOnSixteenBitOffsets)
 TEST(MedianGpu, CudaImageStaysOnTheDevice)
 {
   CIF_REQUIRE_GPU_OR_SKIP();
-  using CudaUS3 = itk::CudaImage<unsigned short, 3>;
+  using CudaUS3 = itk::CudaFilterImage<unsigned short, 3>;
   auto plain = TestImage<US3>(MakeSize<US3>({ 64, 48, 20 }), 0, 4096, 51);
   auto input = CudaUS3::New();
   input->SetRegions(plain->GetLargestPossibleRegion());
@@ -936,9 +936,9 @@ TEST(MedianGpu, CudaImageStaysOnTheDevice)
   second->SetInput(first->GetOutput());
   second->SetRadius(2);
   second->SetExecutionMode(Mode::GPU);
-  itk::CudaRuntime::ResetTransferCounters();
+  cif::Runtime::ResetTransferCounters();
   second->Update();
-  const auto counters = itk::CudaRuntime::GetTransferCounters();
+  const auto counters = cif::Runtime::GetTransferCounters();
   EXPECT_EQ(counters.HostToDeviceCount, 1u); // the input, once
   EXPECT_EQ(counters.DeviceToHostCount, 0u); // nothing comes back
   EXPECT_FALSE(second->GetOutput()->IsHostBufferCurrent());
@@ -1048,7 +1048,7 @@ TEST(MedianGpu, ReportsTheDeviceAndTheAlgorithm)
   EXPECT_EQ(filter->GetLastExecutedOn(), itk::CudaExecutedOn::GPU);
   EXPECT_EQ(filter->GetLastGPUKernel(), Kernel::Selection);
   const std::string & message = filter->GetLastExecutionReport().Message;
-  EXPECT_NE(message.find(itk::CudaRuntime::GetDeviceDescription()), std::string::npos) << message;
+  EXPECT_NE(message.find(cif::Runtime::GetDeviceDescription()), std::string::npos) << message;
   EXPECT_NE(message.find("forgetful selection"), std::string::npos) << message;
   filter->SetRadius(4);
   filter->Update();

@@ -1,7 +1,7 @@
 /*=========================================================================
  *  Memory is given back: every GPU filter runs a few hundred times and the
  *  device's free memory (cudaMemGetInfo) and the module's own allocation
- *  count (CudaRuntime::GetBytesAllocated) come back to their values after
+ *  count (cif::Runtime::GetBytesAllocated) come back to their values after
  *  the first run: no growth per call. (Filters may keep a bounded work
  *  buffer between calls, the kernel superposition and the GRBF plans
  *  up to 64 MiB: the first run, before the baseline, allocates it.)
@@ -43,14 +43,14 @@ void
 ExpectNoGrowth(const std::string & name, const std::function<void()> & once)
 {
   once(); // the first run may set up bounded caches
-  const std::size_t freeBefore = itk::CudaRuntime::GetFreeMemory();
-  const std::size_t heldBefore = itk::CudaRuntime::GetBytesAllocated();
+  const std::size_t freeBefore = cif::Runtime::GetFreeMemory();
+  const std::size_t heldBefore = cif::Runtime::GetBytesAllocated();
   for (int i = 0; i < kCalls; ++i)
   {
     once();
   }
-  const std::size_t freeAfter = itk::CudaRuntime::GetFreeMemory();
-  const std::size_t heldAfter = itk::CudaRuntime::GetBytesAllocated();
+  const std::size_t freeAfter = cif::Runtime::GetFreeMemory();
+  const std::size_t heldAfter = cif::Runtime::GetBytesAllocated();
   EXPECT_EQ(heldAfter, heldBefore) << name << ": the module holds more device memory after " << kCalls << " calls";
   // the driver's own bookkeeping may move by a page or two; a leak of one
   // small buffer per call would show kCalls times over

@@ -164,7 +164,7 @@ TEST(PackedMaskCpu, InformationAndGrafting)
   auto grafted = Mask3::New();
   grafted->Graft(source);
   EXPECT_EQ(grafted->GetMaskRegion(), source->GetMaskRegion());
-  EXPECT_EQ(grafted->GetCudaDataManager(), source->GetCudaDataManager());
+  EXPECT_EQ(grafted->GetCudaFilterDataManager(), source->GetCudaFilterDataManager());
   EXPECT_EQ(WordsOf(grafted.GetPointer()), WordsOf(source.GetPointer()));
   // Graft from a plain word image: refused
   auto words = itk::Image<std::uint32_t, 3>::New();
@@ -274,13 +274,13 @@ TEST(PackedMaskGpu, DeviceWordsComeToTheHostCompact)
   auto mask = Mask3::New();
   mask->CopyInformation(source);
   mask->AllocateMask();
-  itk::CudaDeviceBuffer staging(expected.size() * 4);
+  cif::DeviceBuffer staging(expected.size() * 4);
   staging.CopyFromHost(expected.data(), expected.size() * 4);
   staging.CopyToDevice(mask->GetDeviceBufferPointerForWrite(), expected.size() * 4);
   EXPECT_FALSE(mask->IsHostBufferCurrent());
-  itk::CudaRuntime::ResetTransferCounters();
+  cif::Runtime::ResetTransferCounters();
   EXPECT_EQ(WordsOf(mask.GetPointer()), expected);
-  const auto counters = itk::CudaRuntime::GetTransferCounters();
+  const auto counters = cif::Runtime::GetTransferCounters();
   EXPECT_EQ(counters.DeviceToHostCount, 1u);
   EXPECT_EQ(counters.DeviceToHostBytes, mask->GetPackedSizeInBytes());
   EXPECT_EQ(counters.DeviceToHostBytes * 8, 512u * 64u * 9u); // 1/8 of a uint8 mask

@@ -13,7 +13,7 @@
  *  - CPU path: identical to ITK (it is ITK's code).
  *=========================================================================*/
 #include "CudaImageFiltersTestUtilities.h"
-#include "CudaResampleAccuracyProtocol.h"
+#include "itkCudaResampleAccuracyProtocol.h"
 #include "itkAffineTransform.h"
 #include "itkImageRegionIteratorWithIndex.h"
 #include "itkBSplineInterpolateImageFunction.h"
@@ -336,7 +336,7 @@ TEST(ResampleCpu, WholeImageInterpolatorsGetTheWholeInputButNoEarlyDecomposition
 
 TEST(ResampleCpu, GpuModeWithoutGpuThrows)
 {
-  if (itk::CudaRuntime::IsDeviceAvailable())
+  if (cif::Runtime::IsDeviceAvailable())
   {
     GTEST_SKIP() << "this machine has a GPU";
   }
@@ -455,7 +455,7 @@ TEST(ResampleGpu, CubicNeverRunsItksDecomposition)
 TEST(ResampleGpu, StreamsAndKeepsDataOnTheDevice)
 {
   CIF_REQUIRE_GPU_OR_SKIP();
-  using CudaF3 = itk::CudaImage<float, 3>;
+  using CudaF3 = itk::CudaFilterImage<float, 3>;
   auto plain = TestInput<F3>({ 36, 30, 24 });
   auto input = CudaF3::New();
   input->SetRegions(plain->GetLargestPossibleRegion());
@@ -471,9 +471,9 @@ TEST(ResampleGpu, StreamsAndKeepsDataOnTheDevice)
   filter->SetInterpolator(MakeInterpolator<CudaF3>(Rule::Cubic));
   filter->SetExecutionMode(Mode::GPU);
   SetOutputGrid(filter.GetPointer(), input.GetPointer());
-  itk::CudaRuntime::ResetTransferCounters();
+  cif::Runtime::ResetTransferCounters();
   filter->Update();
-  auto counters = itk::CudaRuntime::GetTransferCounters();
+  auto counters = cif::Runtime::GetTransferCounters();
   EXPECT_EQ(counters.HostToDeviceCount, 1u);
   EXPECT_EQ(counters.DeviceToHostCount, 0u);
 
@@ -753,8 +753,8 @@ TEST(ResampleGpu, FastTextureModeStaysWithinItsFloor)
  * out-of-memory path on a large GPU). */
 struct AllocationCap
 {
-  explicit AllocationCap(std::size_t bytes) { itk::CudaRuntime::SetAllocationLimit(bytes); }
-  ~AllocationCap() { itk::CudaRuntime::SetAllocationLimit(0); }
+  explicit AllocationCap(std::size_t bytes) { cif::Runtime::SetAllocationLimit(bytes); }
+  ~AllocationCap() { cif::Runtime::SetAllocationLimit(0); }
 };
 
 /** Our filter on the GPU under an allocation cap (0: none), with the test's output grid. */
@@ -935,7 +935,7 @@ TEST(ResampleGpu, NaNPropagatesAsInItk)
 }
 
 // ---------------------------------------------------------------------------
-// The README's accuracy tables (test/CudaResampleAccuracyProtocol.h), with margin
+// The README's accuracy tables (include/itkCudaResampleAccuracyProtocol.h), with margin
 // ---------------------------------------------------------------------------
 
 TEST(ResampleGpu, ThirtySixRotationsAsDocumented)

@@ -20,8 +20,8 @@
  *  preserve exactly.
  *=========================================================================*/
 #include "CudaImageFiltersTestUtilities.h"
-#include "cifRotatingMask.h"
-#include "itkCudaImage.h"
+#include "cif/RotatingMask.h"
+#include "itkCudaFilterImage.h"
 #include "itkCudaRotatingMaskImageFilter.h"
 #include "itkRegionOfInterestImageFilter.h"
 #include "itkStreamingImageFilter.h"
@@ -625,7 +625,7 @@ CheckGpuCore(const std::array<long, 3> & n, int dimension, int iterations, doubl
   }
   std::vector<TOut> cpu(count);
   cif::RotatingMaskCPU(host.data(), cpu.data(), g, p, 2);
-  itk::CudaDeviceBuffer in(count * sizeof(TIn)), out(count * sizeof(TOut));
+  cif::DeviceBuffer in(count * sizeof(TIn)), out(count * sizeof(TOut));
   in.CopyFromHost(host.data(), count * sizeof(TIn));
   std::vector<TOut> gpu[2];
   for (int k = 0; k < 2; ++k)
@@ -700,7 +700,7 @@ TEST(RotatingMaskGpu, FilterMatchesReference)
 TEST(RotatingMaskGpu, IterationsStayOnTheDeviceWithCudaImages)
 {
   CIF_REQUIRE_GPU_OR_SKIP();
-  using C3 = itk::CudaImage<unsigned short, 3>;
+  using C3 = itk::CudaFilterImage<unsigned short, 3>;
   using U3 = itk::Image<unsigned short, 3>;
   auto plain = EdgeImage<U3>(MakeSize<U3>({ 40, 30, 12 }), 0, 4000, 0.2, 25, 1e3);
   auto input = C3::New();
@@ -710,9 +710,9 @@ TEST(RotatingMaskGpu, IterationsStayOnTheDeviceWithCudaImages)
             plain->GetBufferPointer() + plain->GetBufferedRegion().GetNumberOfPixels(),
             input->GetBufferPointer());
   auto filter = MakeOurs<C3>(input.GetPointer(), Mode::GPU, 5);
-  itk::CudaRuntime::ResetTransferCounters();
+  cif::Runtime::ResetTransferCounters();
   filter->Update();
-  const auto counters = itk::CudaRuntime::GetTransferCounters();
+  const auto counters = cif::Runtime::GetTransferCounters();
   EXPECT_EQ(counters.HostToDeviceCount, 1u);
   EXPECT_EQ(counters.DeviceToHostCount, 0u);
   EXPECT_NE(filter->GetLastExecutionReport().Message.find("5 iterations on the device"), std::string::npos);

@@ -24,7 +24,7 @@ namespace
 using namespace cif_test;
 using Mode = itk::CudaExecutionMode;
 using US3 = itk::Image<unsigned short, 3>;
-using CudaUS3 = itk::CudaImage<unsigned short, 3>;
+using CudaUS3 = itk::CudaFilterImage<unsigned short, 3>;
 
 enum class Stage
 {
@@ -115,16 +115,16 @@ TEST(SegmentationPipelineGpu, OnlyTheInputGoesUpAndOnlyThePackedMaskComesDown)
   for (Stage stage : { Stage::Bilateral3, Stage::Median, Stage::RotatingMask })
   {
     auto input = ToCudaImage<CudaUS3>(plain.GetPointer()); // host copy current: the pipeline uploads it
-    itk::CudaRuntime::ResetTransferCounters();
+    cif::Runtime::ResetTransferCounters();
     auto mask = Segment<CudaUS3>(stage, input.GetPointer(), Mode::GPU);
-    auto counters = itk::CudaRuntime::GetTransferCounters();
+    auto counters = cif::Runtime::GetTransferCounters();
     EXPECT_EQ(counters.HostToDeviceCount, 1u) << NameOf(stage);
     EXPECT_EQ(counters.HostToDeviceBytes, plain->GetBufferedRegion().GetNumberOfPixels() * sizeof(unsigned short))
       << NameOf(stage);
     EXPECT_EQ(counters.DeviceToHostCount, 0u) << NameOf(stage) << ": nothing comes down before the host asks";
 
     const auto words = WordsOf(mask.GetPointer()); // the host reads the mask: one download, of the packed words
-    counters = itk::CudaRuntime::GetTransferCounters();
+    counters = cif::Runtime::GetTransferCounters();
     EXPECT_EQ(counters.HostToDeviceCount, 1u) << NameOf(stage);
     EXPECT_EQ(counters.DeviceToHostCount, 1u) << NameOf(stage);
     EXPECT_EQ(counters.DeviceToHostBytes, mask->GetPackedSizeInBytes()) << NameOf(stage);
@@ -159,13 +159,13 @@ TEST(SegmentationPipelineGpu, UnpackingOnTheDeviceAddsOneDownloadOfTheLabels)
   pack->SetLowerThreshold(20000);
   pack->SetUpperThreshold(45000);
   pack->SetExecutionMode(Mode::GPU);
-  using Labels = itk::CudaImage<unsigned char, 3>;
+  using Labels = itk::CudaFilterImage<unsigned char, 3>;
   auto unpack = itk::CudaUnpackMaskImageFilter<Labels>::New();
   unpack->SetInput(pack->GetOutput());
   unpack->SetExecutionMode(Mode::GPU);
-  itk::CudaRuntime::ResetTransferCounters();
+  cif::Runtime::ResetTransferCounters();
   unpack->Update();
-  EXPECT_EQ(itk::CudaRuntime::GetTransferCounters().DeviceToHostCount, 0u);
+  EXPECT_EQ(cif::Runtime::GetTransferCounters().DeviceToHostCount, 0u);
   // the labels equal the thresholded CPU median
   auto reference = FirstStage<US3>(Stage::Median, plain.GetPointer(), Mode::CPU);
   reference->Update();
@@ -179,7 +179,7 @@ TEST(SegmentationPipelineGpu, UnpackingOnTheDeviceAddsOneDownloadOfTheLabels)
     mismatches += (it.Get() != 0) != inside ? 1 : 0;
   }
   EXPECT_EQ(mismatches, 0u);
-  const auto counters = itk::CudaRuntime::GetTransferCounters();
+  const auto counters = cif::Runtime::GetTransferCounters();
   EXPECT_EQ(counters.DeviceToHostCount, 1u);
   EXPECT_EQ(counters.DeviceToHostBytes, plain->GetBufferedRegion().GetNumberOfPixels());
 }

@@ -11,13 +11,13 @@
  *  one-piece GPU result bit for bit.
  *=========================================================================*/
 #include "CudaImageFiltersTestUtilities.h"
-#include "cifBSplinePrefilter.h"
-#include "cifBilateral.h"
-#include "cifBoxFilters.h"
-#include "cifMedian.h"
-#include "cifPackedMask.h"
-#include "cifRotatingMask.h"
-#include "cifSlabs.h"
+#include "cif/BSplinePrefilter.h"
+#include "cif/Bilateral.h"
+#include "cif/BoxFilters.h"
+#include "cif/Median.h"
+#include "cif/PackedMask.h"
+#include "cif/RotatingMask.h"
+#include "cif/Slabs.h"
 #include "itkCudaApplyPackedMaskImageFilter.h"
 #include "itkCudaBSplineDecompositionImageFilter.h"
 #include "itkCudaBilateralImageFilter.h"
@@ -445,9 +445,9 @@ struct Cap
 {
   explicit Cap(std::size_t bytes)
   {
-    itk::CudaRuntime::SetAllocationLimit(itk::CudaRuntime::GetBytesAllocated() + bytes);
+    cif::Runtime::SetAllocationLimit(cif::Runtime::GetBytesAllocated() + bytes);
   }
-  ~Cap() { itk::CudaRuntime::SetAllocationLimit(0); }
+  ~Cap() { cif::Runtime::SetAllocationLimit(0); }
 };
 
 /** Updates `filter` on the GPU in one piece, then under a cap of half the
@@ -594,7 +594,7 @@ TEST(SlabsGpu, RunnerReportsTheBytesItMoved)
   const std::size_t  budget = cif::SlabDeviceBytes(layout, 16); // slabs of up to 16 planes: 6 of 15
   std::vector<float> whole(input.size()), slabbed(input.size(), -77.0f);
   cif::MedianCPU(input.data(), whole.data(), g, 2);
-  itk::CudaRuntime::ResetTransferCounters();
+  cif::Runtime::ResetTransferCounters();
   const cif::SlabReport report = cif::RunInSlabsCUDA({ input.data() },
                                                      slabbed.data(),
                                                      layout,
@@ -605,7 +605,7 @@ TEST(SlabsGpu, RunnerReportsTheBytesItMoved)
                                                                        static_cast<float *>(out),
                                                                        cif::SlabGeometry(g, axis, layout, slab));
                                                      });
-  const auto            counters = itk::CudaRuntime::GetTransferCounters();
+  const auto            counters = cif::Runtime::GetTransferCounters();
   ASSERT_EQ(report.retries, 0);
   EXPECT_EQ(report.planesPerSlab, 15);
   std::uint64_t up = 0;

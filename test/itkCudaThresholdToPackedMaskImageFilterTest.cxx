@@ -9,7 +9,7 @@
  *  equal, padding bits included.
  *=========================================================================*/
 #include "CudaSegmentationTestUtilities.h"
-#include "cifPackedMask.h"
+#include "cif/PackedMask.h"
 #include "itkBinaryThresholdImageFilter.h"
 #include "itkCudaThresholdToPackedMaskImageFilter.h"
 
@@ -213,7 +213,7 @@ TEST(ThresholdToPackedMaskCpu, DefaultsAndChecksAreItks)
   auto filter = PackFilter<S3>::New();
   filter->SetInput(empty);
   EXPECT_THROW(filter->Update(), itk::ExceptionObject);
-  if (!itk::CudaRuntime::IsDeviceAvailable())
+  if (!cif::Runtime::IsDeviceAvailable())
   {
     auto gpu = PackFilter<S3>::New();
     gpu->SetInput(image);
@@ -281,7 +281,7 @@ TEST(ThresholdToPackedMaskGpu, RealImages)
 TEST(ThresholdToPackedMaskGpu, DownloadMovesOnlyThePackedBytes)
 {
   CIF_REQUIRE_GPU_OR_SKIP();
-  using CudaUS3 = itk::CudaImage<unsigned short, 3>;
+  using CudaUS3 = itk::CudaFilterImage<unsigned short, 3>;
   auto plain = RandomPixels<US3>({ 256, 64, 12 }, 111);
   auto input = ToCudaImage<CudaUS3>(plain.GetPointer());
   input->GetDeviceBufferPointer(); // the image is on the device before the filter runs
@@ -290,15 +290,15 @@ TEST(ThresholdToPackedMaskGpu, DownloadMovesOnlyThePackedBytes)
   filter->SetExecutionMode(Mode::GPU);
   filter->SetLowerThreshold(20000);
   filter->SetUpperThreshold(50000);
-  itk::CudaRuntime::ResetTransferCounters();
+  cif::Runtime::ResetTransferCounters();
   filter->Update();
-  auto counters = itk::CudaRuntime::GetTransferCounters();
+  auto counters = cif::Runtime::GetTransferCounters();
   EXPECT_EQ(counters.HostToDeviceCount, 0u); // the image was not uploaded again
   EXPECT_EQ(counters.DeviceToHostCount, 0u); // the words stay on the device
   const auto * mask = filter->GetOutput();
   EXPECT_FALSE(mask->IsHostBufferCurrent());
   const auto words = WordsOf(mask); // host access downloads the words, only they
-  counters = itk::CudaRuntime::GetTransferCounters();
+  counters = cif::Runtime::GetTransferCounters();
   EXPECT_EQ(counters.HostToDeviceCount, 0u);
   EXPECT_EQ(counters.DeviceToHostCount, 1u);
   EXPECT_EQ(counters.DeviceToHostBytes, mask->GetPackedSizeInBytes());
@@ -318,7 +318,7 @@ TEST(ThresholdToPackedMaskGpu, CoreWritesEveryWord)
     extent.size[2] = 7;
     const std::size_t     voxels = static_cast<std::size_t>(extent.Voxels());
     const std::size_t     words = static_cast<std::size_t>(extent.Words());
-    itk::CudaDeviceBuffer in(voxels * 4), out(words * 4);
+    cif::DeviceBuffer in(voxels * 4), out(words * 4);
     in.CopyFromHost(image->GetBufferPointer(), voxels * 4);
     out.FillBytes(0xA5); // padding bits set: a word left unwritten, or written without clearing them, shows
     cif::ThresholdPackCUDA(static_cast<const float *>(in.GetPointer()),

@@ -8,7 +8,7 @@
  *  same inside/outside values must give that filter's output. Exact.
  *=========================================================================*/
 #include "CudaSegmentationTestUtilities.h"
-#include "cifPackedMask.h"
+#include "cif/PackedMask.h"
 #include "itkBinaryThresholdImageFilter.h"
 #include "itkCudaThresholdToPackedMaskImageFilter.h"
 #include "itkCudaUnpackMaskImageFilter.h"
@@ -191,7 +191,7 @@ TEST(UnpackMaskCpu, DefaultsAndBadInput)
   EXPECT_THROW(filter->Update(), itk::ExceptionObject);
   auto noInput = itk::CudaUnpackMaskImageFilter<US3>::New();
   EXPECT_THROW(noInput->Update(), itk::ExceptionObject);
-  if (!itk::CudaRuntime::IsDeviceAvailable())
+  if (!cif::Runtime::IsDeviceAvailable())
   {
     std::vector<bool> flags;
     auto              mask = RandomMask<3>({ { 5, 4, 3 } }, 21, flags);
@@ -222,8 +222,8 @@ TEST(UnpackMaskGpu, ThresholdPackUnpackStaysOnTheDevice)
   auto volume = ReadImage<UC3>(ExampleData("KmeansTest_T1UCharRaw.nii.gz"));
   ExpectRoundTripIsItksThreshold<UC3, US3>(volume.GetPointer(), 50, 255, 1000, 1, Mode::GPU);
 
-  using CudaUS3 = itk::CudaImage<unsigned short, 3>;
-  using CudaUC3 = itk::CudaImage<unsigned char, 3>;
+  using CudaUS3 = itk::CudaFilterImage<unsigned short, 3>;
+  using CudaUC3 = itk::CudaFilterImage<unsigned char, 3>;
   auto plain = RandomPixels<US3>({ 200, 30, 10 }, 112);
   auto input = ToCudaImage<CudaUS3>(plain.GetPointer());
   auto pack = itk::CudaThresholdToPackedMaskImageFilter<CudaUS3>::New();
@@ -234,9 +234,9 @@ TEST(UnpackMaskGpu, ThresholdPackUnpackStaysOnTheDevice)
   unpack->SetInput(pack->GetOutput());
   unpack->SetInsideValue(1);
   unpack->SetExecutionMode(Mode::GPU);
-  itk::CudaRuntime::ResetTransferCounters();
+  cif::Runtime::ResetTransferCounters();
   unpack->Update();
-  const auto counters = itk::CudaRuntime::GetTransferCounters();
+  const auto counters = cif::Runtime::GetTransferCounters();
   EXPECT_EQ(counters.HostToDeviceCount, 1u); // the image, once
   EXPECT_EQ(counters.DeviceToHostCount, 0u);
   auto itk = itk::BinaryThresholdImageFilter<US3, UC3>::New();
@@ -258,7 +258,7 @@ TEST(UnpackMaskGpu, CoreWritesEveryVoxel)
   extent.size[2] = 3;
   const std::size_t     voxels = static_cast<std::size_t>(extent.Voxels());
   const std::size_t     words = static_cast<std::size_t>(extent.Words());
-  itk::CudaDeviceBuffer in(words * 4), out(voxels * 2);
+  cif::DeviceBuffer in(words * 4), out(voxels * 2);
   in.CopyFromHost(WordsOf(mask.GetPointer()).data(), words * 4);
   out.FillBytes(0xA5);
   cif::UnpackMaskCUDA<short>(

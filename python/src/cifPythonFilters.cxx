@@ -6,13 +6,13 @@
  *=========================================================================*/
 #include "cifPythonArrays.h"
 
-#include "cifBSplinePrefilter.h"
-#include "cifBilateral.h"
-#include "cifBoxFilters.h"
-#include "cifMedian.h"
-#include "cifPackedMask.h"
-#include "cifRotatingMask.h"
-#include "cifSlabs.h"
+#include "cif/BSplinePrefilter.h"
+#include "cif/Bilateral.h"
+#include "cif/BoxFilters.h"
+#include "cif/Median.h"
+#include "cif/PackedMask.h"
+#include "cif/RotatingMask.h"
+#include "cif/Slabs.h"
 
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/tuple.h>

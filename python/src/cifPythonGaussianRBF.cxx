@@ -7,9 +7,9 @@
  *=========================================================================*/
 #include "cifPythonArrays.h"
 
-#include "cifGaussianRBF.h"
-#include "cifResample.h"
-#include "itkCudaRuntime.h"
+#include "cif/GaussianRBF.h"
+#include "cif/Resample.h"
+#include "cif/Runtime.h"
 
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/tuple.h>
@@ -332,7 +332,7 @@ GaussianRBFPoints(const InArray &             input,
                    stream,
                    [&](const JobPointers & p)
                    {
-                     itk::CudaDeviceBuffer       coefficients(static_cast<std::size_t>(in.Count()) * sizeof(double));
+                     cif::DeviceBuffer       coefficients(static_cast<std::size_t>(in.Count()) * sizeof(double));
                      const cif::GrbfDeviceRule   device = cif::MakeGrbfDeviceRule(plan);
                      const cif::GrbfPointsRule & rule = device.rule;
                      cif::GrbfCoefficientsCUDA<T>(
@@ -442,7 +442,7 @@ GaussianRBFAffine(const InArray &             input,
         stream,
         [&](const JobPointers & p)
         {
-          itk::CudaDeviceBuffer     coefficients(static_cast<std::size_t>(in.Count()) * sizeof(double));
+          cif::DeviceBuffer     coefficients(static_cast<std::size_t>(in.Count()) * sizeof(double));
           const cif::GrbfDeviceRule device = cif::MakeGrbfDeviceRule(plan);
           cif::ResampleParameters   parameters;
           parameters.interpolation = cif::Interpolation::GaussianRBF;

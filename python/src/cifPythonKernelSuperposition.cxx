@@ -8,7 +8,7 @@
  *=========================================================================*/
 #include "cifPythonArrays.h"
 
-#include "cifKernelSuperposition.h"
+#include "cif/KernelSuperposition.h"
 
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/tuple.h>

@@ -5,9 +5,9 @@
  *=========================================================================*/
 #include "cifPythonArrays.h"
 
-#include "cifBSplineEvaluate.h"
-#include "cifBSplinePrefilter.h"
-#include "cifResample.h"
+#include "cif/BSplineEvaluate.h"
+#include "cif/BSplinePrefilter.h"
+#include "cif/Resample.h"
 
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
@@ -64,7 +64,7 @@ HostCopy(const ArrayInfo & a)
   std::vector<unsigned char> host(a.bytes);
   if (a.onGpu)
   {
-    itk::CudaRuntime::CopyDeviceToHost(host.data(), a.data, a.bytes);
+    cif::Runtime::CopyDeviceToHost(host.data(), a.data, a.bytes);
   }
   else
   {
@@ -93,7 +93,7 @@ ResampleOnGpu(const ArrayInfo &                in,
     pg.imageSize[a] = pg.inputSize[a] = pg.outputSize[a] = g.inputSize[a];
   }
   const std::size_t     pixels = static_cast<std::size_t>(in.Count());
-  itk::CudaDeviceBuffer grid;
+  cif::DeviceBuffer grid;
   if (gridValues != nullptr)
   {
     if (gridValues->onGpu)
@@ -107,11 +107,11 @@ ResampleOnGpu(const ArrayInfo &                in,
       g.grid.values = static_cast<const double *>(grid.GetPointer());
     }
   }
-  itk::CudaDeviceBuffer coefficients;
+  cif::DeviceBuffer coefficients;
   bool                  coefficientsReady = false;
   try
   {
-    itk::CudaDeviceBuffer inBuffer, outBuffer;
+    cif::DeviceBuffer inBuffer, outBuffer;
     const T *             source = static_cast<const T *>(in.data);
     T *                   target = static_cast<T *>(out.data);
     if (!in.onGpu)
@@ -181,7 +181,7 @@ ResampleOnGpu(const ArrayInfo &                in,
     }
     if (out.onGpu)
     {
-      itk::CudaRuntime::CopyHostToDevice(out.data, hostOut.data(), out.bytes);
+      cif::Runtime::CopyHostToDevice(out.data, hostOut.data(), out.bytes);
     }
     return chunks;
   }
@@ -296,10 +296,10 @@ ResampleGpu(const InArray &             input,
     cif::StreamScope       scope(in.onGpu ? reinterpret_cast<void *>(stream) : nullptr);
     chunks = ResampleOnGpu<T>(in, out, g, p, pp, grid ? &*grid : nullptr);
   };
-  if (!cif::ResampleCUDAIsCompiled() || !itk::CudaRuntime::IsDeviceAvailable())
+  if (!cif::ResampleCUDAIsCompiled() || !cif::Runtime::IsDeviceAvailable())
   {
     throw cif::GpuUnavailable(std::string(name) + ": GPU execution was requested but is impossible: " +
-                              (cif::ResampleCUDAIsCompiled() ? itk::CudaRuntime::GetUnavailableReason()
+                              (cif::ResampleCUDAIsCompiled() ? cif::Runtime::GetUnavailableReason()
                                                              : std::string("this build has no CUDA code")));
   }
   switch (in.pixel)
@@ -323,7 +323,7 @@ ResampleGpu(const InArray &             input,
       throw nb::type_error(
         (std::string(name) + ": the GPU resamples uint8, int16, uint16, float32 and float64").c_str());
   }
-  std::string message = "GPU: " + itk::CudaRuntime::GetDeviceDescription();
+  std::string message = "GPU: " + cif::Runtime::GetDeviceDescription();
   if (chunks > 0)
   {
     message += " (in " + std::to_string(chunks) + " output chunks: the whole job did not fit the device memory" +
@@ -391,7 +391,7 @@ public:
           }
           else
           {
-            itk::CudaDeviceBuffer source(in.bytes);
+            cif::DeviceBuffer source(in.bytes);
             source.CopyFromHost(in.data, in.bytes);
             cif::PrefilterCUDA(
               static_cast<const TIn *>(source.GetPointer()), static_cast<TOut *>(m_Device.GetPointer()), g, p);
@@ -405,7 +405,7 @@ public:
           if (in.onGpu)
           {
             std::vector<unsigned char> host(in.bytes);
-            itk::CudaRuntime::CopyDeviceToHost(host.data(), in.data, in.bytes);
+            cif::Runtime::CopyDeviceToHost(host.data(), in.data, in.bytes);
             cif::PrefilterCPU(reinterpret_cast<const TIn *>(host.data()),
                               reinterpret_cast<TOut *>(m_Host.data()),
                               g,
@@ -523,7 +523,7 @@ public:
     nb::gil_scoped_release release;
     cif::StreamScope       scope(pts.onGpu ? reinterpret_cast<void *>(stream) : nullptr);
     // the batch's pointers on the coefficients' side
-    std::vector<itk::CudaDeviceBuffer>      device;
+    std::vector<cif::DeviceBuffer>      device;
     std::vector<std::vector<unsigned char>> host;
     auto                                    stage = [&](const ArrayInfo & a, bool copyIn) -> void *
     {
@@ -543,7 +543,7 @@ public:
       host.emplace_back(a.bytes);
       if (copyIn)
       {
-        itk::CudaRuntime::CopyDeviceToHost(host.back().data(), a.data, a.bytes);
+        cif::Runtime::CopyDeviceToHost(host.back().data(), a.data, a.bytes);
       }
       return host.back().data();
     };
@@ -589,11 +589,11 @@ public:
       }
       if (m_OnGpu)
       {
-        itk::CudaRuntime::CopyDeviceToHost(outs[i].data, staged[i], outs[i].bytes);
+        cif::Runtime::CopyDeviceToHost(outs[i].data, staged[i], outs[i].bytes);
       }
       else
       {
-        itk::CudaRuntime::CopyHostToDevice(outs[i].data, staged[i], outs[i].bytes);
+        cif::Runtime::CopyHostToDevice(outs[i].data, staged[i], outs[i].bytes);
       }
     }
     return Report(m_OnGpu ? "GPU" : "CPU", m_Report.Message, false);
@@ -604,9 +604,9 @@ private:
   bool                       m_Double{ true };
   bool                       m_OnGpu{ false };
   std::int64_t               m_Size[3]{ 1, 1, 1 };
-  itk::CudaDeviceBuffer      m_Device;
+  cif::DeviceBuffer      m_Device;
   std::vector<unsigned char> m_Host;
-  itk::CudaExecutionReport   m_Report;
+  cif::ExecutionReport   m_Report;
 };
 
 } // namespace

@@ -1,0 +1,120 @@
+/*=========================================================================
+ *  CudaImageFilters: where a job runs (GPU or CPU), why, and on which CUDA
+ *  stream. Plain C++ (no ITK, no CUDA headers): the ITK classes
+ *  (itkCudaExecution.h), the command-line tool and the Python extension
+ *  share this one decision and fallback logic.
+ *=========================================================================*/
+#ifndef cif_Execution_h
+#define cif_Execution_h
+
+#include "cif/CudaError.h"
+#include "cif/Runtime.h"
+
+#include <stdexcept>
+#include <string>
+
+namespace cif
+{
+/** Where a filter ran last, and why there. */
+struct ExecutionReport
+{
+  ExecutedOn Device{ ExecutedOn::None };
+  /** One line for people: the device, and for a CPU run in automatic mode
+   * why the GPU was not used (no device, unsupported parameters, out of memory). */
+  std::string Message;
+  /** True when the GPU was tried and ran out of memory, so the CPU took over. */
+  bool FellBackAfterOutOfMemory{ false };
+
+  /** Appends "; note" to the message (nothing for an empty note). */
+  void
+  AddNote(const std::string & note)
+  {
+    if (!note.empty())
+    {
+      Message += "; " + note;
+    }
+  }
+};
+
+/** GPU execution was requested (mode GPU) but is impossible: no device, a
+ * build without CUDA, or a request the GPU path does not support. what()
+ * says "<name>: GPU execution was requested but is impossible: <why>". */
+class GpuUnavailable : public std::runtime_error
+{
+public:
+  using std::runtime_error::runtime_error;
+};
+
+/** The CUDA stream (a cudaStream_t) that the module's kernels and copies use
+ * in the calling thread; nullptr, the default, is CUDA's legacy default
+ * stream, which the ITK classes use. The Python extension sets the caller's
+ * CuPy or torch stream for the length of a call (StreamScope). Every GPU
+ * core enqueues its work on this stream and synchronizes this stream (not
+ * the device) before it returns. */
+void *
+CurrentStream() noexcept;
+
+/** Makes `stream` the calling thread's current stream until destroyed, then
+ * restores the previous one. */
+class StreamScope
+{
+public:
+  explicit StreamScope(void * stream) noexcept;
+  ~StreamScope();
+  StreamScope(const StreamScope &) = delete;
+  StreamScope &
+  operator=(const StreamScope &) = delete;
+
+private:
+  void * m_Previous;
+};
+
+/** Decides GPU (true) or CPU (false) for `mode`. `gpuUnsupported` is empty
+ * when the GPU path can handle the request, or says why not. In GPU mode an
+ * impossible request throws GpuUnavailable; in automatic mode `why` says why
+ * the CPU runs (empty in CPU mode). */
+bool
+DecideGpu(cif::ExecutionMode mode, const std::string & gpuUnsupported, const char * name, std::string & why);
+
+/** Runs `runOnGpu` or `runOnCpu` as `mode` decides (DecideGpu). A device
+ * out-of-memory during the GPU run falls back to the CPU in automatic mode
+ * (FellBackAfterOutOfMemory, and the message says why); in GPU mode it
+ * propagates, as does every other CudaFailure. */
+template <typename TGpu, typename TCpu>
+cif::ExecutionReport
+RunWithFallback(cif::ExecutionMode mode,
+                const std::string &    gpuUnsupported,
+                const char *           name,
+                TGpu &&                runOnGpu,
+                TCpu &&                runOnCpu)
+{
+  cif::ExecutionReport report;
+  std::string              why;
+  if (DecideGpu(mode, gpuUnsupported, name, why))
+  {
+    try
+    {
+      runOnGpu();
+      report.Device = cif::ExecutedOn::GPU;
+      report.Message = "GPU: " + cif::Runtime::GetDeviceDescription();
+      return report;
+    }
+    catch (const CudaOutOfMemory & failure)
+    {
+      if (mode == cif::ExecutionMode::GPU)
+      {
+        throw;
+      }
+      report.FellBackAfterOutOfMemory = true;
+      why = std::string("the GPU ran out of memory (") + failure.what() + ")";
+    }
+  }
+  runOnCpu();
+  report.Device = cif::ExecutedOn::CPU;
+  report.Message = why.empty() ? std::string("CPU") : "CPU, because " + why;
+  return report;
+}
+
+} // namespace cif
+
+#endif

@@ -1,0 +1,257 @@
+/*=========================================================================
+ *  CudaImageFilters: one description per filter (the core's registry).
+ *
+ *  A filter is described once, in src/core/<filter>/<Filter>Descriptor.cxx:
+ *  its names (the subcommand, the Python function, the ITK class and its
+ *  ITK twin), its parameters (name, kind, per axis or not, range, default,
+ *  choices, help), the pixel types and dimensions of each device, the halo
+ *  a piece of the image needs, the output grid, and the CPU and CUDA entry
+ *  points with their slab policy. The faces are generated from it:
+ *
+ *  - the command-line tool's subcommand (options, help, checks: apps/);
+ *  - the Python function, its keywords and its halo (python/);
+ *  - the list of filters the tests iterate over (every face present).
+ *
+ *  CheckParameters is the one validation of a call's parameters; every face
+ *  calls it once per call. Plain C++: no ITK, no CUDA.
+ *=========================================================================*/
+#ifndef cif_Filter_h
+#define cif_Filter_h
+
+#include "cif/Execution.h"
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace cif
+{
+
+/** The pixel types of the cores. */
+enum class Pixel : std::uint8_t
+{
+  UInt8,
+  Int16,
+  UInt16,
+  Float32,
+  Float64
+};
+/** "uint8", "int16", "uint16", "float32", "float64" (NumPy's names). */
+const char *
+PixelName(Pixel pixel);
+/** Bytes of one pixel. */
+std::size_t
+PixelBytes(Pixel pixel);
+
+/** What a parameter holds. Choices are stored as the index of the choice. */
+enum class ParameterKind : std::uint8_t
+{
+  Integer,
+  Real,
+  Choice,
+  /** a real value that may be absent (Python None, no CLI option): an
+   * empty value list */
+  OptionalReal
+};
+
+/** One parameter of a filter. The name is snake_case: the Python keyword;
+ * the CLI option is --name with '-' for '_'; the ITK class's Set method is
+ * the name in CamelCase. */
+struct ParameterSpec
+{
+  std::string   name;
+  ParameterKind kind{ ParameterKind::Integer };
+  /** One value for every axis, or one per axis (x, y, z order). */
+  bool perAxis{ false };
+  /** The Python function takes it by position too (after the image). */
+  bool positional{ false };
+  /** Inclusive range of every value (the choices' indices for Choice). */
+  double minimum{ -1e308 };
+  double maximum{ 1e308 };
+  /** The default (one value, or one per axis); empty: no default (the CLI
+   * option is required; for OptionalReal, absent). */
+  std::vector<double> defaults;
+  /** The names of the choices (Choice). */
+  std::vector<std::string> choices;
+  std::string               help;
+};
+
+/** A call's parameters: name -> values (one per axis after CheckParameters
+ * for per-axis parameters). */
+using Parameters = std::map<std::string, std::vector<double>>;
+
+/** The extent of an image buffer: its dimension and size per axis (x
+ * fastest; axes past the dimension have size 1). */
+struct Extent
+{
+  int          dimension{ 0 };
+  std::int64_t size[3]{ 1, 1, 1 };
+  std::int64_t
+  Pixels() const
+  {
+    return size[0] * size[1] * size[2];
+  }
+};
+
+/** One call's job: the input buffer's size, and the output buffer's size
+ * and place. For filters on the input's grid the output is the region
+ * starting at outputStart (in input pixels) inside the input; for the Bin
+ * grid outputStart is the first output pixel's index on the output grid,
+ * whose pixel i bins input pixels [i f, i f + f). The slab runner cuts
+ * jobs of the first kind (cif::SlabGeometry). */
+struct Job
+{
+  int          dimension{ 0 };
+  std::int64_t inputSize[3]{ 1, 1, 1 };
+  std::int64_t outputStart[3]{ 0, 0, 0 };
+  std::int64_t outputSize[3]{ 1, 1, 1 };
+};
+
+/** The whole-image job of an image and an output extent. */
+Job
+WholeImageJob(const Extent & input, const Extent & output);
+
+/** How the output grid follows from the input's. */
+enum class OutputGrid : std::uint8_t
+{
+  /** the input's grid (neighbourhood filters) */
+  Same,
+  /** shrunk by the integer factors of the parameter "shrink_factors":
+   * size floor(n / f) (at least 1), spacing times f, origin at the centre
+   * of the first bin (itk::BinShrinkImageFilter) */
+  Bin
+};
+
+/** One entry point: fills the output buffer of `job` from the input
+ * buffer, both of `pixel`, on the CPU with `threads` threads or on the current CUDA stream (device buffers; `threads` unused);
+ * returns a note for the execution report (the GPU algorithm, say), or an
+ * empty string. Parameters have passed CheckParameters; `threads` is at
+ * least 1 (the faces resolve "all cores"). */
+using Entry = std::function<
+  std::string(Pixel pixel, const void * in, void * out, const Job & job, const Parameters & parameters, int threads)>;
+
+/** Slabs for host images too large for the device (cif/Slabs.h), cut
+ * along the slowest axis with the filter's halo. */
+struct SlabPolicy
+{
+  /** false: such images run on the CPU in automatic mode (the report says
+   * why). Only filters on the input's grid (OutputGrid::Same) cut. */
+  bool slabs{ true };
+  /** The CUDA entry writes every input plane of a slab (iterated filters). */
+  bool kernelWritesInputPlanes{ false };
+  /** The device work memory per input pixel, for the slab plan. */
+  std::size_t workBytesPerInputPixel{ 0 };
+};
+
+/** Everything the faces need to know about one filter. */
+struct FilterDescriptor
+{
+  /** The subcommand ("bin-shrink") and the Python function
+   * ("bin_shrink_image_filter"). */
+  std::string command;
+  std::string function;
+  /** The ITK class ("itk::CudaBinShrinkImageFilter") and its ITK twin
+   * ("itk::BinShrinkImageFilter"; empty for none). */
+  std::string itkClass;
+  std::string itkTwin;
+  /** One line: what is computed. */
+  std::string summary;
+  /** Longer help: exactness, boundary, NaN. */
+  std::string details;
+  std::vector<ParameterSpec> parameters;
+  /** The pixel types each device takes (input and output of one type). */
+  std::vector<Pixel> gpuPixels;
+  std::vector<Pixel> cpuPixels;
+  int                minDimension{ 1 };
+  int                maxDimension{ 3 };
+  OutputGrid         grid{ OutputGrid::Same };
+  /** Checks across parameters and against the pixel type, after each
+   * parameter has been checked alone (empty: fine; else the problem,
+   * without the function's name). May be empty. */
+  std::function<std::string(const Parameters &, const Extent &, Pixel)> check;
+  /** The input planes a piece of the image needs on each side, per axis
+   * (x, y, z), for pieces to equal the one-piece result. */
+  std::function<std::array<std::int64_t, 3>(const Parameters &, int dimension)> halo;
+  /** Why the GPU cannot take the call (empty if it can; may be empty); the
+   * pixel type and a build without CUDA are checked apart. */
+  std::function<std::string(const Parameters &, const Extent &)> gpuProblem;
+  /** Whether the CUDA code is compiled in. */
+  std::function<bool()> cudaCompiled;
+  Entry                 cpu;
+  Entry                 cuda;
+  /** How a host image too large for the device is cut (see SlabPolicy);
+   * empty: slabs with the halo above and no work memory. */
+  std::function<SlabPolicy(const Parameters &, Pixel)> slabPolicy;
+};
+
+/** The pixel type of a NumPy-style name ("uint8", ...); false for others. */
+bool
+PixelFromName(const std::string & name, Pixel & pixel);
+
+/** Every filter described so far, in the order of the documentation. */
+const std::vector<const FilterDescriptor *> &
+Filters();
+
+/** The filter with this subcommand or Python function name; throws
+ * std::invalid_argument for an unknown name. */
+const FilterDescriptor &
+FindFilter(const std::string & name);
+
+/** The one validation of a call's parameters: fills in defaults, expands a
+ * single value of a per-axis parameter to every axis, checks the number of
+ * values, their kind and range, the choices, unknown names, the image's
+ * dimension, then the filter's own check. Throws std::invalid_argument
+ * "<function>: <problem>". */
+void
+CheckParameters(const FilterDescriptor & filter, Parameters & parameters, const Extent & image, Pixel pixel);
+
+/** The part of CheckParameters that needs no image: unknown names,
+ * defaults, per-axis expansion to `dimension` values, counts, kinds and
+ * ranges (for the halo of a call before its image is known). */
+void
+CompleteParameters(const FilterDescriptor & filter, Parameters & parameters, int dimension);
+
+/** The value of choice `text` of a Choice parameter; throws
+ * std::invalid_argument "<function>: <name> must be one of ..." for others. */
+double
+ChoiceValue(const FilterDescriptor & filter, const std::string & name, const std::string & text);
+
+/** The output extent of a call (after CheckParameters). */
+Extent
+OutputExtent(const FilterDescriptor & filter, const Parameters & parameters, const Extent & image);
+
+/** A parameter's value along axis a (after CheckParameters). */
+double
+Value(const Parameters & parameters, const std::string & name, int axis = 0);
+/** The index of a Choice parameter's value. */
+int
+ChoiceIndex(const Parameters & parameters, const std::string & name);
+
+/** Why the GPU cannot run a checked call: the pixel type, the build, the
+ * filter's own gpuProblem (empty if it can). */
+std::string
+GpuProblem(const FilterDescriptor & filter, Pixel pixel, const Parameters & parameters, const Extent & image);
+
+/** Runs a checked call (CheckParameters) on host buffers, on the device
+ * `mode` decides (cif::RunWithFallback: automatic falls back to the CPU,
+ * with the reason, when the GPU cannot take it or runs out of memory). On
+ * the GPU the buffers go up and down through the runtime's staged copies,
+ * and images too large for the device run in slabs when the descriptor
+ * allows it. `name` starts error messages. */
+ExecutionReport
+RunFilterOnHost(const FilterDescriptor & filter,
+                Pixel                    pixel,
+                const void *             in,
+                void *                   out,
+                const Extent &           inExtent,
+                const Parameters &       parameters,
+                ExecutionMode            mode,
+                int                      threads);
+
+} // namespace cif
+
+#endif

@@ -1,0 +1,225 @@
+/*=========================================================================
+ *  CudaImageFilters: threshold segmentation and the bit-packed mask core.
+ *
+ *  Plain types only (no ITK, no CUDA headers). The packed layout:
+ *  - one 32-bit word holds 32 consecutive voxels along x: bit i (value
+ *    1u << i, least significant first) is voxel x = 32 w + i of the row;
+ *  - every row (fixed y, z) starts at a new word: a row of nx voxels takes
+ *    MaskWordsPerRow(nx) = ceil(nx / 32) words, and the bits past nx in its
+ *    last word are 0 (so equal masks have equal words);
+ *  - words are stored row after row, x words fastest, then y, then z:
+ *    word (w, y, z) is at index (z ny + y) MaskWordsPerRow(nx) + w.
+ *  A set bit means "inside".
+ *=========================================================================*/
+#ifndef cifPackedMask_h
+#define cifPackedMask_h
+
+#include "cif/Slabs.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace cif
+{
+
+constexpr int MaskBitsPerWord = 32;
+
+/** Words per row of nx voxels: ceil(nx / 32). */
+constexpr std::int64_t
+MaskWordsPerRow(std::int64_t nx)
+{
+  return (nx + MaskBitsPerWord - 1) / MaskBitsPerWord;
+}
+
+/** Voxel extent of a mask or image (x fastest, unused axes 1). */
+struct MaskExtent
+{
+  std::int64_t size[3]{ 1, 1, 1 };
+
+  std::int64_t
+  Rows() const
+  {
+    return size[1] * size[2];
+  }
+  std::int64_t
+  Voxels() const
+  {
+    return size[0] * size[1] * size[2];
+  }
+  std::int64_t
+  Words() const
+  {
+    return MaskWordsPerRow(size[0]) * size[1] * size[2];
+  }
+};
+
+/** An element-wise job over `size` samples whose input is a sub-block of a
+ * larger buffer: sample (x, y, z) is input[x + y rowPitch + z slicePitch]
+ * (elements); the output is dense. */
+struct ElementwiseGeometry
+{
+  std::int64_t size[3]{ 1, 1, 1 };
+  std::int64_t inputRowPitch{ 1 };
+  std::int64_t inputSlicePitch{ 1 };
+};
+
+/** itk::BinaryThresholdImageFilter's rule: out = (lower <= v && v <= upper)
+ * ? inside : outside, compared in the input type (so NaN is outside). TIn
+ * and TOut are each unsigned char, short, unsigned short or float.
+ * Multi-threaded over rows. `input` and `output` may be the same buffer
+ * when the geometry is dense. */
+template <typename TIn, typename TOut>
+void
+ThresholdCPU(const TIn *                 input,
+             TOut *                      output,
+             const ElementwiseGeometry & geometry,
+             TIn                         lower,
+             TIn                         upper,
+             TOut                        inside,
+             TOut                        outside,
+             int                         numberOfThreads);
+
+/** GPU version of ThresholdCPU (device pointers); returns after the device finished. */
+template <typename TIn, typename TOut>
+void
+ThresholdCUDA(const TIn *                 input,
+              TOut *                      output,
+              const ElementwiseGeometry & geometry,
+              TIn                         lower,
+              TIn                         upper,
+              TOut                        inside,
+              TOut                        outside);
+
+/** Threshold and pack in one pass: bit of voxel v = (lower <= v && v <= upper).
+ * `input` is dense (extent.Voxels() samples), `words` receives extent.Words()
+ * words in the layout above, padding bits 0. */
+template <typename TIn>
+void
+ThresholdPackCPU(const TIn *        input,
+                 std::uint32_t *    words,
+                 const MaskExtent & extent,
+                 TIn                lower,
+                 TIn                upper,
+                 int                numberOfThreads);
+
+/** GPU version: each warp reads 32 neighbours along x per word and packs
+ * their predicates with one ballot; a warp handles 8 words at a time. */
+template <typename TIn>
+void
+ThresholdPackCUDA(const TIn * input, std::uint32_t * words, const MaskExtent & extent, TIn lower, TIn upper);
+
+/** Unpacks: out = bit ? inside : outside (dense output of extent.Voxels()). */
+template <typename TOut>
+void
+UnpackMaskCPU(const std::uint32_t * words,
+              TOut *                output,
+              const MaskExtent &    extent,
+              TOut                  inside,
+              TOut                  outside,
+              int                   numberOfThreads);
+
+template <typename TOut>
+void
+UnpackMaskCUDA(const std::uint32_t * words, TOut * output, const MaskExtent & extent, TOut inside, TOut outside);
+
+/** Applies a mask: out = bit ? in : outside (dense input and output). */
+template <typename T>
+void
+ApplyPackedMaskCPU(const T *             input,
+                   const std::uint32_t * words,
+                   T *                   output,
+                   const MaskExtent &    extent,
+                   T                     outside,
+                   int                   numberOfThreads);
+
+template <typename T>
+void
+ApplyPackedMaskCUDA(const T * input, const std::uint32_t * words, T * output, const MaskExtent & extent, T outside);
+
+/** Whether this build has the GPU code (compiled with nvcc). */
+bool
+PackedMaskCUDAIsCompiled();
+
+/** The slab axis of a mask or element-wise job on dense buffers: its
+ * slowest axis of more than one voxel, never x (along which the words
+ * pack). */
+inline int
+MaskSlabAxis(const MaskExtent & extent)
+{
+  return extent.size[2] > 1 ? 2 : 1;
+}
+
+/** Bytes of one plane (all axes faster than `axis`) of an image of
+ * `pixelBytes` per voxel, or of the mask's words (pixelBytes 0). */
+inline std::size_t
+MaskPlaneBytes(const MaskExtent & extent, int axis, std::size_t pixelBytes)
+{
+  std::size_t bytes = pixelBytes == 0
+                        ? sizeof(std::uint32_t) * static_cast<std::size_t>(MaskWordsPerRow(extent.size[0]))
+                        : pixelBytes * static_cast<std::size_t>(extent.size[0]);
+  for (int a = 1; a < axis; ++a)
+  {
+    bytes *= static_cast<std::size_t>(extent.size[a]);
+  }
+  return bytes;
+}
+
+/** The slab layout (no halo) of a job on dense buffers of `extent`: the
+ * inputs' and the output's bytes per voxel (0 for packed words). */
+inline SlabLayout
+MaskSlabLayout(const MaskExtent &               extent,
+               const std::vector<std::size_t> & inputPixelBytes,
+               std::size_t                      outputPixelBytes)
+{
+  const int  axis = MaskSlabAxis(extent);
+  SlabLayout layout;
+  layout.inputPlanes = layout.outputPlanes = extent.size[axis];
+  for (const std::size_t bytes : inputPixelBytes)
+  {
+    layout.inputPlaneBytes.push_back(MaskPlaneBytes(extent, axis, bytes));
+  }
+  layout.outputPlaneBytes = MaskPlaneBytes(extent, axis, outputPixelBytes);
+  return layout;
+}
+
+/** The extent of one slab's job. */
+inline MaskExtent
+MaskSlabExtent(MaskExtent extent, const Slab & slab)
+{
+  extent.size[MaskSlabAxis(extent)] = slab.outputCount;
+  return extent;
+}
+
+/** A threshold or packed-mask job on the GPU (RunWholeOrInSlabsCUDA):
+ * `whole()` runs it in one piece; or, when `mayCut` (host buffers) and it
+ * does not fit the device, `core(deviceInputs, deviceOutput, slabExtent)`
+ * runs on slabs read from `hostInputs()` into `hostOutput()`. The inputs'
+ * and output's bytes per voxel as for MaskSlabLayout. Returns how it cut
+ * the job (empty for one piece). */
+template <typename TCore, typename TWhole>
+std::string
+RunMaskJobCUDA(bool                                               mayCut,
+               const MaskExtent &                                 extent,
+               const std::vector<std::size_t> &                   inputPixelBytes,
+               std::size_t                                        outputPixelBytes,
+               const std::function<std::vector<const void *>()> & hostInputs,
+               const std::function<void *()> &                    hostOutput,
+               TCore &&                                           core,
+               TWhole &&                                          whole)
+{
+  return RunWholeOrInSlabsCUDA(
+    mayCut,
+    MaskSlabLayout(extent, inputPixelBytes, outputPixelBytes),
+    hostInputs,
+    hostOutput,
+    SlabAxisName(MaskSlabAxis(extent)),
+    [&](const void * const * in, void * out, const Slab & slab) { core(in, out, MaskSlabExtent(extent, slab)); },
+    whole);
+}
+
+} // namespace cif
+
+#endif

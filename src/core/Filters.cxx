@@ -1,0 +1,455 @@
+/*=========================================================================
+ *  CudaImageFilters: the registry of filter descriptions and what every
+ *  face shares (see cif/Filter.h): the one parameter check, the output
+ *  extent, and a call on host buffers with the GPU/CPU decision.
+ *=========================================================================*/
+#include "cif/Filter.h"
+#include "cif/Slabs.h"
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+#include <stdexcept>
+#include <thread>
+
+namespace cif
+{
+// The descriptions, one function per filter (src/core/<filter>/<Filter>Descriptor.cxx).
+FilterDescriptor
+MedianDescriptor();
+FilterDescriptor
+MeanDescriptor();
+FilterDescriptor
+GrayscaleErodeDescriptor();
+FilterDescriptor
+RotatingMaskDescriptor();
+FilterDescriptor
+BinShrinkDescriptor();
+
+const std::vector<const FilterDescriptor *> &
+Filters()
+{
+  // built once; never destroyed (the faces may hold pointers until exit)
+  static const auto * filters = []
+  {
+    static const FilterDescriptor all[] = {
+      MedianDescriptor(), MeanDescriptor(), GrayscaleErodeDescriptor(), RotatingMaskDescriptor(), BinShrinkDescriptor(),
+    };
+    auto * list = new std::vector<const FilterDescriptor *>;
+    for (const auto & d : all)
+    {
+      list->push_back(&d);
+    }
+    return list;
+  }();
+  return *filters;
+}
+
+const FilterDescriptor &
+FindFilter(const std::string & name)
+{
+  for (const auto * f : Filters())
+  {
+    if (f->command == name || f->function == name)
+    {
+      return *f;
+    }
+  }
+  throw std::invalid_argument("no filter named '" + name + "'");
+}
+
+const char *
+PixelName(Pixel pixel)
+{
+  switch (pixel)
+  {
+    case Pixel::UInt8:
+      return "uint8";
+    case Pixel::Int16:
+      return "int16";
+    case Pixel::UInt16:
+      return "uint16";
+    case Pixel::Float32:
+      return "float32";
+    case Pixel::Float64:
+      return "float64";
+  }
+  return "unknown";
+}
+
+std::size_t
+PixelBytes(Pixel pixel)
+{
+  switch (pixel)
+  {
+    case Pixel::UInt8:
+      return 1;
+    case Pixel::Int16:
+    case Pixel::UInt16:
+      return 2;
+    case Pixel::Float32:
+      return 4;
+    case Pixel::Float64:
+      return 8;
+  }
+  return 0;
+}
+
+bool
+PixelFromName(const std::string & name, Pixel & pixel)
+{
+  for (Pixel p : { Pixel::UInt8, Pixel::Int16, Pixel::UInt16, Pixel::Float32, Pixel::Float64 })
+  {
+    if (name == PixelName(p))
+    {
+      pixel = p;
+      return true;
+    }
+  }
+  return false;
+}
+
+Job
+WholeImageJob(const Extent & input, const Extent & output)
+{
+  Job job;
+  job.dimension = input.dimension;
+  for (int a = 0; a < 3; ++a)
+  {
+    job.inputSize[a] = input.size[a];
+    job.outputStart[a] = 0;
+    job.outputSize[a] = output.size[a];
+  }
+  return job;
+}
+
+namespace
+{
+[[noreturn]] void
+Fail(const FilterDescriptor & filter, const std::string & problem)
+{
+  throw std::invalid_argument(filter.function + ": " + problem);
+}
+
+std::string
+Number(double v)
+{
+  std::ostringstream text;
+  text << v;
+  return text.str();
+}
+
+std::string
+Values(const std::vector<double> & values)
+{
+  std::string text = values.size() == 1 ? "" : "(";
+  for (std::size_t i = 0; i < values.size(); ++i)
+  {
+    text += (i ? ", " : "") + Number(values[i]);
+  }
+  return text + (values.size() == 1 ? "" : ")");
+}
+
+const ParameterSpec &
+Spec(const FilterDescriptor & filter, const std::string & name)
+{
+  for (const auto & spec : filter.parameters)
+  {
+    if (spec.name == name)
+    {
+      return spec;
+    }
+  }
+  Fail(filter, "has no parameter '" + name + "'");
+}
+
+void
+CheckValue(const FilterDescriptor & filter, const ParameterSpec & spec, const std::vector<double> & values, double v)
+{
+  const bool unbounded = spec.maximum >= 1e308;
+  switch (spec.kind)
+  {
+    case ParameterKind::Integer:
+      if (!(std::isfinite(v) && v == std::floor(v) && v >= spec.minimum && v <= spec.maximum))
+      {
+        const std::string range = spec.minimum == 0 && unbounded ? "non-negative integers"
+                                  : spec.minimum == 1 && unbounded
+                                    ? "positive integers"
+                                    : "integers from " + Number(spec.minimum) + " to " + Number(spec.maximum);
+        Fail(filter, spec.name + " must hold " + range + ", not " + Values(values));
+      }
+      break;
+    case ParameterKind::Real:
+    case ParameterKind::OptionalReal:
+      if (std::isnan(v))
+      {
+        Fail(filter, spec.name + " is NaN");
+      }
+      if (!(v >= spec.minimum && v <= spec.maximum))
+      {
+        Fail(filter,
+             spec.name + " must be from " + Number(spec.minimum) + " to " + Number(spec.maximum) + ", not " +
+               Values(values));
+      }
+      break;
+    case ParameterKind::Choice:
+      if (!(v == std::floor(v) && v >= 0 && v < static_cast<double>(spec.choices.size())))
+      {
+        Fail(filter, spec.name + " is not one of its choices");
+      }
+      break;
+  }
+}
+} // namespace
+
+double
+ChoiceValue(const FilterDescriptor & filter, const std::string & name, const std::string & text)
+{
+  const ParameterSpec & spec = Spec(filter, name);
+  std::string           names;
+  for (std::size_t i = 0; i < spec.choices.size(); ++i)
+  {
+    if (spec.choices[i] == text)
+    {
+      return static_cast<double>(i);
+    }
+    names += (i == 0 ? "'" : (i + 1 == spec.choices.size() ? " or '" : ", '")) + spec.choices[i] + "'";
+  }
+  Fail(filter, name + " must be " + names + ", not '" + text + "'");
+}
+
+void
+CompleteParameters(const FilterDescriptor & filter, Parameters & parameters, int d)
+{
+  for (const auto & entry : parameters)
+  {
+    bool known = false;
+    for (const auto & spec : filter.parameters)
+    {
+      known = known || spec.name == entry.first;
+    }
+    if (!known)
+    {
+      std::string names;
+      for (const auto & spec : filter.parameters)
+      {
+        names += (names.empty() ? "" : ", ") + spec.name;
+      }
+      Fail(filter, "unknown parameter '" + entry.first + "' (its parameters: " + names + ")");
+    }
+  }
+  for (const auto & spec : filter.parameters)
+  {
+    auto it = parameters.find(spec.name);
+    if (it == parameters.end())
+    {
+      if (spec.defaults.empty() && spec.kind != ParameterKind::OptionalReal)
+      {
+        Fail(filter, spec.name + " is required");
+      }
+      it = parameters.emplace(spec.name, spec.defaults).first;
+    }
+    std::vector<double> & values = it->second;
+    if (spec.kind == ParameterKind::OptionalReal && values.empty())
+    {
+      continue;
+    }
+    if (spec.perAxis)
+    {
+      if (values.size() == 1)
+      {
+        values.assign(static_cast<std::size_t>(d), values[0]);
+      }
+      else if (values.size() != static_cast<std::size_t>(d))
+      {
+        Fail(filter,
+             spec.name + " needs 1 or " + std::to_string(d) + " values (x, y, z order), not " +
+               std::to_string(values.size()));
+      }
+    }
+    else if (values.size() != 1)
+    {
+      Fail(filter, spec.name + " takes one value, not " + std::to_string(values.size()));
+    }
+    for (double v : values)
+    {
+      CheckValue(filter, spec, values, v);
+    }
+  }
+}
+
+void
+CheckParameters(const FilterDescriptor & filter, Parameters & parameters, const Extent & image, Pixel pixel)
+{
+  const int d = image.dimension;
+  if (d < filter.minDimension || d > filter.maxDimension)
+  {
+    Fail(filter,
+         filter.minDimension == 2 && filter.maxDimension == 3
+           ? "2D and 3D images only, not " + std::to_string(d) + "D"
+           : "images of " + std::to_string(filter.minDimension) + " to " + std::to_string(filter.maxDimension) +
+               " dimensions, not " + std::to_string(d));
+  }
+  for (int a = 0; a < d; ++a)
+  {
+    if (image.size[a] <= 0)
+    {
+      Fail(filter, "the image is empty (size 0 along axis " + std::to_string(a) + ")");
+    }
+  }
+  CompleteParameters(filter, parameters, d);
+  if (std::find(filter.cpuPixels.begin(), filter.cpuPixels.end(), pixel) == filter.cpuPixels.end() &&
+      std::find(filter.gpuPixels.begin(), filter.gpuPixels.end(), pixel) == filter.gpuPixels.end())
+  {
+    std::string names;
+    for (Pixel p : filter.cpuPixels)
+    {
+      names += (names.empty() ? "" : ", ") + std::string(PixelName(p));
+    }
+    Fail(filter, std::string(PixelName(pixel)) + " images are not supported (" + names + ")");
+  }
+  if (filter.check)
+  {
+    const std::string problem = filter.check(parameters, image, pixel);
+    if (!problem.empty())
+    {
+      Fail(filter, problem);
+    }
+  }
+}
+
+double
+Value(const Parameters & parameters, const std::string & name, int axis)
+{
+  const auto it = parameters.find(name);
+  if (it == parameters.end() || it->second.empty())
+  {
+    throw std::invalid_argument("parameter '" + name + "' has no value");
+  }
+  const auto & v = it->second;
+  return v[std::min<std::size_t>(static_cast<std::size_t>(axis), v.size() - 1)];
+}
+
+int
+ChoiceIndex(const Parameters & parameters, const std::string & name)
+{
+  return static_cast<int>(Value(parameters, name));
+}
+
+Extent
+OutputExtent(const FilterDescriptor & filter, const Parameters & parameters, const Extent & image)
+{
+  Extent out = image;
+  if (filter.grid == OutputGrid::Bin)
+  {
+    for (int a = 0; a < image.dimension; ++a)
+    {
+      const auto f = static_cast<std::int64_t>(Value(parameters, "shrink_factors", a));
+      out.size[a] = std::max<std::int64_t>(1, image.size[a] / f);
+    }
+  }
+  return out;
+}
+
+std::string
+GpuProblem(const FilterDescriptor & filter, Pixel pixel, const Parameters & parameters, const Extent & image)
+{
+  if (std::find(filter.gpuPixels.begin(), filter.gpuPixels.end(), pixel) == filter.gpuPixels.end())
+  {
+    return std::string("the GPU does not take ") + PixelName(pixel) + " images";
+  }
+  if (filter.gpuProblem)
+  {
+    std::string problem = filter.gpuProblem(parameters, image);
+    if (!problem.empty())
+    {
+      return problem;
+    }
+  }
+  if (!filter.cuda || !filter.cudaCompiled || !filter.cudaCompiled())
+  {
+    return "this build has no CUDA code";
+  }
+  return {};
+}
+
+ExecutionReport
+RunFilterOnHost(const FilterDescriptor & filter,
+                Pixel                    pixel,
+                const void *             in,
+                void *                   out,
+                const Extent &           inExtent,
+                const Parameters &       parameters,
+                ExecutionMode            mode,
+                int                      threads)
+{
+  const Extent      outExtent = OutputExtent(filter, parameters, inExtent);
+  const Job         job = WholeImageJob(inExtent, outExtent);
+  const std::size_t bytes = PixelBytes(pixel);
+  std::string       note, slabs;
+  ExecutionReport   report = RunWithFallback(
+    mode,
+    GpuProblem(filter, pixel, parameters, inExtent),
+    filter.function.c_str(),
+    [&]
+    {
+      const auto whole = [&]
+      {
+        DeviceBuffer deviceIn(static_cast<std::size_t>(inExtent.Pixels()) * bytes);
+        DeviceBuffer deviceOut(static_cast<std::size_t>(outExtent.Pixels()) * bytes);
+        deviceIn.CopyFromHost(in, deviceIn.GetSize());
+        note = filter.cuda(pixel, deviceIn.GetPointer(), deviceOut.GetPointer(), job, parameters, 0);
+        deviceOut.CopyToHost(out, deviceOut.GetSize());
+      };
+      const SlabPolicy policy = filter.slabPolicy ? filter.slabPolicy(parameters, pixel) : SlabPolicy{};
+      if (!(policy.slabs && filter.grid == OutputGrid::Same))
+      {
+        whole();
+        return;
+      }
+      const auto halo = filter.halo ? filter.halo(parameters, inExtent.dimension) : std::array<std::int64_t, 3>{ 0, 0, 0 };
+      // the slab runner needs the pixel's size only: bytes of that width
+      const auto slabbed = [&](auto tag)
+      {
+        using T = decltype(tag);
+        return RunNeighbourhoodJobCUDA<T, T>(
+          true,
+          [&] { return static_cast<const T *>(in); },
+          [&] { return static_cast<T *>(out); },
+          job,
+          halo,
+          policy.kernelWritesInputPlanes,
+          policy.workBytesPerInputPixel,
+          [&](const T * x, T * y, const Job & piece) { note = filter.cuda(pixel, x, y, piece, parameters, 0); },
+          whole);
+      };
+      switch (bytes)
+      {
+        case 1:
+          slabs = slabbed(std::uint8_t{});
+          break;
+        case 2:
+          slabs = slabbed(std::uint16_t{});
+          break;
+        case 4:
+          slabs = slabbed(float{});
+          break;
+        default:
+          slabs = slabbed(double{});
+          break;
+      }
+    },
+    [&]
+    {
+      const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+      note = filter.cpu(pixel, in, out, job, parameters, threads > 0 ? threads : cores);
+    });
+  report.AddNote(note);
+  if (report.Device == ExecutedOn::GPU)
+  {
+    report.AddNote(slabs);
+  }
+  return report;
+}
+
+} // namespace cif

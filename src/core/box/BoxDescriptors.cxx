@@ -1,0 +1,199 @@
+/*=========================================================================
+ *  CudaImageFilters: the descriptions of the box filters (cif/Filter.h):
+ *  the mean and the grey-scale erosion by a flat box.
+ *=========================================================================*/
+#include "cif/BoxFilters.h"
+#include "cifDispatch.h"
+
+#include <cmath>
+#include <limits>
+
+namespace cif
+{
+namespace
+{
+BoxGeometry
+GeometryOf(const Job & job, const Parameters & parameters)
+{
+  BoxGeometry g;
+  for (int a = 0; a < 3; ++a)
+  {
+    g.inputSize[a] = job.inputSize[a];
+    g.outputStart[a] = job.outputStart[a];
+    g.outputSize[a] = job.outputSize[a];
+  }
+  std::int64_t radius[3];
+  AxisValues(parameters, "radius", job.dimension, radius, 0);
+  for (int a = 0; a < 3; ++a)
+  {
+    g.radius[a] = static_cast<int>(radius[a]);
+  }
+  return g;
+}
+
+/** What both box filters share: the radius, the pixel types, the checks,
+ * the halo, the GPU's largest radius. */
+FilterDescriptor
+BoxDescriptor()
+{
+  FilterDescriptor d;
+  ParameterSpec    radius;
+  radius.name = "radius";
+  radius.kind = ParameterKind::Integer;
+  radius.perAxis = true;
+  radius.positional = true;
+  radius.minimum = 0;
+  radius.maximum = std::numeric_limits<int>::max();
+  radius.defaults = { 1 };
+  radius.help = "half-width of the box: one value for every axis, or one per axis (x, y, z)";
+  d.parameters = { radius };
+  d.gpuPixels = d.cpuPixels = { Pixel::UInt8, Pixel::Int16, Pixel::UInt16, Pixel::Float32 };
+  d.check = [](const Parameters & p, const Extent & image, Pixel)
+  { return ValidateBoxJob(GeometryOf(WholeImageJob(image, image), p)); };
+  d.halo = [](const Parameters & p, int dimension)
+  {
+    std::array<std::int64_t, 3> halo{ 0, 0, 0 };
+    AxisValues(p, "radius", dimension, halo.data(), 0);
+    return halo;
+  };
+  d.gpuProblem = [](const Parameters & p, const Extent & image) -> std::string
+  {
+    for (int a = 0; a < image.dimension; ++a)
+    {
+      if (Value(p, "radius", a) > MaxGPUBoxRadius)
+      {
+        return "the GPU tiles take radii up to " + std::to_string(MaxGPUBoxRadius) + " per axis";
+      }
+    }
+    return {};
+  };
+  d.cudaCompiled = &BoxFiltersCUDAIsCompiled;
+  // the separable passes' two temporaries (int64 or double)
+  d.slabPolicy = [](const Parameters &, Pixel) { return SlabPolicy{ true, false, 2 * 8 }; };
+  return d;
+}
+
+/** The erosion's boundary value in T: the pixel type's largest (ITK's
+ * default) when absent. */
+template <typename T>
+T
+BoundaryOf(const Parameters & p)
+{
+  const auto it = p.find("boundary");
+  return it == p.end() || it->second.empty() ? std::numeric_limits<T>::max() : static_cast<T>(it->second[0]);
+}
+} // namespace
+
+FilterDescriptor
+MeanDescriptor()
+{
+  FilterDescriptor d = BoxDescriptor();
+  d.command = "mean";
+  d.function = "mean_image_filter";
+  d.itkClass = "itk::CudaMeanImageFilter";
+  d.itkTwin = "itk::MeanImageFilter";
+  d.summary = "The mean of the (2r+1)^D box around each pixel.";
+  d.details = "Identical to ITK's MeanImageFilter (bit for bit) for uint8, int16, uint16 and float32 images: integer "
+              "images are summed exactly, float32 images in double in ITK's order. Boundary: zero-flux Neumann. The "
+              "GPU takes radii up to 64 per axis; larger ones run on the CPU.";
+  d.cpu = [](Pixel pixel, const void * in, void * out, const Job & job, const Parameters & p, int threads)
+  {
+    return DispatchPixel<std::uint8_t, std::int16_t, std::uint16_t, float>(
+      pixel,
+      [&](auto tag)
+      {
+        using T = decltype(tag);
+        BoxMeanCPU(static_cast<const T *>(in), static_cast<T *>(out), GeometryOf(job, p), threads);
+        return std::string();
+      });
+  };
+  d.cuda = [](Pixel pixel, const void * in, void * out, const Job & job, const Parameters & p, int)
+  {
+    return DispatchPixel<std::uint8_t, std::int16_t, std::uint16_t, float>(
+      pixel,
+      [&](auto tag)
+      {
+        using T = decltype(tag);
+        switch (BoxMeanCUDA(static_cast<const T *>(in), static_cast<T *>(out), GeometryOf(job, p)))
+        {
+          case BoxMeanMethod::SeparableInteger:
+            return std::string("separable integer sums (exact)");
+          case BoxMeanMethod::DirectITKOrder:
+            return std::string("direct double sums in ITK's order (exact)");
+          case BoxMeanMethod::SeparableDouble:
+            break;
+        }
+        return std::string("separable double sums");
+      });
+  };
+  return d;
+}
+
+FilterDescriptor
+GrayscaleErodeDescriptor()
+{
+  FilterDescriptor d = BoxDescriptor();
+  d.command = "erode";
+  d.function = "grayscale_erode_image_filter";
+  d.itkClass = "itk::CudaGrayscaleErodeImageFilter";
+  d.itkTwin = "itk::GrayscaleErodeImageFilter";
+  d.summary = "Grey-scale erosion by a flat box of radius r (FlatStructuringElement::Box).";
+  d.details = "Each output is the minimum of the box's samples inside the image, and of the boundary value (default: "
+              "the pixel type's largest, ITK's default) where the box reaches past the image. Identical to ITK's "
+              "basic algorithm for uint8, int16, uint16 and float32; NaN samples are ignored.";
+  ParameterSpec boundary;
+  boundary.name = "boundary";
+  boundary.kind = ParameterKind::OptionalReal;
+  boundary.help = "the value outside the image (default: the pixel type's largest value)";
+  d.parameters.push_back(boundary);
+  const auto boxCheck = d.check;
+  d.check = [boxCheck](const Parameters & p, const Extent & image, Pixel pixel) -> std::string
+  {
+    const auto it = p.find("boundary");
+    if (it != p.end() && !it->second.empty())
+    {
+      const double v = it->second[0];
+      const bool   fits = DispatchPixel<std::uint8_t, std::int16_t, std::uint16_t, float>(
+        pixel,
+        [&](auto tag)
+        {
+          using T = decltype(tag);
+          if constexpr (std::is_integral<T>::value)
+          {
+            return v >= static_cast<double>(std::numeric_limits<T>::lowest()) &&
+                   v <= static_cast<double>(std::numeric_limits<T>::max()) && v == std::floor(v);
+          }
+          return true;
+        });
+      if (!fits)
+      {
+        return "boundary = " + std::to_string(v) + " is not a value of the image's pixel type";
+      }
+    }
+    return boxCheck(p, image, pixel);
+  };
+  d.cpu = [](Pixel pixel, const void * in, void * out, const Job & job, const Parameters & p, int threads)
+  {
+    return DispatchPixel<std::uint8_t, std::int16_t, std::uint16_t, float>(
+      pixel,
+      [&](auto tag)
+      {
+        using T = decltype(tag);
+        BoxMinCPU(static_cast<const T *>(in), static_cast<T *>(out), GeometryOf(job, p), BoundaryOf<T>(p), threads);
+        return std::string();
+      });
+  };
+  d.cuda = [](Pixel pixel, const void * in, void * out, const Job & job, const Parameters & p, int)
+  {
+    return DispatchPixel<std::uint8_t, std::int16_t, std::uint16_t, float>(
+      pixel,
+      [&](auto tag)
+      {
+        using T = decltype(tag);
+        BoxMinCUDA(static_cast<const T *>(in), static_cast<T *>(out), GeometryOf(job, p), BoundaryOf<T>(p));
+        return std::string();
+      });
+  };
+  return d;
+}
+} // namespace cif

@@ -1,0 +1,67 @@
+/*=========================================================================
+ *  CudaImageFilters: a run-time pixel type to a compile-time one, for the
+ *  descriptors' entry points (private to src/). Only the listed types are
+ *  instantiated: the list is the filter's instantiation list.
+ *=========================================================================*/
+#ifndef cifDispatch_h
+#define cifDispatch_h
+
+#include "cif/Filter.h"
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+
+namespace cif
+{
+/** The cif::Pixel of a C++ pixel type. */
+template <typename T>
+constexpr Pixel PixelOf = std::is_same<T, std::uint8_t>::value    ? Pixel::UInt8
+                          : std::is_same<T, std::int16_t>::value  ? Pixel::Int16
+                          : std::is_same<T, std::uint16_t>::value ? Pixel::UInt16
+                          : std::is_same<T, float>::value         ? Pixel::Float32
+                                                                  : Pixel::Float64;
+
+/** Calls f(T{}) for the type T among `Ts...` whose cif::Pixel is `pixel`;
+ * throws std::invalid_argument when none is. */
+template <typename... Ts, typename F>
+decltype(auto)
+DispatchPixel(Pixel pixel, F && f)
+{
+  using R = decltype(f(std::uint8_t{}));
+  if constexpr (std::is_void<R>::value)
+  {
+    bool done = false;
+    ((pixel == PixelOf<Ts> && !done ? (f(Ts{}), done = true) : false), ...);
+    if (!done)
+    {
+      throw std::invalid_argument(std::string("no core for ") + PixelName(pixel) + " pixels");
+    }
+  }
+  else
+  {
+    R    result{};
+    bool done = false;
+    ((pixel == PixelOf<Ts> && !done ? (result = f(Ts{}), done = true) : false), ...);
+    if (!done)
+    {
+      throw std::invalid_argument(std::string("no core for ") + PixelName(pixel) + " pixels");
+    }
+    return result;
+  }
+}
+
+/** The same per-axis values as an int array of three (axes past the
+ * image's dimension get `fill`). */
+inline void
+AxisValues(const Parameters & parameters, const std::string & name, int dimension, std::int64_t out[3], std::int64_t fill)
+{
+  for (int a = 0; a < 3; ++a)
+  {
+    out[a] = a < dimension ? static_cast<std::int64_t>(Value(parameters, name, a)) : fill;
+  }
+}
+} // namespace cif
+
+#endif

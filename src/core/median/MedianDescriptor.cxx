@@ -1,0 +1,91 @@
+/*=========================================================================
+ *  CudaImageFilters: the median's description (cif/Filter.h).
+ *=========================================================================*/
+#include "cif/Median.h"
+#include "cifDispatch.h"
+
+namespace cif
+{
+namespace
+{
+MedianGeometry
+GeometryOf(const Job & job, const Parameters & parameters)
+{
+  MedianGeometry g;
+  for (int a = 0; a < 3; ++a)
+  {
+    g.inputSize[a] = job.inputSize[a];
+    g.outputStart[a] = job.outputStart[a];
+    g.outputSize[a] = job.outputSize[a];
+  }
+  AxisValues(parameters, "radius", job.dimension, g.radius, 0);
+  return g;
+}
+} // namespace
+
+FilterDescriptor
+MedianDescriptor()
+{
+  FilterDescriptor d;
+  d.command = "median";
+  d.function = "median_image_filter";
+  d.itkClass = "itk::CudaMedianImageFilter";
+  d.itkTwin = "itk::MedianImageFilter";
+  d.summary = "The median of the (2r+1)^D box around each pixel.";
+  d.details = "Identical to ITK's MedianImageFilter for uint8, int16, uint16 and NaN-free float32 images, in 1 to 3 "
+              "dimensions, on the GPU and the CPU. Boundary: ITK's zero-flux Neumann (indices clamped to the "
+              "image). NaN: the median is NaN where more than half of the window is NaN.";
+  ParameterSpec radius;
+  radius.name = "radius";
+  radius.kind = ParameterKind::Integer;
+  radius.perAxis = true;
+  radius.positional = true;
+  radius.minimum = 0;
+  radius.defaults = { 1 };
+  radius.help = "half-width of the window: one value for every axis, or one per axis (x, y, z)";
+  ParameterSpec kernel;
+  kernel.name = "kernel";
+  kernel.kind = ParameterKind::Choice;
+  kernel.choices = { "auto", "selection", "radix_tile", "radix_global", "sliding_histogram" };
+  kernel.minimum = 0;
+  kernel.maximum = static_cast<double>(kernel.choices.size() - 1);
+  kernel.defaults = { 0 };
+  kernel.help = "the GPU algorithm: auto (the cheapest that fits), selection, radix_tile, radix_global or "
+                "sliding_histogram";
+  d.parameters = { radius, kernel };
+  d.gpuPixels = d.cpuPixels = { Pixel::UInt8, Pixel::Int16, Pixel::UInt16, Pixel::Float32 };
+  d.check = [](const Parameters & p, const Extent & image, Pixel)
+  { return ValidateMedianJob(GeometryOf(WholeImageJob(image, image), p)); };
+  d.halo = [](const Parameters & p, int dimension)
+  {
+    std::array<std::int64_t, 3> halo{ 0, 0, 0 };
+    AxisValues(p, "radius", dimension, halo.data(), 0);
+    return halo;
+  };
+  d.cudaCompiled = &MedianCUDAIsCompiled;
+  d.cpu = [](Pixel pixel, const void * in, void * out, const Job & job, const Parameters & p, int threads)
+  {
+    return DispatchPixel<std::uint8_t, std::int16_t, std::uint16_t, float>(
+      pixel,
+      [&](auto tag)
+      {
+        using T = decltype(tag);
+        MedianCPU(static_cast<const T *>(in), static_cast<T *>(out), GeometryOf(job, p), threads);
+        return std::string();
+      });
+  };
+  d.cuda = [](Pixel pixel, const void * in, void * out, const Job & job, const Parameters & p, int)
+  {
+    const auto kernel = static_cast<MedianKernel>(ChoiceIndex(p, "kernel"));
+    return DispatchPixel<std::uint8_t, std::int16_t, std::uint16_t, float>(
+      pixel,
+      [&](auto tag)
+      {
+        using T = decltype(tag);
+        return MedianCUDA(static_cast<const T *>(in), static_cast<T *>(out), GeometryOf(job, p), kernel)
+          .description;
+      });
+  };
+  return d;
+}
+} // namespace cif

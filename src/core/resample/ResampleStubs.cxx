@@ -1,0 +1,40 @@
+/*=========================================================================
+ *  CudaImageFilters: the resampling core's entry points in a build without
+ *  nvcc (the ITK filter refers to them; they say there is no GPU code).
+ *=========================================================================*/
+#include "cif/CudaError.h"
+#include "cif/Resample.h"
+
+#ifndef CUDAIMAGEFILTERS_WITH_CUDA
+namespace cif
+{
+bool
+ResampleCUDAIsCompiled()
+{
+  return false;
+}
+
+template <typename TSample, typename TOut>
+void
+ResampleCUDA(const TSample *, TOut *, const ResampleGeometry &, const ResampleParameters &)
+{
+  throw CudaFailure(-1, "CudaImageFilters was built without CUDA", "ResampleCUDA");
+}
+
+#  define CIF_INSTANTIATE_RESAMPLE_STUB(TSample, TOut)                                                                 \
+    template void ResampleCUDA<TSample, TOut>(                                                                         \
+      const TSample *, TOut *, const ResampleGeometry &, const ResampleParameters &);
+CIF_INSTANTIATE_RESAMPLE_STUB(unsigned char, unsigned char)
+CIF_INSTANTIATE_RESAMPLE_STUB(float, unsigned char)
+CIF_INSTANTIATE_RESAMPLE_STUB(short, short)
+CIF_INSTANTIATE_RESAMPLE_STUB(float, short)
+CIF_INSTANTIATE_RESAMPLE_STUB(unsigned short, unsigned short)
+CIF_INSTANTIATE_RESAMPLE_STUB(float, unsigned short)
+CIF_INSTANTIATE_RESAMPLE_STUB(float, float)
+CIF_INSTANTIATE_RESAMPLE_STUB(double, double)
+CIF_INSTANTIATE_RESAMPLE_STUB(double, unsigned char) // GRBF coefficients
+CIF_INSTANTIATE_RESAMPLE_STUB(double, short)
+CIF_INSTANTIATE_RESAMPLE_STUB(double, unsigned short)
+CIF_INSTANTIATE_RESAMPLE_STUB(double, float)
+} // namespace cif
+#endif

@@ -1,0 +1,103 @@
+/*=========================================================================
+ *  CudaImageFilters: the rotating mask's description (cif/Filter.h).
+ *=========================================================================*/
+#include "cif/RotatingMask.h"
+#include "cifDispatch.h"
+
+namespace cif
+{
+namespace
+{
+ClampedNeighborhoodGeometry
+GeometryOf(const Job & job)
+{
+  ClampedNeighborhoodGeometry g;
+  for (int a = 0; a < 3; ++a)
+  {
+    g.inputSize[a] = job.inputSize[a];
+    g.outputStart[a] = job.outputStart[a];
+    g.outputSize[a] = job.outputSize[a];
+  }
+  return g;
+}
+
+RotatingMaskParameters
+ParametersOf(const Parameters & p, int dimension)
+{
+  RotatingMaskParameters r;
+  r.dimension = dimension;
+  r.iterations = static_cast<int>(Value(p, "number_of_iterations"));
+  return r;
+}
+} // namespace
+
+FilterDescriptor
+RotatingMaskDescriptor()
+{
+  FilterDescriptor d;
+  d.command = "rotating-mask";
+  d.function = "rotating_mask_image_filter";
+  d.itkClass = "itk::CudaRotatingMaskImageFilter";
+  d.summary = "Nagao-Matsuyama rotating-mask smoothing: each pixel takes the mean of the least dispersed of Nagao's "
+              "nine sub-regions of its 5x5 window (2D) or of six 3x3x3 half-masks of its 5x5x5 window (3D).";
+  d.details = "Exact integer arithmetic for 8/16-bit images (identical on the GPU and the CPU); float32 in double. NaN "
+              "or Inf in a sub-region gives NaN. Boundary: zero-flux Neumann.";
+  ParameterSpec iterations;
+  iterations.name = "number_of_iterations";
+  iterations.kind = ParameterKind::Integer;
+  iterations.minimum = 1;
+  iterations.maximum = 1 << 20;
+  iterations.defaults = { 1 };
+  iterations.help = "how often the filter is applied (each iteration filters the previous result)";
+  d.parameters = { iterations };
+  d.gpuPixels = d.cpuPixels = { Pixel::UInt8, Pixel::Int16, Pixel::UInt16, Pixel::Float32 };
+  d.minDimension = 2;
+  d.check = [](const Parameters & p, const Extent & image, Pixel)
+  { return ValidateRotatingMaskJob(GeometryOf(WholeImageJob(image, image)), ParametersOf(p, image.dimension)); };
+  d.gpuProblem = [](const Parameters &, const Extent & image) -> std::string
+  {
+    if (image.size[1] > 65535LL * 8 || (image.dimension == 3 && image.size[2] > 65535LL * 4))
+    {
+      return "the output has more rows or slices than the GPU kernel's grid covers";
+    }
+    return {};
+  };
+  // the mask reaches 2 samples along every filtered axis per iteration
+  d.halo = [](const Parameters & p, int dimension)
+  {
+    const auto reach = static_cast<std::int64_t>(2 * Value(p, "number_of_iterations"));
+    return std::array<std::int64_t, 3>{ reach, reach, dimension == 3 ? reach : 0 };
+  };
+  // an iterated kernel filters its whole slab, with a second image of work
+  d.slabPolicy = [](const Parameters & p, Pixel pixel)
+  {
+    const bool iterated = Value(p, "number_of_iterations") > 1;
+    return SlabPolicy{ true, iterated, iterated ? PixelBytes(pixel) : 0 };
+  };
+  d.cudaCompiled = &RotatingMaskCUDAIsCompiled;
+  d.cpu = [](Pixel pixel, const void * in, void * out, const Job & job, const Parameters & p, int threads)
+  {
+    return DispatchPixel<std::uint8_t, std::int16_t, std::uint16_t, float>(
+      pixel,
+      [&](auto tag)
+      {
+        using T = decltype(tag);
+        RotatingMaskCPU(
+          static_cast<const T *>(in), static_cast<T *>(out), GeometryOf(job), ParametersOf(p, job.dimension), threads);
+        return std::string();
+      });
+  };
+  d.cuda = [](Pixel pixel, const void * in, void * out, const Job & job, const Parameters & p, int)
+  {
+    return DispatchPixel<std::uint8_t, std::int16_t, std::uint16_t, float>(
+      pixel,
+      [&](auto tag)
+      {
+        using T = decltype(tag);
+        return RotatingMaskCUDA(
+          static_cast<const T *>(in), static_cast<T *>(out), GeometryOf(job), ParametersOf(p, job.dimension));
+      });
+  };
+  return d;
+}
+} // namespace cif

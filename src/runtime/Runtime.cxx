@@ -1,0 +1,548 @@
+/*=========================================================================
+ *  CudaImageFilters: the CUDA runtime layer (device discovery, errors,
+ *  allocations, transfers). Compiled with or without CUDA.
+ *=========================================================================*/
+#include "cif/Runtime.h"
+#include "cif/CudaError.h"
+#include "cif/Execution.h"
+#include "cifRuntimeInternal.h"
+#include "cifStagedCopy.h"
+
+#include <atomic>
+#include <mutex>
+#include <ostream>
+#include <sstream>
+
+#ifdef CUDAIMAGEFILTERS_WITH_CUDA
+#  include <cuda_runtime.h>
+#endif
+
+namespace cif
+{
+void
+ThrowCudaFailure(int code, const char * expression, const char * file, int line)
+{
+  std::ostringstream where;
+  where << file << ':' << line << " (" << expression << ')';
+  std::string message;
+#ifdef CUDAIMAGEFILTERS_WITH_CUDA
+  const auto status = static_cast<cudaError_t>(code);
+  message = std::string(cudaGetErrorName(status)) + ": " + cudaGetErrorString(status);
+  if (status == cudaErrorMemoryAllocation)
+  {
+    cudaGetLastError(); // an allocation failure is not sticky: clear it
+    throw CudaOutOfMemory(code, message, where.str());
+  }
+#else
+  message = "CUDA error " + std::to_string(code);
+#endif
+  throw CudaFailure(code, message, where.str());
+}
+
+namespace
+{
+thread_local void * t_CurrentStream = nullptr;
+}
+
+void *
+CurrentStream() noexcept
+{
+  return t_CurrentStream;
+}
+
+StreamScope::StreamScope(void * stream) noexcept
+  : m_Previous(t_CurrentStream)
+{
+  t_CurrentStream = stream;
+}
+
+StreamScope::~StreamScope()
+{
+  t_CurrentStream = m_Previous;
+}
+
+bool
+DecideGpu(cif::ExecutionMode mode, const std::string & gpuUnsupported, const char * name, std::string & why)
+{
+  why.clear();
+  if (mode == cif::ExecutionMode::CPU)
+  {
+    return false;
+  }
+  if (!cif::Runtime::IsDeviceAvailable())
+  {
+    why = cif::Runtime::GetUnavailableReason();
+  }
+  else if (!gpuUnsupported.empty())
+  {
+    why = gpuUnsupported;
+  }
+  if (why.empty())
+  {
+    return true;
+  }
+  if (mode == cif::ExecutionMode::GPU)
+  {
+    throw GpuUnavailable(std::string(name) + ": GPU execution was requested but is impossible: " + why);
+  }
+  return false;
+}
+} // namespace cif
+
+namespace cif
+{
+
+std::ostream &
+operator<<(std::ostream & os, ExecutionMode mode)
+{
+  switch (mode)
+  {
+    case ExecutionMode::Automatic:
+      return os << "Automatic";
+    case ExecutionMode::GPU:
+      return os << "GPU";
+    case ExecutionMode::CPU:
+      return os << "CPU";
+  }
+  return os << "Unknown";
+}
+
+std::ostream &
+operator<<(std::ostream & os, ExecutedOn device)
+{
+  switch (device)
+  {
+    case ExecutedOn::None:
+      return os << "None";
+    case ExecutedOn::GPU:
+      return os << "GPU";
+    case ExecutedOn::CPU:
+      return os << "CPU";
+  }
+  return os << "Unknown";
+}
+
+bool
+ExecutionModeFromString(const std::string & text, ExecutionMode & mode)
+{
+  if (text == "auto" || text == "automatic")
+  {
+    mode = ExecutionMode::Automatic;
+  }
+  else if (text == "gpu" || text == "cuda")
+  {
+    mode = ExecutionMode::GPU;
+  }
+  else if (text == "cpu")
+  {
+    mode = ExecutionMode::CPU;
+  }
+  else
+  {
+    return false;
+  }
+  return true;
+}
+
+namespace
+{
+struct DeviceState
+{
+  bool        available{ false };
+  std::string reason;
+  std::string description{ "none" };
+  std::size_t sharedMemoryPerBlockOptin{ 0 };
+};
+
+const DeviceState &
+QueryDevice()
+{
+  static const DeviceState state = []
+  {
+    DeviceState s;
+#ifdef CUDAIMAGEFILTERS_WITH_CUDA
+    int        count = 0;
+    const auto status = cudaGetDeviceCount(&count);
+    if (status != cudaSuccess)
+    {
+      // No driver or no device: that is "no GPU", not an error.
+      s.reason =
+        std::string("no usable CUDA device (") + cudaGetErrorName(status) + ": " + cudaGetErrorString(status) + ")";
+      cudaGetLastError();
+      return s;
+    }
+    if (count == 0)
+    {
+      s.reason = "no CUDA device found";
+      return s;
+    }
+    cudaDeviceProp prop{};
+    if (cudaGetDeviceProperties(&prop, 0) != cudaSuccess || cudaSetDevice(0) != cudaSuccess)
+    {
+      s.reason = "CUDA device 0 could not be opened";
+      cudaGetLastError();
+      return s;
+    }
+    std::ostringstream d;
+    d << prop.name << " (sm_" << prop.major << prop.minor << ", " << prop.multiProcessorCount << " SMs, "
+      << (static_cast<double>(prop.totalGlobalMem) / (1024.0 * 1024.0 * 1024.0)) << " GiB)";
+    s.description = d.str();
+    s.sharedMemoryPerBlockOptin = prop.sharedMemPerBlockOptin;
+    s.available = true;
+#else
+    s.reason = "CudaImageFilters was built without CUDA";
+#endif
+    return s;
+  }();
+  return state;
+}
+
+#ifdef CUDAIMAGEFILTERS_WITH_CUDA
+cudaStream_t
+CurrentCudaStream()
+{
+  return static_cast<cudaStream_t>(CurrentStream());
+}
+#endif
+
+std::atomic<std::size_t> g_AllocationLimit{ 0 };
+std::atomic<std::size_t> g_BytesAllocated{ 0 };
+std::mutex               g_CounterMutex;
+TransferCounters         g_Counters;
+
+} // namespace
+
+void
+CountTransfer(bool toDevice, std::size_t bytes)
+{
+  std::lock_guard<std::mutex> lock(g_CounterMutex);
+  if (toDevice)
+  {
+    ++g_Counters.HostToDeviceCount;
+    g_Counters.HostToDeviceBytes += bytes;
+  }
+  else
+  {
+    ++g_Counters.DeviceToHostCount;
+    g_Counters.DeviceToHostBytes += bytes;
+  }
+}
+
+namespace
+{
+[[noreturn]] void
+ThrowNoCuda(const char * what)
+{
+  throw CudaFailure(-1, std::string(what) + ": " + Runtime::GetUnavailableReason(), "CudaImageFilters");
+}
+} // namespace
+
+bool
+Runtime::IsCompiledWithCuda()
+{
+#ifdef CUDAIMAGEFILTERS_WITH_CUDA
+  return true;
+#else
+  return false;
+#endif
+}
+
+bool
+Runtime::IsDeviceAvailable()
+{
+  return QueryDevice().available;
+}
+
+std::string
+Runtime::GetUnavailableReason()
+{
+  return QueryDevice().reason;
+}
+
+std::string
+Runtime::GetDeviceDescription()
+{
+  return QueryDevice().description;
+}
+
+std::size_t
+Runtime::GetMaxSharedMemoryPerBlock()
+{
+  return QueryDevice().sharedMemoryPerBlockOptin;
+}
+
+std::size_t
+Runtime::GetFreeMemory()
+{
+#ifdef CUDAIMAGEFILTERS_WITH_CUDA
+  std::size_t freeBytes = 0, totalBytes = 0;
+  if (IsDeviceAvailable() && cudaMemGetInfo(&freeBytes, &totalBytes) == cudaSuccess)
+  {
+    return freeBytes;
+  }
+#endif
+  return 0;
+}
+
+std::size_t
+Runtime::GetTotalMemory()
+{
+#ifdef CUDAIMAGEFILTERS_WITH_CUDA
+  std::size_t freeBytes = 0, totalBytes = 0;
+  if (IsDeviceAvailable() && cudaMemGetInfo(&freeBytes, &totalBytes) == cudaSuccess)
+  {
+    return totalBytes;
+  }
+#endif
+  return 0;
+}
+
+void
+Runtime::SetAllocationLimit(std::size_t bytes)
+{
+  g_AllocationLimit = bytes;
+}
+
+std::size_t
+Runtime::GetAllocationLimit()
+{
+  return g_AllocationLimit;
+}
+
+std::size_t
+Runtime::GetBytesAllocated()
+{
+  return g_BytesAllocated;
+}
+
+TransferCounters
+Runtime::GetTransferCounters()
+{
+  std::lock_guard<std::mutex> lock(g_CounterMutex);
+  return g_Counters;
+}
+
+void
+Runtime::ResetTransferCounters()
+{
+  std::lock_guard<std::mutex> lock(g_CounterMutex);
+  g_Counters = TransferCounters{};
+}
+
+void
+Runtime::CopyHostToDevice(void * device, const void * host, std::size_t bytes)
+{
+#ifdef CUDAIMAGEFILTERS_WITH_CUDA
+  if (bytes == 0)
+  {
+    return;
+  }
+  StagedCopyToDevice(device, host, bytes, CurrentCudaStream());
+  CountTransfer(true, bytes);
+#else
+  (void)device;
+  (void)host;
+  (void)bytes;
+  ThrowNoCuda("cannot copy to the device");
+#endif
+}
+
+void
+Runtime::CopyDeviceToHost(void * host, const void * device, std::size_t bytes)
+{
+#ifdef CUDAIMAGEFILTERS_WITH_CUDA
+  if (bytes == 0)
+  {
+    return;
+  }
+  StagedCopyToHost(host, device, bytes, CurrentCudaStream());
+  CountTransfer(false, bytes);
+#else
+  (void)device;
+  (void)host;
+  (void)bytes;
+  ThrowNoCuda("cannot copy from the device");
+#endif
+}
+
+void
+Runtime::SetStagingLanes(int lanes)
+{
+  SetStagingLanes(lanes);
+}
+
+int
+Runtime::GetStagingLanes()
+{
+  return GetStagingLanes();
+}
+
+void
+Runtime::SetStagingChunkBytes(std::size_t bytes)
+{
+  SetStagingChunkBytes(bytes);
+}
+
+std::size_t
+Runtime::GetStagingChunkBytes()
+{
+  return GetStagingChunkBytes();
+}
+
+void
+Runtime::Synchronize()
+{
+#ifdef CUDAIMAGEFILTERS_WITH_CUDA
+  if (IsDeviceAvailable())
+  {
+    CIF_CUDA_CHECK(cudaDeviceSynchronize());
+  }
+#endif
+}
+
+// ---------------------------------------------------------------------------
+DeviceBuffer::~DeviceBuffer()
+{
+  this->Release();
+}
+
+DeviceBuffer::DeviceBuffer(DeviceBuffer && other) noexcept
+  : m_Pointer(other.m_Pointer)
+  , m_Size(other.m_Size)
+{
+  other.m_Pointer = nullptr;
+  other.m_Size = 0;
+}
+
+DeviceBuffer &
+DeviceBuffer::operator=(DeviceBuffer && other) noexcept
+{
+  if (this != &other)
+  {
+    this->Release();
+    m_Pointer = other.m_Pointer;
+    m_Size = other.m_Size;
+    other.m_Pointer = nullptr;
+    other.m_Size = 0;
+  }
+  return *this;
+}
+
+void
+DeviceBuffer::Allocate(std::size_t bytes)
+{
+  this->Release();
+  if (bytes == 0)
+  {
+    return;
+  }
+#ifdef CUDAIMAGEFILTERS_WITH_CUDA
+  if (!Runtime::IsDeviceAvailable())
+  {
+    ThrowNoCuda("cannot allocate device memory");
+  }
+  const std::size_t limit = g_AllocationLimit;
+  if (limit != 0 && g_BytesAllocated + bytes > limit)
+  {
+    std::ostringstream msg;
+    msg << "cudaErrorMemoryAllocation: out of memory (allocation of " << bytes
+        << " bytes exceeds the module's limit of " << limit << " bytes)";
+    throw CudaOutOfMemory(static_cast<int>(cudaErrorMemoryAllocation), msg.str(), "DeviceBuffer::Allocate");
+  }
+  void *     p = nullptr;
+  const auto status = cudaMalloc(&p, bytes);
+  if (status != cudaSuccess)
+  {
+    cudaGetLastError();
+    std::ostringstream msg;
+    msg << cudaGetErrorName(status) << ": " << cudaGetErrorString(status) << " (allocating " << bytes << " bytes, "
+        << Runtime::GetFreeMemory() << " bytes free)";
+    if (status == cudaErrorMemoryAllocation)
+    {
+      throw CudaOutOfMemory(static_cast<int>(status), msg.str(), "DeviceBuffer::Allocate");
+    }
+    throw CudaFailure(static_cast<int>(status), msg.str(), "DeviceBuffer::Allocate");
+  }
+  m_Pointer = p;
+  m_Size = bytes;
+  g_BytesAllocated += bytes;
+#else
+  ThrowNoCuda("cannot allocate device memory");
+#endif
+}
+
+void
+DeviceBuffer::Release() noexcept
+{
+#ifdef CUDAIMAGEFILTERS_WITH_CUDA
+  if (m_Pointer != nullptr)
+  {
+    cudaFree(m_Pointer); // a failure here has no one to report to
+    g_BytesAllocated -= m_Size;
+  }
+#endif
+  m_Pointer = nullptr;
+  m_Size = 0;
+}
+
+void
+DeviceBuffer::CopyFromHost(const void * source, std::size_t bytes)
+{
+  if (bytes > m_Size)
+  {
+    throw CudaFailure(-1, "copy larger than the device buffer", "DeviceBuffer::CopyFromHost");
+  }
+#ifdef CUDAIMAGEFILTERS_WITH_CUDA
+  Runtime::CopyHostToDevice(m_Pointer, source, bytes);
+#else
+  (void)source;
+  ThrowNoCuda("cannot copy to the device");
+#endif
+}
+
+void
+DeviceBuffer::CopyToHost(void * destination, std::size_t bytes) const
+{
+  if (bytes > m_Size)
+  {
+    throw CudaFailure(-1, "copy larger than the device buffer", "DeviceBuffer::CopyToHost");
+  }
+#ifdef CUDAIMAGEFILTERS_WITH_CUDA
+  Runtime::CopyDeviceToHost(destination, m_Pointer, bytes);
+#else
+  (void)destination;
+  ThrowNoCuda("cannot copy from the device");
+#endif
+}
+
+void
+DeviceBuffer::CopyToDevice(void * destination, std::size_t bytes) const
+{
+  if (bytes > m_Size)
+  {
+    throw CudaFailure(-1, "copy larger than the device buffer", "DeviceBuffer::CopyToDevice");
+  }
+#ifdef CUDAIMAGEFILTERS_WITH_CUDA
+  CIF_CUDA_CHECK(cudaMemcpyAsync(destination, m_Pointer, bytes, cudaMemcpyDeviceToDevice, CurrentCudaStream()));
+  CIF_CUDA_CHECK(cudaStreamSynchronize(CurrentCudaStream()));
+#else
+  (void)destination;
+  ThrowNoCuda("cannot copy on the device");
+#endif
+}
+
+void
+DeviceBuffer::FillBytes(int value)
+{
+#ifdef CUDAIMAGEFILTERS_WITH_CUDA
+  if (m_Pointer != nullptr)
+  {
+    CIF_CUDA_CHECK(cudaMemsetAsync(m_Pointer, value, m_Size, CurrentCudaStream()));
+    CIF_CUDA_CHECK(cudaStreamSynchronize(CurrentCudaStream()));
+  }
+#else
+  (void)value;
+#endif
+}
+
+} // namespace cif
