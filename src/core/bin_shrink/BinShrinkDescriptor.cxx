@@ -58,7 +58,6 @@ BinShrinkDescriptor()
   factors.perAxis = true;
   factors.positional = true;
   factors.minimum = 1;
-  factors.maximum = 1 << 30;
   factors.defaults = { 1 };
   factors.help = "the bin's size: one factor for every axis, or one per axis (x, y, z)";
   d.parameters = { factors };

@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <limits>
+#include <sstream>
 
 namespace cif
 {
@@ -167,7 +168,9 @@ GrayscaleErodeDescriptor()
         });
       if (!fits)
       {
-        return "boundary = " + std::to_string(v) + " is not a value of the image's pixel type";
+        std::ostringstream why;
+        why << "boundary = " << v << " is not a value of the image's pixel type";
+        return why.str();
       }
     }
     return boxCheck(p, image, pixel);
