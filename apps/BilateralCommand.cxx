@@ -37,7 +37,7 @@ BilateralUsage(std::ostream & os)
      << "  --domain-sigma S     sigma of the spatial Gaussian in physical units (mm): S\n"
      << "                       for every axis, or S1,S2[,S3] per axis (required)\n"
      << "  --range-sigma S      sigma of the range Gaussian in pixel values (required)\n"
-     << "  --radius R           half-width of the box, R or R1,R2[,R3], 0 to " << MaxRadius << "\n"
+     << "  --radius R           half-width of the box, R or R1,R2[,R3], 0 or more\n"
      << "                       (default: ITK's automatic size, ceil(2.5 S_i /\n"
      << "                       spacing_i))\n"
      << "  --iterations N       apply the filter N times, each time to the previous\n"

@@ -5,13 +5,16 @@
  *  one-line messages and exit statuses; each subcommand lives in a source
  *  file of its own (see Subcommand in ToolCommon.h).
  *=========================================================================*/
+#include "DescribedCommand.h"
 #include "ToolCommon.h"
 
 #include "itkConfigure.h"
 #include "cif/Runtime.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cstring>
+#include <map>
 #include <exception>
 #include <iomanip>
 #include <iostream>
@@ -61,14 +64,30 @@ PrintUsage(std::ostream & os)
      << "Image filters of the ITK module CudaImageFilters, on the GPU (CUDA) or the CPU.\n"
      << "\n"
      << "Commands:\n";
-  std::size_t width = 0;
+  // the hand-written subcommands and those generated from the core's
+  // descriptions (cif/Filter.h), in one alphabetical list
+  std::map<std::string, std::string> commands;
   for (const auto & command : Subcommands)
   {
-    width = std::max(width, std::strlen(command.Name) + 2);
+    commands[command.Name] = command.Summary;
   }
-  for (const auto & command : Subcommands)
+  for (const auto * filter : cif::Filters())
   {
-    os << "  " << std::left << std::setw(static_cast<int>(width)) << command.Name << command.Summary << '\n';
+    if (commands.count(filter->command) == 0)
+    {
+      std::string summary = filter->summary;
+      summary[0] = static_cast<char>(std::tolower(summary[0]));
+      commands[filter->command] = summary.substr(0, summary.find('.'));
+    }
+  }
+  std::size_t width = std::strlen("-h, --help") + 2;
+  for (const auto & command : commands)
+  {
+    width = std::max(width, command.first.size() + 2);
+  }
+  for (const auto & command : commands)
+  {
+    os << "  " << std::left << std::setw(static_cast<int>(width)) << command.first << command.second << '\n';
   }
   os << "\n"
      << "Options:\n"
@@ -137,6 +156,21 @@ FindSubcommand(const std::string & name)
   return nullptr;
 }
 
+/** A filter the core describes whose subcommand is generated (none of the
+ * table's has its name). */
+const cif::FilterDescriptor *
+FindDescribed(const std::string & name)
+{
+  for (const auto * filter : cif::Filters())
+  {
+    if (filter->command == name && FindSubcommand(name) == nullptr)
+    {
+      return filter;
+    }
+  }
+  return nullptr;
+}
+
 int
 Run(const std::vector<std::string> & args)
 {
@@ -164,15 +198,21 @@ Run(const std::vector<std::string> & args)
       return ExitSuccess;
     }
     const Subcommand * command = FindSubcommand(args[1]);
-    if (command == nullptr)
+    if (command != nullptr)
     {
-      throw UsageError("unknown command '" + args[1] + "' (see '" + ToolName + " --help')");
+      command->PrintUsage(std::cout);
+      return ExitSuccess;
     }
-    command->PrintUsage(std::cout);
-    return ExitSuccess;
+    if (const cif::FilterDescriptor * filter = FindDescribed(args[1]))
+    {
+      DescribedUsage(*filter, std::cout);
+      return ExitSuccess;
+    }
+    throw UsageError("unknown command '" + args[1] + "' (see '" + ToolName + " --help')");
   }
-  const Subcommand * command = FindSubcommand(first);
-  if (command == nullptr)
+  const Subcommand *            command = FindSubcommand(first);
+  const cif::FilterDescriptor * described = command == nullptr ? FindDescribed(first) : nullptr;
+  if (command == nullptr && described == nullptr)
   {
     const bool looksLikeOption = !first.empty() && first[0] == '-';
     throw UsageError(std::string(looksLikeOption ? "unknown option '" : "unknown command '") + first + "' (see '" +
@@ -207,11 +247,11 @@ Run(const std::vector<std::string> & args)
   }
   try
   {
-    return command->Main(commandArgs);
+    return command != nullptr ? command->Main(commandArgs) : DescribedMain(*described, commandArgs);
   }
   catch (const UsageError & e)
   {
-    throw UsageError(std::string(e.what()) + " (see '" + ToolName + ' ' + command->Name + " --help')");
+    throw UsageError(std::string(e.what()) + " (see '" + ToolName + ' ' + first + " --help')");
   }
 }
 

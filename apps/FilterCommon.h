@@ -184,9 +184,11 @@ enum class SmoothingKind
 const char *
 SmoothingKindName(SmoothingKind kind);
 
-/** Largest --radius per axis, and largest --iterations. */
-constexpr long long MaxRadius = 1000;
-constexpr long long MaxIterations = 1000;
+/** Largest --radius per axis and largest --iterations: no cap of the tool's
+ * own (ITK has none); the cores' 32-bit coordinates are the limit, and the
+ * cores' checks name what does not fit. */
+constexpr long long MaxRadius = 2147483647;
+constexpr long long MaxIterations = 2147483647;
 
 /** The smoothing options: --radius, --domain-sigma, --range-sigma,
  * --iterations, as given on the command line. */
@@ -200,6 +202,10 @@ struct SmoothingSettings
   double                 RangeSigma{ 0.0 };
   std::string            RangeSigmaText;
   unsigned int           Iterations{ 1 };
+  /** --kernel of the median: the index of its choice in the median's
+   * description (cif/Filter.h: auto, selection, radix_tile, radix_global,
+   * sliding_histogram), which is cif::MedianKernel's value. */
+  int                    MedianKernel{ 0 };
 
   /** The value for axis `axis` of a list given with 1 or D values. */
   long long

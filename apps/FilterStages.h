@@ -148,6 +148,7 @@ MakeSmoothingFilter(const SmoothingSettings & settings, itk::CudaExecutionMode m
   if constexpr (K == SmoothingKind::Median)
   {
     ConfigureMedian(filter.GetPointer(), settings);
+    filter->SetGPUKernel(static_cast<itk::CudaMedianKernel>(settings.MedianKernel));
   }
   else if constexpr (K == SmoothingKind::Bilateral)
   {

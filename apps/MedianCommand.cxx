@@ -32,7 +32,10 @@ MedianUsage(std::ostream & os)
   os << "\n"
      << "Options:\n"
      << "  --radius R           half-width of the window: R for every axis, or R1,R2[,R3]\n"
-     << "                       per axis; 0 to " << MaxRadius << " (required)\n";
+     << "                       per axis, 0 or more (required)\n";
+  os << "  --kernel K           the GPU algorithm: auto (default: the cheapest that\n"
+     << "                       fits), selection, radix_tile, radix_global or\n"
+     << "                       sliding_histogram (ITK's SetGPUKernel)\n";
   PrintDeviceOptionHelp(os);
   PrintStreamOptionHelp(os);
   os << "  --verify             read OUT back and compare it with ITK's own\n"

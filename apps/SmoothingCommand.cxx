@@ -4,6 +4,10 @@
  *=========================================================================*/
 #include "SmoothingCommand.h"
 
+#include "cif/Filter.h"
+
+#include <stdexcept>
+
 namespace cif
 {
 namespace tool
@@ -17,6 +21,7 @@ ParseSmoothingCommand(const std::vector<std::string> & args, SmoothingKind kind,
   {
     case SmoothingKind::Median:
       specs.push_back({ "--radius", true });
+      specs.push_back({ "--kernel", true });
       break;
     case SmoothingKind::Bilateral:
       AppendSmoothingOptionSpecs(specs);
@@ -37,6 +42,18 @@ ParseSmoothingCommand(const std::vector<std::string> & args, SmoothingKind kind,
   options.Command = command;
   ParseInputAndOutput(parsed, command, options.Input, options.Output);
   options.Smoothing = ParseSmoothingSettings(parsed, kind, command, 1, -1);
+  if (kind == SmoothingKind::Median && parsed.Has("--kernel"))
+  {
+    try
+    {
+      options.Smoothing.MedianKernel =
+        static_cast<int>(cif::ChoiceValue(cif::FindFilter("median"), "kernel", parsed.Get("--kernel")));
+    }
+    catch (const std::invalid_argument & e)
+    {
+      throw UsageError(std::string("--kernel: ") + e.what());
+    }
+  }
   options.ExecutionMode = ParseDeviceOption(parsed);
   options.Verify = parsed.Has("--verify");
   options.Quiet = parsed.Has("--quiet");

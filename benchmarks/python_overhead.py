@@ -121,13 +121,13 @@ def jobs():
             return xs[k], ys[k]
 
         # the extension's own call on preallocated outputs (no Python layer)
-        RAW[("median r=1", shape)] = lambda: _cif.median(*io(), [1, 1, 1], "gpu", 0, 0, "auto")
-        RAW[("mean r=1", shape)] = lambda: _cif.box_mean(*io(), [1, 1, 1], "gpu", 0, 0)
-        RAW[("erosion r=1", shape)] = lambda: _cif.box_erode(*io(), [1, 1, 1], None, "gpu", 0, 0)
+        RAW[("median r=1", shape)] = lambda: _cif.run_filter("median", *io(), {"radius": 1}, "gpu", 0, 0)
+        RAW[("mean r=1", shape)] = lambda: _cif.run_filter("mean", *io(), {"radius": 1}, "gpu", 0, 0)
+        RAW[("erosion r=1", shape)] = lambda: _cif.run_filter("erode", *io(), {"radius": 1}, "gpu", 0, 0)
         RAW[("bilateral r=2", shape)] = lambda: _cif.bilateral(
             *io(), [2, 2, 2], [0.8, 0.8, 0.8], [1.0, 1.0, 1.0], 200.0, 1, "gpu", 0, 0
         )
-        RAW[("rotating mask", shape)] = lambda: _cif.rotating_mask(*io(), 1, "gpu", 0, 0)
+        RAW[("rotating mask", shape)] = lambda: _cif.run_filter("rotating-mask", *io(), {}, "gpu", 0, 0)
         RAW[("threshold", shape)] = lambda: _cif.binary_threshold(pick(xs), pick(ls), lo, hi, 255, 0, "gpu", 0, 0)
         yield "median r=1", shape, lambda: cif.median_image_filter(pick(xs), radius=1), lambda: cndi.median_filter(
             pick(xs), size=3, mode="nearest"

@@ -4,6 +4,7 @@
 #ifndef itkCudaMedianImageFilter_h
 #define itkCudaMedianImageFilter_h
 
+#include "cif/Median.h"
 #include "itkCudaExecution.h"
 #include "itkCudaFilterImage.h"
 #include "itkMedianImageFilter.h"
@@ -12,37 +13,13 @@
 namespace itk
 {
 
-/** Which GPU algorithm CudaMedianImageFilter uses (see cif::MedianKernel). */
-enum class CudaMedianKernel : std::uint8_t
-{
-  /** The cheapest that fits the request (default). */
-  Automatic,
-  /** Forgetful selection in registers; windows of at most 125 pixels. */
-  Selection,
-  /** Radix select (bisection over the key bits) on a shared-memory tile. */
-  RadixTile,
-  /** Radix select from global memory over the window clamped to the image. */
-  RadixGlobal,
-  /** Histograms sliding along y or z, 8 key bits per level. */
-  SlidingHistogram
-};
-inline std::ostream &
-operator<<(std::ostream & os, CudaMedianKernel kernel)
-{
-  switch (kernel)
-  {
-    case CudaMedianKernel::Selection:
-      return os << "Selection";
-    case CudaMedianKernel::RadixTile:
-      return os << "RadixTile";
-    case CudaMedianKernel::RadixGlobal:
-      return os << "RadixGlobal";
-    case CudaMedianKernel::SlidingHistogram:
-      return os << "SlidingHistogram";
-    default:
-      return os << "Automatic";
-  }
-}
+/** Which GPU algorithm CudaMedianImageFilter uses: the core's enum
+ * (cif/Median.h): Automatic (the cheapest that fits, default), Selection
+ * (forgetful selection in registers, windows of at most 125 pixels),
+ * RadixTile (radix select on a shared-memory tile), RadixGlobal (radix
+ * select from global memory over the clamped window), SlidingHistogram
+ * (histograms sliding along y or z). */
+using CudaMedianKernel = cif::MedianKernel;
 
 /** \class CudaMedianImageFilter
  * \brief Median filter on the GPU (CUDA) or the CPU: a drop-in for

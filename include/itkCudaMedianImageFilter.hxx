@@ -22,42 +22,6 @@ constexpr bool CoreSupports = std::is_same<TIn, TOut>::value &&
                               (std::is_same<TIn, unsigned char>::value || std::is_same<TIn, short>::value ||
                                std::is_same<TIn, unsigned short>::value || std::is_same<TIn, float>::value);
 
-inline cif::MedianKernel
-ToCore(CudaMedianKernel kernel)
-{
-  switch (kernel)
-  {
-    case CudaMedianKernel::Selection:
-      return cif::MedianKernel::Selection;
-    case CudaMedianKernel::RadixTile:
-      return cif::MedianKernel::RadixTile;
-    case CudaMedianKernel::RadixGlobal:
-      return cif::MedianKernel::RadixGlobal;
-    case CudaMedianKernel::SlidingHistogram:
-      return cif::MedianKernel::SlidingHistogram;
-    default:
-      return cif::MedianKernel::Automatic;
-  }
-}
-
-inline CudaMedianKernel
-FromCore(cif::MedianKernel kernel)
-{
-  switch (kernel)
-  {
-    case cif::MedianKernel::Selection:
-      return CudaMedianKernel::Selection;
-    case cif::MedianKernel::RadixTile:
-      return CudaMedianKernel::RadixTile;
-    case cif::MedianKernel::RadixGlobal:
-      return CudaMedianKernel::RadixGlobal;
-    case cif::MedianKernel::SlidingHistogram:
-      return CudaMedianKernel::SlidingHistogram;
-    default:
-      return CudaMedianKernel::Automatic;
-  }
-}
-
 /** The job of the filter's current input and (allocated) output. */
 template <typename TFilter>
 cif::MedianGeometry
@@ -136,7 +100,7 @@ CudaMedianImageFilter<TInputImage, TOutputImage>::GPUGenerateData()
     output->Allocate();
     const cif::MedianGeometry g = MakeGeometry(this);
     this->CheckCoreJob(cif::ValidateMedianJob(g));
-    const cif::MedianKernel request = ToCore(m_GPUKernel);
+    const cif::MedianKernel request = m_GPUKernel;
     cif::MedianPlan         plan;
     this->SetLastSlabs(CudaRunNeighbourhoodJob(
       this->GetInput(),
@@ -148,7 +112,7 @@ CudaMedianImageFilter<TInputImage, TOutputImage>::GPUGenerateData()
       [&](const InputPixelType * in, OutputPixelType * out, const cif::MedianGeometry & job)
       { plan = cif::MedianCUDA(in, out, job, request); },
       [this](double f) { this->UpdateProgress(static_cast<float>(f)); }));
-    m_LastGPUKernel = FromCore(plan.kernel);
+    m_LastGPUKernel = plan.kernel;
     m_LastGPUPlan = plan.description;
     this->UpdateProgress(1.0f);
   }

@@ -14,6 +14,7 @@
 #define cifMedian_h
 
 #include <cstddef>
+#include <ostream>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -33,8 +34,10 @@ struct MedianGeometry
   std::int64_t radius[3]{ 0, 0, 0 };
 };
 
-/** The GPU algorithms. */
-enum class MedianKernel
+/** The GPU algorithms (the ITK class's itk::CudaMedianKernel is this
+ * enum; the Python keyword and the CLI option take the names of the median's
+ * description: auto, selection, radix_tile, radix_global, sliding_histogram). */
+enum class MedianKernel : std::uint8_t
 {
   /** Choose per request (the cheapest that fits, see PlanMedian). */
   Automatic,
@@ -70,6 +73,25 @@ enum class MedianKernel
 
 const char *
 MedianKernelName(MedianKernel kernel);
+
+/** "Automatic", "Selection", "RadixTile", "RadixGlobal", "SlidingHistogram". */
+inline std::ostream &
+operator<<(std::ostream & os, MedianKernel kernel)
+{
+  switch (kernel)
+  {
+    case MedianKernel::Selection:
+      return os << "Selection";
+    case MedianKernel::RadixTile:
+      return os << "RadixTile";
+    case MedianKernel::RadixGlobal:
+      return os << "RadixGlobal";
+    case MedianKernel::SlidingHistogram:
+      return os << "SlidingHistogram";
+    default:
+      return os << "Automatic";
+  }
+}
 
 /* The order the median is taken in: each pixel value maps to an unsigned
  * key (src/core/median/cifMedianKernels.h, Keys<T>::ToKey). Integers keep their order.

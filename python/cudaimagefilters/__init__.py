@@ -42,13 +42,10 @@ from .filters import (
     bilateral_image_filter,
     binary_threshold_image_filter,
     bspline_decomposition_image_filter,
-    grayscale_erode_image_filter,
-    mean_image_filter,
-    median_image_filter,
-    rotating_mask_image_filter,
     threshold_to_packed_mask,
     unpack_mask,
 )
+from ._described import FUNCTIONS as _DESCRIBED
 from .gaussian_rbf import gaussian_rbf_evaluate, gaussian_rbf_interpolation_image_filter
 from .kernel_superposition import kernel_superposition_image_filter
 from .pipeline import image_filter
@@ -73,19 +70,20 @@ __all__ = [
     "gpu_unavailable_reason",
     "gaussian_rbf_evaluate",
     "gaussian_rbf_interpolation_image_filter",
-    "grayscale_erode_image_filter",
     "image_filter",
     "is_compiled_with_cuda",
     "is_gpu_available",
     "kernel_superposition_image_filter",
     "last_execution_report",
-    "mean_image_filter",
-    "median_image_filter",
     "resample_image_filter",
     "reset_transfer_counters",
-    "rotating_mask_image_filter",
     "set_device_memory_limit",
     "threshold_to_packed_mask",
     "transfer_counters",
     "unpack_mask",
 ]
+
+# One function per filter the core describes (cif/Filter.h: median, mean,
+# erosion, rotating mask, bin shrink, ...), made from its description.
+globals().update(_DESCRIBED)
+__all__ = sorted(set(__all__) | set(_DESCRIBED))

@@ -28,11 +28,7 @@ from . import _arrays, _cif
 from ._common import Radius, attach_halo, halo_from_radius, prepare, radius_axes, run, threads
 
 __all__ = [
-    "median_image_filter",
-    "mean_image_filter",
-    "grayscale_erode_image_filter",
     "bilateral_image_filter",
-    "rotating_mask_image_filter",
     "binary_threshold_image_filter",
     "threshold_to_packed_mask",
     "unpack_mask",
@@ -43,92 +39,8 @@ __all__ = [
 ]
 
 
-# --------------------------------------------------------------------------
-def median_image_filter(
-    image: Any,
-    radius: Radius = 1,
-    *,
-    device: str = "auto",
-    kernel: str = "auto",
-    number_of_threads: Optional[int] = None,
-) -> Any:
-    """The median of the (2r+1)^D box around each pixel (itk::MedianImageFilter).
-
-    Identical to ITK's filter for uint8, int16, uint16 and NaN-free float32
-    images, in 1 to 3 dimensions, on the GPU and the CPU. Boundary: ITK's
-    zero-flux Neumann (indices clamped to the image). NaN: the median is NaN
-    where more than half of the window is NaN.
-
-    radius: an int or one per axis (x, y, z).
-    kernel: the GPU algorithm, "auto" (cheapest that fits), "selection",
-        "radix_tile", "radix_global" or "sliding_histogram".
-    """
-    arg = prepare(image, device)
-    r = radius_axes(radius, arg.ndim)
-    return run(
-        arg,
-        _arrays.numpy_dtype(arg.array),
-        lambda i, o: _cif.median(i, o, list(r), device, arg.stream, threads(number_of_threads), kernel),
-    )
-
-
-attach_halo(
-    median_image_filter,
-    lambda radius=1, ndim=None, **_: halo_from_radius(
-        radius_axes(radius, ndim if ndim is not None else (1 if np.isscalar(radius) else len(radius))), ndim
-    ),
-)
-
-
-# --------------------------------------------------------------------------
-def mean_image_filter(
-    image: Any, radius: Radius = 1, *, device: str = "auto", number_of_threads: Optional[int] = None
-) -> Any:
-    """The mean of the (2r+1)^D box around each pixel (itk::MeanImageFilter).
-
-    Identical to ITK's filter (bit for bit) for uint8, int16, uint16 and
-    float32 images: integer images are summed exactly, float32 images in
-    double in ITK's order. Boundary: zero-flux Neumann. The GPU takes radii
-    up to 64 per axis; larger ones run on the CPU (the report says so).
-    """
-    arg = prepare(image, device)
-    r = radius_axes(radius, arg.ndim)
-    return run(
-        arg,
-        _arrays.numpy_dtype(arg.array),
-        lambda i, o: _cif.box_mean(i, o, list(r), device, arg.stream, threads(number_of_threads)),
-    )
-
-
-attach_halo(mean_image_filter, median_image_filter.halo)
-
-
-def grayscale_erode_image_filter(
-    image: Any,
-    radius: Radius = 1,
-    *,
-    boundary: Optional[float] = None,
-    device: str = "auto",
-    number_of_threads: Optional[int] = None,
-) -> Any:
-    """Grey-scale erosion by a flat box of radius r (itk::GrayscaleErodeImageFilter
-    with itk::FlatStructuringElement.Box(r)).
-
-    Each output is the minimum of the box's samples inside the image, and of
-    `boundary` (default: the pixel type's largest value, ITK's default) where
-    the box reaches past the image. Identical to ITK's basic algorithm for
-    uint8, int16, uint16 and float32; NaN samples are ignored.
-    """
-    arg = prepare(image, device)
-    r = radius_axes(radius, arg.ndim)
-    return run(
-        arg,
-        _arrays.numpy_dtype(arg.array),
-        lambda i, o: _cif.box_erode(i, o, list(r), boundary, device, arg.stream, threads(number_of_threads)),
-    )
-
-
-attach_halo(grayscale_erode_image_filter, median_image_filter.halo)
+# The median, mean, erosion, rotating mask and bin shrink are made from the
+# core's descriptions (_described.py), not written here.
 
 
 # --------------------------------------------------------------------------
@@ -216,42 +128,6 @@ attach_halo(bilateral_image_filter, _bilateral_halo)
 
 
 # --------------------------------------------------------------------------
-def rotating_mask_image_filter(
-    image: Any,
-    *,
-    number_of_iterations: int = 1,
-    device: str = "auto",
-    number_of_threads: Optional[int] = None,
-) -> Any:
-    """Nagao-Matsuyama rotating-mask smoothing: each pixel takes the mean of
-    the least dispersed of Nagao's nine sub-regions of its 5x5 window (2D)
-    or of six 3x3x3 half-masks of its 5x5x5 window (3D), see the C++ class
-    docs for the exact regions and tie order. Exact integer arithmetic for
-    8/16-bit images (identical on the GPU and the CPU); float32 in double.
-    NaN or Inf in a sub-region gives NaN. Boundary: zero-flux Neumann.
-    """
-    arg = prepare(image, device)
-    if arg.ndim not in (2, 3):
-        raise ValueError("the rotating mask filters 2D and 3D images")
-    if int(number_of_iterations) < 1:
-        raise ValueError("number_of_iterations must be at least 1")
-    return run(
-        arg,
-        _arrays.numpy_dtype(arg.array),
-        lambda i, o: _cif.rotating_mask(
-            i, o, int(number_of_iterations), device, arg.stream, threads(number_of_threads)
-        ),
-    )
-
-
-attach_halo(
-    rotating_mask_image_filter,
-    lambda number_of_iterations=1, ndim=None, **_: (
-        2 * int(number_of_iterations) if ndim is None else (2 * int(number_of_iterations),) * ndim
-    ),
-)
-
-
 # --------------------------------------------------------------------------
 _LIMITS = {
     "uint8": (0, 255),

@@ -10,8 +10,8 @@
 #ifndef cifPythonArrays_h
 #define cifPythonArrays_h
 
-#include "cifExecution.h"
-#include "itkCudaRuntime.h"
+#include "cif/Execution.h"
+#include "cif/Runtime.h"
 
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
@@ -86,14 +86,14 @@ ArrayInfo
 Inspect(const OutArray & array, const char * name);
 
 /** Parses "auto" / "gpu" / "cpu"; throws std::invalid_argument otherwise. */
-itk::CudaExecutionMode
+cif::ExecutionMode
 ParseMode(const std::string & text);
 
 /** What a call reports: (device "GPU" or "CPU", message, fell back after out of memory). */
 using Report = std::tuple<std::string, std::string, bool>;
 
 Report
-ToReport(const itk::CudaExecutionReport & report);
+ToReport(const cif::ExecutionReport & report);
 
 /** Threads for the CPU cores: `requested` if positive, else the hardware's. */
 int
@@ -194,6 +194,8 @@ void
 RegisterGaussianRBF(nb::module_ & m);
 void
 RegisterKernelSuperposition(nb::module_ & m);
+void
+RegisterDescribed(nb::module_ & m);
 
 } // namespace cifpy
 

@@ -8,10 +8,7 @@
 
 #include "cif/BSplinePrefilter.h"
 #include "cif/Bilateral.h"
-#include "cif/BoxFilters.h"
-#include "cif/Median.h"
 #include "cif/PackedMask.h"
-#include "cif/RotatingMask.h"
 #include "cif/Slabs.h"
 
 #include <nanobind/stl/string.h>
@@ -50,24 +47,6 @@ CheckFilterArrays(const ArrayInfo & in, const ArrayInfo & out, const char * func
   RequireImageDimension(in, function);
   RequireSameShape(in, out, function);
   RequirePixel(out, in.pixel, function);
-}
-
-cif::MedianKernel
-ParseMedianKernel(const std::string & text)
-{
-  if (text == "auto")
-    return cif::MedianKernel::Automatic;
-  if (text == "selection")
-    return cif::MedianKernel::Selection;
-  if (text == "radix_tile")
-    return cif::MedianKernel::RadixTile;
-  if (text == "radix_global")
-    return cif::MedianKernel::RadixGlobal;
-  if (text == "sliding_histogram")
-    return cif::MedianKernel::SlidingHistogram;
-  throw std::invalid_argument("kernel must be 'auto', 'selection', 'radix_tile', 'radix_global' or "
-                              "'sliding_histogram', not '" +
-                              text + "'");
 }
 
 std::string
@@ -213,174 +192,6 @@ ThresholdValue(double v, const char * what, const char * function)
 }
 
 Report
-Median(const InArray &          input,
-       const OutArray &         output,
-       const std::vector<int> & radius,
-       const std::string &      device,
-       std::uintptr_t           stream,
-       int                      threads,
-       const std::string &      kernel)
-{
-  const char * name = "median_image_filter";
-  const auto   in = Inspect(input, "image");
-  const auto   out = Inspect(output, "output");
-  CheckFilterArrays(in, out, name);
-  auto g = WholeImageGeometry<cif::MedianGeometry>(in);
-  int  r[3];
-  Axes(radius, r, 0, "radius");
-  for (int a = 0; a < 3; ++a)
-  {
-    g.radius[a] = a < in.ndim ? r[a] : 0;
-  }
-  const std::string problem = cif::ValidateMedianJob(g);
-  if (!problem.empty())
-  {
-    throw std::invalid_argument(std::string(name) + ": " + problem);
-  }
-  const cif::MedianKernel request = ParseMedianKernel(kernel);
-  return RunNeighbourhoodFilter(
-    name,
-    device,
-    NoCudaReason(cif::MedianCUDAIsCompiled()),
-    in,
-    out,
-    stream,
-    g,
-    { g.radius[0], g.radius[1], g.radius[2] },
-    false,
-    0,
-    [&](const auto * x, auto * y, const cif::MedianGeometry & job)
-    { return cif::MedianCUDA(x, y, job, request).description; },
-    [&](const auto * x, auto * y)
-    {
-      cif::MedianCPU(x, y, g, Threads(threads));
-      return std::string();
-    });
-}
-
-/** Why the GPU box passes cannot take a radius (empty if they can). */
-std::string
-BoxGPUProblem(const cif::BoxGeometry & g)
-{
-  for (int a = 0; a < 3; ++a)
-  {
-    if (g.radius[a] > cif::MaxGPUBoxRadius)
-    {
-      return "the GPU tiles take radii up to " + std::to_string(cif::MaxGPUBoxRadius) + " per axis";
-    }
-  }
-  return NoCudaReason(cif::BoxFiltersCUDAIsCompiled());
-}
-
-cif::BoxGeometry
-BoxGeometryOf(const ArrayInfo & in, const std::vector<int> & radius, const char * name)
-{
-  auto g = WholeImageGeometry<cif::BoxGeometry>(in);
-  int  r[3];
-  Axes(radius, r, 0, "radius");
-  for (int a = 0; a < 3; ++a)
-  {
-    g.radius[a] = a < in.ndim ? r[a] : 0;
-  }
-  const std::string problem = cif::ValidateBoxJob(g);
-  if (!problem.empty())
-  {
-    throw std::invalid_argument(std::string(name) + ": " + problem);
-  }
-  return g;
-}
-
-Report
-BoxMean(const InArray &          input,
-        const OutArray &         output,
-        const std::vector<int> & radius,
-        const std::string &      device,
-        std::uintptr_t           stream,
-        int                      threads)
-{
-  const char * name = "mean_image_filter";
-  const auto   in = Inspect(input, "image");
-  const auto   out = Inspect(output, "output");
-  CheckFilterArrays(in, out, name);
-  const auto g = BoxGeometryOf(in, radius, name);
-  // the separable passes' two temporaries (int64 or double) are the work
-  return RunNeighbourhoodFilter(
-    name,
-    device,
-    BoxGPUProblem(g),
-    in,
-    out,
-    stream,
-    g,
-    { g.radius[0], g.radius[1], g.radius[2] },
-    false,
-    2 * 8,
-    [&](const auto * x, auto * y, const cif::BoxGeometry & job)
-    {
-      switch (cif::BoxMeanCUDA(x, y, job))
-      {
-        case cif::BoxMeanMethod::SeparableInteger:
-          return std::string("separable integer sums (exact)");
-        case cif::BoxMeanMethod::DirectITKOrder:
-          return std::string("direct double sums in ITK's order");
-        case cif::BoxMeanMethod::SeparableDouble:
-          break;
-      }
-      return std::string("separable double sums");
-    },
-    [&](const auto * x, auto * y)
-    {
-      cif::BoxMeanCPU(x, y, g, Threads(threads));
-      return std::string();
-    });
-}
-
-Report
-BoxErode(const InArray &          input,
-         const OutArray &         output,
-         const std::vector<int> & radius,
-         nb::object               boundary,
-         const std::string &      device,
-         std::uintptr_t           stream,
-         int                      threads)
-{
-  const char * name = "grayscale_erode_image_filter";
-  const auto   in = Inspect(input, "image");
-  const auto   out = Inspect(output, "output");
-  CheckFilterArrays(in, out, name);
-  const auto   g = BoxGeometryOf(in, radius, name);
-  const bool   itkDefault = boundary.is_none();
-  const double value = itkDefault ? 0.0 : nb::cast<double>(boundary);
-  // ITK's default boundary: the pixel type's largest value
-  auto boundaryOf = [&](auto tag)
-  {
-    using T = decltype(tag);
-    return itkDefault ? std::numeric_limits<T>::max() : ThresholdValue<T>(value, "boundary", name);
-  };
-  return RunNeighbourhoodFilter(
-    name,
-    device,
-    BoxGPUProblem(g),
-    in,
-    out,
-    stream,
-    g,
-    { g.radius[0], g.radius[1], g.radius[2] },
-    false,
-    2 * 8,
-    [&](const auto * x, auto * y, const cif::BoxGeometry & job)
-    {
-      cif::BoxMinCUDA(x, y, job, boundaryOf(Pointee<decltype(x)>{}));
-      return std::string();
-    },
-    [&](const auto * x, auto * y)
-    {
-      cif::BoxMinCPU(x, y, g, boundaryOf(Pointee<decltype(x)>{}), Threads(threads));
-      return std::string();
-    });
-}
-
-Report
 Bilateral(const InArray &             input,
           const OutArray &            output,
           const std::vector<int> &    radius,
@@ -436,59 +247,6 @@ Bilateral(const InArray &             input,
     {
       cif::BilateralCPU(x, y, g, p, Threads(threads));
       return std::string("the module's CPU core (exact range Gaussian)");
-    });
-}
-
-Report
-RotatingMask(const InArray &     input,
-             const OutArray &    output,
-             int                 iterations,
-             const std::string & device,
-             std::uintptr_t      stream,
-             int                 threads)
-{
-  const char * name = "rotating_mask_image_filter";
-  const auto   in = Inspect(input, "image");
-  const auto   out = Inspect(output, "output");
-  CheckFilterArrays(in, out, name);
-  if (in.ndim < 2)
-  {
-    throw std::invalid_argument(std::string(name) + ": 2D or 3D images only");
-  }
-  const auto                  g = WholeImageGeometry<cif::ClampedNeighborhoodGeometry>(in);
-  cif::RotatingMaskParameters p;
-  p.dimension = in.ndim;
-  p.iterations = iterations;
-  const std::string problem = cif::ValidateRotatingMaskJob(g, p);
-  if (!problem.empty())
-  {
-    throw std::invalid_argument(std::string(name) + ": " + problem);
-  }
-  std::string gpuProblem = NoCudaReason(cif::RotatingMaskCUDAIsCompiled());
-  if (gpuProblem.empty() && (in.Size(1) > 65535LL * 8 || (in.ndim == 3 && in.Size(2) > 65535LL * 4)))
-  {
-    gpuProblem = "the output has more rows or slices than the GPU kernel's grid covers";
-  }
-  // the mask reaches 2 samples along every filtered axis per iteration; an
-  // iterated kernel filters its whole slab
-  const std::int64_t reach = 2 * p.iterations;
-  return RunNeighbourhoodFilter(
-    name,
-    device,
-    gpuProblem,
-    in,
-    out,
-    stream,
-    g,
-    { reach, reach, p.dimension == 3 ? reach : 0 },
-    p.iterations > 1,
-    p.iterations > 1 ? in.bytes / static_cast<std::size_t>(in.Count()) : 0,
-    [&](const auto * x, auto * y, const cif::ClampedNeighborhoodGeometry & job)
-    { return cif::RotatingMaskCUDA(x, y, job, p); },
-    [&](const auto * x, auto * y)
-    {
-      cif::RotatingMaskCPU(x, y, g, p, Threads(threads));
-      return std::string();
     });
 }
 
@@ -931,26 +689,6 @@ void
 RegisterFilters(nb::module_ & m)
 {
   using namespace nb::literals;
-  m.def("median",
-        &Median,
-        "image"_a,
-        "output"_a,
-        "radius"_a,
-        "device"_a,
-        "stream"_a,
-        "threads"_a,
-        "kernel"_a,
-        "The median of the box of `radius` (x, y, z) around each pixel (cif::MedianCPU / MedianCUDA).");
-  m.def("box_mean", &BoxMean, "image"_a, "output"_a, "radius"_a, "device"_a, "stream"_a, "threads"_a);
-  m.def("box_erode",
-        &BoxErode,
-        "image"_a,
-        "output"_a,
-        "radius"_a,
-        "boundary"_a.none(),
-        "device"_a,
-        "stream"_a,
-        "threads"_a);
   m.def("bilateral",
         &Bilateral,
         "image"_a,
@@ -963,7 +701,6 @@ RegisterFilters(nb::module_ & m)
         "device"_a,
         "stream"_a,
         "threads"_a);
-  m.def("rotating_mask", &RotatingMask, "image"_a, "output"_a, "iterations"_a, "device"_a, "stream"_a, "threads"_a);
   m.def("binary_threshold",
         &BinaryThreshold,
         "image"_a,

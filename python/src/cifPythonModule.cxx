@@ -4,7 +4,7 @@
  *=========================================================================*/
 #include "cifPythonArrays.h"
 
-#include "cifCudaError.h"
+#include "cif/CudaError.h"
 
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/tuple.h>
@@ -151,11 +151,11 @@ Inspect(const OutArray & array, const char * name)
   return InspectAny(array, name);
 }
 
-itk::CudaExecutionMode
+cif::ExecutionMode
 ParseMode(const std::string & text)
 {
-  itk::CudaExecutionMode mode;
-  if (!itk::CudaExecutionModeFromString(text, mode))
+  cif::ExecutionMode mode;
+  if (!cif::ExecutionModeFromString(text, mode))
   {
     throw std::invalid_argument("device must be 'auto', 'gpu' or 'cpu', not '" + text + "'");
   }
@@ -163,10 +163,10 @@ ParseMode(const std::string & text)
 }
 
 Report
-ToReport(const itk::CudaExecutionReport & report)
+ToReport(const cif::ExecutionReport & report)
 {
   return Report(
-    report.Device == itk::CudaExecutedOn::GPU ? "GPU" : "CPU", report.Message, report.FellBackAfterOutOfMemory);
+    report.Device == cif::ExecutedOn::GPU ? "GPU" : "CPU", report.Message, report.FellBackAfterOutOfMemory);
 }
 
 int
@@ -223,7 +223,7 @@ namespace
 struct Staging
 {
   std::vector<std::unique_ptr<unsigned char[]>> host;
-  std::vector<itk::CudaDeviceBuffer>            device;
+  std::vector<cif::DeviceBuffer>            device;
 };
 } // namespace
 
@@ -239,7 +239,7 @@ RunJob(const char *                   name,
        const std::string *            note,
        const HostSlabRunner &         hostSlabs)
 {
-  const itk::CudaExecutionMode mode = ParseMode(modeText);
+  const cif::ExecutionMode mode = ParseMode(modeText);
   bool                         anyGpu = false, anyHost = false;
   for (const auto * list : { &inputs, &outputs })
   {
@@ -252,14 +252,14 @@ RunJob(const char *                   name,
   {
     throw std::invalid_argument(std::string(name) + ": the arrays must all be on the GPU or all in host memory");
   }
-  if (anyGpu && mode == itk::CudaExecutionMode::CPU)
+  if (anyGpu && mode == cif::ExecutionMode::CPU)
   {
     throw std::invalid_argument(std::string(name) +
                                 ": device='cpu' was asked for GPU arrays; copy them to the host first "
                                 "(cupy.asnumpy, tensor.cpu()) or use device='auto' or 'gpu'");
   }
 
-  itk::CudaExecutionReport report;
+  cif::ExecutionReport report;
   {
     nb::gil_scoped_release release;
     if (!anyGpu)
@@ -338,7 +338,7 @@ RunJob(const char *                   name,
         for (const auto & a : inputs)
         {
           s.host.emplace_back(new unsigned char[std::max<std::size_t>(a.bytes, 1)]);
-          itk::CudaRuntime::CopyDeviceToHost(s.host.back().get(), a.data, a.bytes);
+          cif::Runtime::CopyDeviceToHost(s.host.back().get(), a.data, a.bytes);
           p.in.push_back(s.host.back().get());
         }
         for (const auto & a : outputs)
@@ -349,11 +349,11 @@ RunJob(const char *                   name,
         onCpu(p);
         for (std::size_t k = 0; k < outputs.size(); ++k)
         {
-          itk::CudaRuntime::CopyHostToDevice(outputs[k].data, s.host[inputs.size() + k].get(), outputs[k].bytes);
+          cif::Runtime::CopyHostToDevice(outputs[k].data, s.host[inputs.size() + k].get(), outputs[k].bytes);
         }
       };
       report = cif::RunWithFallback(mode, gpuUnsupported, name, gpu, cpu);
-      if (report.Device == itk::CudaExecutedOn::CPU)
+      if (report.Device == cif::ExecutedOn::CPU)
       {
         report.AddNote("the GPU arrays were copied to the host and back");
       }
@@ -379,25 +379,25 @@ NB_MODULE(_cif, m)
   static nb::exception<cif::CudaOutOfMemory> outOfMemory(m, "CudaOutOfMemoryError", PyExc_MemoryError);
   static nb::exception<cif::GpuUnavailable>  gpuUnavailable(m, "GpuUnavailableError", PyExc_RuntimeError);
 
-  m.def("is_compiled_with_cuda", &itk::CudaRuntime::IsCompiledWithCuda, "True when the extension was built with nvcc.");
-  m.def("is_device_available", &itk::CudaRuntime::IsDeviceAvailable, "True when a usable CUDA device exists.");
-  m.def("unavailable_reason", &itk::CudaRuntime::GetUnavailableReason, "Why no GPU is used ('' when one is).");
+  m.def("is_compiled_with_cuda", &cif::Runtime::IsCompiledWithCuda, "True when the extension was built with nvcc.");
+  m.def("is_device_available", &cif::Runtime::IsDeviceAvailable, "True when a usable CUDA device exists.");
+  m.def("unavailable_reason", &cif::Runtime::GetUnavailableReason, "Why no GPU is used ('' when one is).");
   m.def(
-    "device_description", &itk::CudaRuntime::GetDeviceDescription, "The GPU's name, compute capability and memory.");
-  m.def("free_device_memory", &itk::CudaRuntime::GetFreeMemory);
+    "device_description", &cif::Runtime::GetDeviceDescription, "The GPU's name, compute capability and memory.");
+  m.def("free_device_memory", &cif::Runtime::GetFreeMemory);
   m.def("set_allocation_limit",
-        &itk::CudaRuntime::SetAllocationLimit,
+        &cif::Runtime::SetAllocationLimit,
         "Caps the device memory the module's own allocations may hold (bytes, 0 = no cap); for tests.");
-  m.def("get_allocation_limit", &itk::CudaRuntime::GetAllocationLimit);
+  m.def("get_allocation_limit", &cif::Runtime::GetAllocationLimit);
   m.def(
     "transfer_counters",
     []
     {
-      const auto c = itk::CudaRuntime::GetTransferCounters();
+      const auto c = cif::Runtime::GetTransferCounters();
       return std::make_tuple(c.HostToDeviceCount, c.HostToDeviceBytes, c.DeviceToHostCount, c.DeviceToHostBytes);
     },
     "(host-to-device copies, bytes, device-to-host copies, bytes) the module made since the last reset.");
-  m.def("reset_transfer_counters", &itk::CudaRuntime::ResetTransferCounters);
+  m.def("reset_transfer_counters", &cif::Runtime::ResetTransferCounters);
   m.def(
     "decide_gpu",
     [](const std::string & mode, const std::string & gpuUnsupported, const std::string & name)
@@ -413,4 +413,5 @@ NB_MODULE(_cif, m)
   RegisterResample(m);
   RegisterGaussianRBF(m);
   RegisterKernelSuperposition(m);
+  RegisterDescribed(m);
 }

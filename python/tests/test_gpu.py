@@ -21,6 +21,7 @@ FILTERS = [
     (cif.grayscale_erode_image_filter, {"radius": 1}),
     (cif.rotating_mask_image_filter, {"number_of_iterations": 2}),
     (cif.binary_threshold_image_filter, {"lower_threshold": 100, "upper_threshold": 900}),
+    (cif.bin_shrink_image_filter, {"shrink_factors": [2, 3, 2]}),
 ]
 
 

@@ -1,0 +1,139 @@
+"""One Python function per filter the core describes (cif/Filter.h).
+
+The extension hands over every filter's description (``_cif.filters()``):
+its names, its parameters (kind, per axis or not, range, default, choices,
+help) and its output grid. From it this module makes the function, its
+signature (positional parameters first, the others keyword-only), its
+docstring and its ``halo``; the call checks its parameters once, in the
+core (``_cif.check_filter``: ``cif::CheckParameters``), and runs through
+``_cif.run_checked``.
+A filter added to the core gets its Python function with no code here.
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any, Callable, Dict, List, Optional, Sequence, Union
+
+import numpy as np
+
+from . import _arrays, _cif
+from ._common import prepare, threads
+
+_KIND_TYPES = {
+    "integer": Union[int, Sequence[int]],
+    "real": Union[float, Sequence[float]],
+    "choice": str,
+    "optional_real": Optional[float],
+}
+
+
+def _default(p: Dict[str, Any]) -> Any:
+    defaults = list(p["defaults"])
+    if p["kind"] == "choice":
+        return p["choices"][int(defaults[0])]
+    if not defaults:
+        return None
+    value = defaults[0] if len(defaults) == 1 else tuple(defaults)
+    if p["kind"] == "integer":
+        return int(value) if not isinstance(value, tuple) else tuple(int(v) for v in value)
+    return value
+
+
+def _doc(d: Dict[str, Any]) -> str:
+    twin = f" ({d['itk_twin']})" if d["itk_twin"] else ""
+    lines = [d["summary"].rstrip(".") + twin + ".", "", d["details"], ""]
+    for p in d["parameters"]:
+        axes = ": one value, or one per axis (x, y, z)" if p["per_axis"] else ""
+        choices = f" One of {', '.join(repr(c) for c in p['choices'])}." if p["kind"] == "choice" else ""
+        lines.append(f"{p['name']}: {p['help']}{axes}.{choices}")
+    lines += [
+        'device: "auto", "gpu" or "cpu".',
+        "number_of_threads: threads of the CPU core (default: all cores).",
+        "",
+        f"Pixel types: {', '.join(d['cpu_pixels'])}; {d['min_dimension']} to {d['max_dimension']} dimensions.",
+        f"C++: {d['itk_class']}; command line: cudaimagefilters {d['command']}.",
+    ]
+    return "\n".join(lines)
+
+
+def _bin_geometry(geometry: _arrays.Geometry, factors: Sequence[int]) -> _arrays.Geometry:
+    """itk::BinShrinkImageFilter's output grid: spacing times f, origin at the
+    centre of the first bin (continuous index (f - 1) / 2)."""
+    spacing = tuple(s * f for s, f in zip(geometry.spacing, factors))
+    shift = np.array([(f - 1) / 2.0 * s for s, f in zip(geometry.spacing, factors)])
+    origin = tuple(float(v) for v in np.asarray(geometry.origin) + np.asarray(geometry.direction) @ shift)
+    return _arrays.Geometry(spacing, origin, geometry.direction)
+
+
+def _make(d: Dict[str, Any]) -> Callable[..., Any]:
+    name = d["function"]
+    command = d["command"]
+    parameters = d["parameters"]
+    names = [p["name"] for p in parameters]
+
+    def function(image: Any, *args: Any, device: str = "auto", number_of_threads: Optional[int] = None, **kwargs: Any) -> Any:
+        bound = function.__signature__.bind(image, *args, device=device, number_of_threads=number_of_threads, **kwargs)
+        bound.apply_defaults()
+        values = {n: bound.arguments[n] for n in names}
+        arg = prepare(image, device)
+        call, shape = _cif.check_filter(command, arg.array, values)  # the one check of the parameters
+        geometry = None
+        if d["grid"] == "bin" and arg.kind == _arrays.ITK:
+            factors = _per_axis_values(values["shrink_factors"], arg.ndim)
+            geometry = _bin_geometry(arg.geometry, factors)
+        result, out = _arrays.empty_output(arg, shape, _arrays.numpy_dtype(arg.array), geometry)
+        from ._runtime import _record
+
+        _record(_cif.run_checked(call, arg.array, out, device, arg.stream, threads(number_of_threads)))
+        return result
+
+    # the signature: image, the positional parameters, then keyword-only ones
+    signature: List[inspect.Parameter] = [inspect.Parameter("image", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=Any)]
+    keyword_only: List[inspect.Parameter] = []
+    for p in parameters:
+        kind = inspect.Parameter.POSITIONAL_OR_KEYWORD if p["positional"] else inspect.Parameter.KEYWORD_ONLY
+        parameter = inspect.Parameter(p["name"], kind, default=_default(p), annotation=_KIND_TYPES[p["kind"]])
+        (signature if p["positional"] else keyword_only).append(parameter)
+    keyword_only.insert(0, inspect.Parameter("device", inspect.Parameter.KEYWORD_ONLY, default="auto", annotation=str))
+    keyword_only.append(
+        inspect.Parameter("number_of_threads", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=Optional[int])
+    )
+    function.__signature__ = inspect.Signature(signature + keyword_only, return_annotation=Any)
+    function.__name__ = function.__qualname__ = name
+    function.__doc__ = _doc(d)
+    function.__module__ = "cudaimagefilters"
+
+    def halo(ndim: Optional[int] = None, **values: Any):
+        """The overlap (dask ``depth``, array axis order) a chunk needs so that
+        chunk-wise results equal the one-piece call."""
+        known = {k: v for k, v in values.items() if k in names}
+        dimension = ndim
+        if dimension is None:
+            lengths = [len(v) for k, v in known.items() if not np.isscalar(v) and v is not None and not isinstance(v, str)]
+            dimension = lengths[0] if lengths else 3
+        depth = tuple(reversed(_cif.filter_halo(command, known, int(dimension))))
+        if ndim is None and not any(
+            not np.isscalar(v) and v is not None and not isinstance(v, str) for v in known.values()
+        ):
+            return depth[-1]  # the x axis's: one value for every axis
+        return depth
+
+    function.halo = halo
+    function.description = d
+    return function
+
+
+def _per_axis_values(value: Any, ndim: int) -> List[int]:
+    if np.isscalar(value):
+        return [int(value)] * ndim
+    return [int(v) for v in value]
+
+
+def described_functions() -> Dict[str, Callable[..., Any]]:
+    """The function of every described filter, by its name."""
+    return {d["function"]: _make(d) for d in _cif.filters()}
+
+
+# made once, at import; the package exports them by name (__init__.py)
+FUNCTIONS = described_functions()

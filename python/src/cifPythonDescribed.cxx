@@ -1,0 +1,364 @@
+/*=========================================================================
+ *  CudaImageFilters Python extension: one binder for every filter the core
+ *  describes (cif/Filter.h). `filters()` hands the descriptions to the
+ *  Python package, which makes one function per filter from them
+ *  (cudaimagefilters/_described.py); `run_filter` runs any of them on an
+ *  array, through RunJob like every other binding.
+ *=========================================================================*/
+#include "cif/Filter.h"
+#include "cif/Slabs.h"
+#include "cifPythonArrays.h"
+
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
+#include <nanobind/stl/vector.h>
+
+#include <algorithm>
+#include <cmath>
+
+namespace cifpy
+{
+namespace
+{
+/** The array's pixel type among the filter's (a TypeError otherwise, as for every function). */
+cif::Pixel
+CorePixel(const cif::FilterDescriptor & filter, const ArrayInfo & a)
+{
+  cif::Pixel  pixel;
+  std::string names;
+  for (cif::Pixel p : filter.cpuPixels)
+  {
+    names += (names.empty() ? "" : ", ") + std::string(cif::PixelName(p));
+  }
+  if (!cif::PixelFromName(PixelName(a.pixel), pixel) ||
+      std::find(filter.cpuPixels.begin(), filter.cpuPixels.end(), pixel) == filter.cpuPixels.end())
+  {
+    throw nb::type_error(
+      (filter.function + ": pixel type " + a.dtype + " is not supported; use " + names).c_str());
+  }
+  return pixel;
+}
+
+/** A Python value as a parameter's values: a number, a sequence of
+ * numbers, None (absent), or a choice's name. */
+std::vector<double>
+ValuesOf(const cif::FilterDescriptor & filter, const std::string & name, const nb::handle & value)
+{
+  if (value.is_none())
+  {
+    return {};
+  }
+  if (nb::isinstance<nb::str>(value))
+  {
+    return { cif::ChoiceValue(filter, name, nb::cast<std::string>(value)) };
+  }
+  if (nb::isinstance<nb::bool_>(value))
+  {
+    throw std::invalid_argument(filter.function + ": " + name + " must be a number, not a bool");
+  }
+  if (nb::isinstance<nb::int_>(value) || nb::isinstance<nb::float_>(value))
+  {
+    return { nb::cast<double>(value) };
+  }
+  std::vector<double> values;
+  try
+  {
+    for (nb::handle item : value)
+    {
+      if (nb::isinstance<nb::bool_>(item))
+      {
+        throw std::invalid_argument(filter.function + ": " + name + " must hold numbers, not bools");
+      }
+      values.push_back(nb::cast<double>(item));
+    }
+  }
+  catch (const nb::cast_error &)
+  {
+    throw std::invalid_argument(filter.function + ": " + name + " must be a number or a sequence of numbers");
+  }
+  catch (const nb::python_error &)
+  {
+    throw std::invalid_argument(filter.function + ": " + name + " must be a number or a sequence of numbers");
+  }
+  return values;
+}
+
+cif::Extent
+ExtentOf(const ArrayInfo & a)
+{
+  cif::Extent e;
+  e.dimension = a.ndim;
+  for (int axis = 0; axis < 3; ++axis)
+  {
+    e.size[axis] = a.Size(axis);
+  }
+  return e;
+}
+
+/** The checked parameters of a call (cif::CheckParameters, once). */
+cif::Parameters
+CheckedParameters(const cif::FilterDescriptor & filter, const nb::dict & keywords, const ArrayInfo & in)
+{
+  cif::Parameters parameters;
+  for (auto item : keywords)
+  {
+    const std::string name = nb::cast<std::string>(item.first);
+    std::vector<double> values = ValuesOf(filter, name, item.second);
+    bool                optional = false;
+    for (const auto & spec : filter.parameters)
+    {
+      optional = optional || (spec.name == name && spec.kind == cif::ParameterKind::OptionalReal);
+    }
+    if (!values.empty() || optional)
+    {
+      parameters[name] = values;
+    }
+  }
+  cif::CheckParameters(filter, parameters, ExtentOf(in), CorePixel(filter, in));
+  return parameters;
+}
+
+/** A call whose parameters passed cif::CheckParameters (once): made only
+ * by check_filter, so run_checked trusts its parameters. */
+struct CheckedCall
+{
+  const cif::FilterDescriptor * filter{ nullptr };
+  cif::Parameters               parameters;
+  cif::Extent                   input;
+  cif::Extent                   output;
+  cif::Pixel                    pixel{ cif::Pixel::UInt8 };
+  std::string                   dtype;
+};
+
+CheckedCall
+Check(const std::string & name, const ArrayInfo & in, const nb::dict & keywords)
+{
+  CheckedCall call;
+  call.filter = &cif::FindFilter(name);
+  RequireImageDimension(in, call.filter->function.c_str());
+  call.pixel = CorePixel(*call.filter, in);
+  call.parameters = CheckedParameters(*call.filter, keywords, in);
+  call.input = ExtentOf(in);
+  call.output = cif::OutputExtent(*call.filter, call.parameters, call.input);
+  call.dtype = in.dtype;
+  return call;
+}
+
+/** (the checked call, the output's shape, slowest axis first). */
+nb::tuple
+CheckFilter(const std::string & name, const InArray & input, const nb::dict & keywords)
+{
+  const ArrayInfo in = Inspect(input, "image");
+  CheckedCall     call = Check(name, in, keywords);
+  nb::list        shape;
+  for (int axis = in.ndim - 1; axis >= 0; --axis)
+  {
+    shape.append(call.output.size[axis]);
+  }
+  return nb::make_tuple(nb::cast(std::move(call)), nb::tuple(shape));
+}
+
+Report
+RunChecked(const CheckedCall & call,
+           const InArray &     input,
+           const OutArray &    output,
+           const std::string & device,
+           std::uintptr_t      stream,
+           int                 threads)
+{
+  const cif::FilterDescriptor & filter = *call.filter;
+  const char *                  function = filter.function.c_str();
+  const ArrayInfo               in = Inspect(input, "image");
+  const ArrayInfo               out = Inspect(output, "output");
+  const cif::Extent             inExtent = ExtentOf(in);
+  for (int axis = 0; axis < 3; ++axis)
+  {
+    if (in.ndim != call.input.dimension || inExtent.size[axis] != call.input.size[axis] || in.dtype != call.dtype)
+    {
+      throw std::invalid_argument(std::string(function) + ": the image is not the one the call was checked for");
+    }
+    if (out.ndim != in.ndim || out.Size(axis) != call.output.size[axis])
+    {
+      throw std::invalid_argument(std::string(function) + ": the output array has the wrong shape");
+    }
+  }
+  RequirePixel(out, in.pixel, function);
+  const cif::Pixel        pixel = call.pixel;
+  const cif::Parameters & parameters = call.parameters;
+  const cif::Job          job = cif::WholeImageJob(inExtent, call.output);
+  const cif::SlabPolicy   policy = filter.slabPolicy ? filter.slabPolicy(parameters, pixel) : cif::SlabPolicy{};
+  std::string             note, slabs;
+  HostSlabRunner          hostSlabs;
+  if (policy.slabs && filter.grid == cif::OutputGrid::Same && filter.halo)
+  {
+    hostSlabs = [&](const std::function<void()> & whole)
+    {
+      const auto halo = filter.halo(parameters, in.ndim);
+      const auto slabbed = [&](auto tag)
+      {
+        using T = decltype(tag);
+        return cif::RunNeighbourhoodJobCUDA<T, T>(
+          true,
+          [&] { return static_cast<const T *>(in.data); },
+          [&] { return static_cast<T *>(out.data); },
+          job,
+          halo,
+          policy.kernelWritesInputPlanes,
+          policy.workBytesPerInputPixel,
+          [&](const T * x, T * y, const cif::Job & piece) { note = filter.cuda(pixel, x, y, piece, parameters, 0); },
+          whole);
+      };
+      switch (cif::PixelBytes(pixel))
+      {
+        case 1:
+          slabs = slabbed(std::uint8_t{});
+          break;
+        case 2:
+          slabs = slabbed(std::uint16_t{});
+          break;
+        case 4:
+          slabs = slabbed(float{});
+          break;
+        default:
+          slabs = slabbed(double{});
+          break;
+      }
+    };
+  }
+  Report report = RunJob(
+    function,
+    device,
+    cif::GpuProblem(filter, pixel, parameters, inExtent),
+    { in },
+    { out },
+    stream,
+    [&](const JobPointers & p) { note = filter.cuda(pixel, p.in[0], p.out[0], job, parameters, 0); },
+    [&](const JobPointers & p) { note = filter.cpu(pixel, p.in[0], p.out[0], job, parameters, Threads(threads)); },
+    nullptr,
+    hostSlabs);
+  std::string & message = std::get<1>(report);
+  if (!note.empty())
+  {
+    message += "; " + note;
+  }
+  if (!slabs.empty() && std::get<0>(report) == "GPU")
+  {
+    message += "; " + slabs;
+  }
+  return report;
+}
+
+/** check_filter and run_checked in one call (on an output already allocated). */
+Report
+RunFilter(const std::string & name,
+          const InArray &     input,
+          const OutArray &    output,
+          const nb::dict &    keywords,
+          const std::string & device,
+          std::uintptr_t      stream,
+          int                 threads)
+{
+  return RunChecked(Check(name, Inspect(input, "image"), keywords), input, output, device, stream, threads);
+}
+
+/** The descriptions, as plain Python data for the package. */
+nb::list
+Descriptions()
+{
+  nb::list list;
+  for (const cif::FilterDescriptor * f : cif::Filters())
+  {
+    nb::dict d;
+    d["command"] = f->command;
+    d["function"] = f->function;
+    d["itk_class"] = f->itkClass;
+    d["itk_twin"] = f->itkTwin;
+    d["summary"] = f->summary;
+    d["details"] = f->details;
+    d["min_dimension"] = f->minDimension;
+    d["max_dimension"] = f->maxDimension;
+    d["grid"] = f->grid == cif::OutputGrid::Bin ? "bin" : "same";
+    nb::list gpu, cpu;
+    for (auto p : f->gpuPixels)
+    {
+      gpu.append(cif::PixelName(p));
+    }
+    for (auto p : f->cpuPixels)
+    {
+      cpu.append(cif::PixelName(p));
+    }
+    d["gpu_pixels"] = gpu;
+    d["cpu_pixels"] = cpu;
+    nb::list parameters;
+    for (const auto & spec : f->parameters)
+    {
+      nb::dict p;
+      p["name"] = spec.name;
+      p["kind"] = spec.kind == cif::ParameterKind::Integer  ? "integer"
+                  : spec.kind == cif::ParameterKind::Real   ? "real"
+                  : spec.kind == cif::ParameterKind::Choice ? "choice"
+                                                            : "optional_real";
+      p["per_axis"] = spec.perAxis;
+      p["positional"] = spec.positional;
+      p["minimum"] = spec.minimum;
+      p["maximum"] = spec.maximum;
+      p["defaults"] = spec.defaults;
+      p["choices"] = spec.choices;
+      p["help"] = spec.help;
+      parameters.append(p);
+    }
+    d["parameters"] = parameters;
+    list.append(d);
+  }
+  return list;
+}
+
+/** The halo (x, y, z) a piece needs, for checked parameters of an image of
+ * `ndim` axes. */
+std::vector<std::int64_t>
+Halo(const std::string & name, const nb::dict & keywords, int ndim)
+{
+  const cif::FilterDescriptor & filter = cif::FindFilter(name);
+  cif::Parameters               parameters;
+  for (auto item : keywords)
+  {
+    const std::string key = nb::cast<std::string>(item.first);
+    std::vector<double> values = ValuesOf(filter, key, item.second);
+    if (!values.empty())
+    {
+      parameters[key] = values;
+    }
+  }
+  cif::CompleteParameters(filter, parameters, ndim);
+  const auto halo = filter.halo ? filter.halo(parameters, ndim) : std::array<std::int64_t, 3>{ 0, 0, 0 };
+  return std::vector<std::int64_t>(halo.begin(), halo.begin() + ndim);
+}
+} // namespace
+
+void
+RegisterDescribed(nb::module_ & m)
+{
+  using namespace nb::literals;
+  m.def("filters", &Descriptions, "The core's description of every filter (cif/Filter.h).");
+  m.def("run_filter",
+        &RunFilter,
+        "name"_a,
+        "image"_a,
+        "output"_a,
+        "parameters"_a,
+        "device"_a,
+        "stream"_a,
+        "threads"_a,
+        "check_filter and run_checked in one call, on an output of the right shape.");
+  nb::class_<CheckedCall>(m, "CheckedCall", "A call whose parameters the core has checked (check_filter).");
+  m.def("check_filter",
+        &CheckFilter,
+        "name"_a,
+        "image"_a,
+        "parameters"_a,
+        "Checks a call's parameters once (cif::CheckParameters): (the checked call, the output's shape).");
+  m.def("run_checked", &RunChecked, "call"_a, "image"_a, "output"_a, "device"_a, "stream"_a, "threads"_a);
+  m.def("filter_halo", &Halo, "name"_a, "parameters"_a, "ndim"_a);
+}
+
+} // namespace cifpy

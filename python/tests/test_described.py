@@ -1,0 +1,110 @@
+"""The functions made from the core's descriptions (cif/Filter.h): one per
+described filter, with the description's keywords, defaults and checks; and
+bin shrink, the first filter added through them, against PyPI itk's
+BinShrinkImageFilter (identical, pixels and geometry)."""
+
+import inspect
+
+import numpy as np
+import pytest
+
+import cudaimagefilters as cif
+from cudaimagefilters import _cif
+from conftest import random_image
+
+itk = pytest.importorskip("itk")
+
+
+def test_every_described_filter_has_its_function():
+    descriptions = _cif.filters()
+    assert len(descriptions) >= 5
+    for d in descriptions:
+        function = getattr(cif, d["function"])
+        assert d["function"] in cif.__all__
+        signature = inspect.signature(function)
+        names = list(signature.parameters)
+        assert names[0] == "image"
+        for p in d["parameters"]:
+            assert p["name"] in signature.parameters, (d["function"], p["name"])
+            parameter = signature.parameters[p["name"]]
+            expected = inspect.Parameter.POSITIONAL_OR_KEYWORD if p["positional"] else inspect.Parameter.KEYWORD_ONLY
+            assert parameter.kind == expected
+        assert signature.parameters["device"].default == "auto"
+        assert d["itk_class"] in function.__doc__ and d["command"] in function.__doc__
+        assert callable(function.halo)
+
+
+def test_the_keywords_keep_their_names_and_defaults():
+    s = inspect.signature(cif.median_image_filter)
+    assert s.parameters["radius"].default == 1 and s.parameters["kernel"].default == "auto"
+    s = inspect.signature(cif.grayscale_erode_image_filter)
+    assert s.parameters["boundary"].default is None
+    s = inspect.signature(cif.rotating_mask_image_filter)
+    assert s.parameters["number_of_iterations"].default == 1
+    assert s.parameters["number_of_iterations"].kind == inspect.Parameter.KEYWORD_ONLY
+
+
+def itk_bin_shrink(image, factors):
+    f = itk.BinShrinkImageFilter[type(image), type(image)].New(image)
+    f.SetShrinkFactors([int(v) for v in factors])
+    f.Update()
+    return f.GetOutput()
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.int16, np.uint16, np.float32, np.float64])
+@pytest.mark.parametrize("shape,factors", [((23, 37), (2, 3)), ((9, 14, 11), (3, 2, 4)), ((10, 12, 8), (1, 1, 1))])
+def test_bin_shrink_equals_itk(dtype, shape, factors):
+    a = random_image(shape, dtype, seed=7)
+    image = itk.image_view_from_array(a)
+    image.SetSpacing([0.7 + 0.2 * i for i in range(a.ndim)])
+    image.SetOrigin([-4.0 + i for i in range(a.ndim)])
+    expected = itk_bin_shrink(image, factors)
+    for device in ("auto", "cpu"):
+        out = cif.bin_shrink_image_filter(image, list(factors), device=device)
+        np.testing.assert_array_equal(itk.array_view_from_image(out), itk.array_view_from_image(expected))
+        np.testing.assert_allclose(np.array(out.GetSpacing()), np.array(expected.GetSpacing()))
+        np.testing.assert_allclose(np.array(out.GetOrigin()), np.array(expected.GetOrigin()), atol=1e-12)
+    # NumPy in, NumPy out, the same pixels
+    np.testing.assert_array_equal(
+        cif.bin_shrink_image_filter(a, shrink_factors=factors), itk.array_view_from_image(expected)
+    )
+
+
+def test_bin_shrink_of_a_real_image_with_a_rotated_direction(brain3d):
+    image = brain3d
+    direction = np.array([[0.0, -1.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, 1.0]])
+    image.SetDirection(itk.matrix_from_array(direction))
+    expected = itk_bin_shrink(image, (2, 2, 3))
+    out = cif.bin_shrink_image_filter(image, (2, 2, 3))
+    np.testing.assert_array_equal(itk.array_view_from_image(out), itk.array_view_from_image(expected))
+    np.testing.assert_allclose(np.array(out.GetOrigin()), np.array(expected.GetOrigin()), atol=1e-9)
+    np.testing.assert_array_equal(itk.array_from_matrix(out.GetDirection()), direction)
+
+
+def test_described_functions_check_their_parameters_once():
+    a = random_image((8, 9, 10), np.uint16, seed=1)
+    with pytest.raises(ValueError, match="shrink_factors must hold positive integers"):
+        cif.bin_shrink_image_filter(a, 0)
+    with pytest.raises(ValueError, match="shrink_factors needs 1 or 3 values"):
+        cif.bin_shrink_image_filter(a, [2, 2])
+    with pytest.raises(ValueError, match="larger than the image"):
+        cif.bin_shrink_image_filter(a, [2, 2, 20])
+    with pytest.raises(ValueError, match="kernel must be"):
+        cif.median_image_filter(a, kernel="fast")
+    with pytest.raises(TypeError):
+        cif.mean_image_filter(a, 1, 2)  # one positional parameter
+    with pytest.raises(TypeError, match="unexpected keyword|got an unexpected"):
+        cif.mean_image_filter(a, sigma=2)
+    with pytest.raises(ValueError, match="not a value of the image's pixel type"):
+        cif.grayscale_erode_image_filter(a, boundary=-1)
+    with pytest.raises(TypeError, match="float64 is not supported"):
+        cif.median_image_filter(a.astype(np.float64))
+
+
+def test_halos_of_the_described_functions():
+    assert cif.median_image_filter.halo(radius=2) == 2
+    assert cif.median_image_filter.halo(radius=[1, 2, 3]) == (3, 2, 1)
+    assert cif.mean_image_filter.halo(radius=1, ndim=2) == (1, 1)
+    assert cif.rotating_mask_image_filter.halo(number_of_iterations=2, ndim=3) == (4, 4, 4)
+    assert cif.rotating_mask_image_filter.halo(number_of_iterations=2, ndim=2) == (4, 4)
+    assert cif.bin_shrink_image_filter.halo(shrink_factors=2, ndim=3) == (0, 0, 0)
