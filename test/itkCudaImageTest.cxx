@@ -270,6 +270,20 @@ TEST(CudaImageGpu, DeviceMemoryIsReleased)
   EXPECT_EQ(cif::Runtime::GetBytesAllocated(), baseline) << "destroying the image frees its device copy";
 }
 
+TEST(CudaImageCpu, StagingSettingsAreKept)
+{
+  // the settings of the staged copies (no device needed)
+  cif::Runtime::SetStagingLanes(3);
+  EXPECT_EQ(cif::Runtime::GetStagingLanes(), 3);
+  cif::Runtime::SetStagingChunkBytes(std::size_t{ 2 } << 20);
+  EXPECT_EQ(cif::Runtime::GetStagingChunkBytes(), std::size_t{ 2 } << 20);
+  cif::Runtime::SetStagingLanes(0);
+  cif::Runtime::SetStagingChunkBytes(0);
+  EXPECT_GE(cif::Runtime::GetStagingLanes(), 1);
+  EXPECT_LE(cif::Runtime::GetStagingLanes(), 16);
+  EXPECT_EQ(cif::Runtime::GetStagingChunkBytes(), std::size_t{ 4 } << 20);
+}
+
 TEST(CudaImageGpu, StagedCopiesCarryEveryByte)
 {
   CIF_REQUIRE_GPU_OR_SKIP();

@@ -368,25 +368,25 @@ Runtime::CopyDeviceToHost(void * host, const void * device, std::size_t bytes)
 void
 Runtime::SetStagingLanes(int lanes)
 {
-  SetStagingLanes(lanes);
+  ::cif::SetStagingLanes(lanes); // the staged copies' setting (cifStagedCopy.h), not this member
 }
 
 int
 Runtime::GetStagingLanes()
 {
-  return GetStagingLanes();
+  return ::cif::GetStagingLanes();
 }
 
 void
 Runtime::SetStagingChunkBytes(std::size_t bytes)
 {
-  SetStagingChunkBytes(bytes);
+  ::cif::SetStagingChunkBytes(bytes);
 }
 
 std::size_t
 Runtime::GetStagingChunkBytes()
 {
-  return GetStagingChunkBytes();
+  return ::cif::GetStagingChunkBytes();
 }
 
 void
