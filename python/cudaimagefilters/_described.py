@@ -66,29 +66,49 @@ def _bin_geometry(geometry: _arrays.Geometry, factors: Sequence[int]) -> _arrays
     return _arrays.Geometry(spacing, origin, geometry.direction)
 
 
+def _runner(d: Dict[str, Any]) -> Callable[..., Any]:
+    """The body every generated function calls: one check, one run."""
+    command = d["command"]
+    bins = d["grid"] == "bin"
+    from ._runtime import _record
+
+    def run(image: Any, values: Dict[str, Any], device: str, number_of_threads: Optional[int]) -> Any:
+        arg = prepare(image, device)
+        call, shape = _cif.check_filter(command, arg.array, values)  # the one check of the parameters
+        geometry = None
+        if bins and arg.kind == _arrays.ITK:
+            geometry = _bin_geometry(arg.geometry, _per_axis_values(values["shrink_factors"], arg.ndim))
+        result, out = _arrays.empty_output(arg, shape, _arrays.numpy_dtype(arg.array), geometry)
+        _record(_cif.run_checked(call, arg.array, out, device, arg.stream, threads(number_of_threads)))
+        return result
+
+    return run
+
+
 def _make(d: Dict[str, Any]) -> Callable[..., Any]:
     name = d["function"]
     command = d["command"]
     parameters = d["parameters"]
     names = [p["name"] for p in parameters]
 
-    def function(image: Any, *args: Any, device: str = "auto", number_of_threads: Optional[int] = None, **kwargs: Any) -> Any:
-        bound = function.__signature__.bind(image, *args, device=device, number_of_threads=number_of_threads, **kwargs)
-        bound.apply_defaults()
-        values = {n: bound.arguments[n] for n in names}
-        arg = prepare(image, device)
-        call, shape = _cif.check_filter(command, arg.array, values)  # the one check of the parameters
-        geometry = None
-        if d["grid"] == "bin" and arg.kind == _arrays.ITK:
-            factors = _per_axis_values(values["shrink_factors"], arg.ndim)
-            geometry = _bin_geometry(arg.geometry, factors)
-        result, out = _arrays.empty_output(arg, shape, _arrays.numpy_dtype(arg.array), geometry)
-        from ._runtime import _record
+    # The function is compiled from source with the description's signature
+    # (as dataclasses make __init__), so that Python binds the arguments
+    # itself: no inspect.Signature.bind per call.
+    namespace: Dict[str, Any] = {"_run": _runner(d)}
+    positional, keyword = ["image"], []
+    for i, p in enumerate(parameters):
+        namespace[f"_d{i}"] = _default(p)
+        (positional if p["positional"] else keyword).append(f"{p['name']}=_d{i}")
+    keyword += ['device="auto"', "number_of_threads=None"]
+    values = ", ".join(f"{n!r}: {n}" for n in names)
+    source = (
+        f"def {name}({', '.join(positional)}, *, {', '.join(keyword)}):\n"
+        f"    return _run(image, {{{values}}}, device, number_of_threads)\n"
+    )
+    exec(compile(source, f"<cudaimagefilters {name}>", "exec"), namespace)
+    function = namespace[name]
 
-        _record(_cif.run_checked(call, arg.array, out, device, arg.stream, threads(number_of_threads)))
-        return result
-
-    # the signature: image, the positional parameters, then keyword-only ones
+    # the signature's annotations and the docs, for help() and IDEs
     signature: List[inspect.Parameter] = [inspect.Parameter("image", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=Any)]
     keyword_only: List[inspect.Parameter] = []
     for p in parameters:
@@ -100,7 +120,7 @@ def _make(d: Dict[str, Any]) -> Callable[..., Any]:
         inspect.Parameter("number_of_threads", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=Optional[int])
     )
     function.__signature__ = inspect.Signature(signature + keyword_only, return_annotation=Any)
-    function.__name__ = function.__qualname__ = name
+    function.__qualname__ = name
     function.__doc__ = _doc(d)
     function.__module__ = "cudaimagefilters"
 
