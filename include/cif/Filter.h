@@ -236,6 +236,22 @@ ChoiceIndex(const Parameters & parameters, const std::string & name);
 std::string
 GpuProblem(const FilterDescriptor & filter, Pixel pixel, const Parameters & parameters, const Extent & image);
 
+/** The GPU job of a checked call on host buffers: `whole()` (the one-piece
+ * job) when it fits the device, else the filter's CUDA entry on slabs read
+ * straight from `in` into `out` (cif::RunNeighbourhoodJobCUDA with the
+ * filter's halo and slab policy); filters that do not cut run whole. The
+ * entry's notes go to `note`. Returns how the job was cut (empty: one
+ * piece). */
+std::string
+RunOnHostBuffersCUDA(const FilterDescriptor &       filter,
+                     Pixel                          pixel,
+                     const void *                   in,
+                     void *                         out,
+                     const Job &                    job,
+                     const Parameters &             parameters,
+                     const std::function<void()> & whole,
+                     std::string &                  note);
+
 /** Runs a checked call (CheckParameters) on host buffers, on the device
  * `mode` decides (cif::RunWithFallback: automatic falls back to the CPU,
  * with the reason, when the GPU cannot take it or runs out of memory). On

@@ -6,7 +6,6 @@
  *  array, through RunJob like every other binding.
  *=========================================================================*/
 #include "cif/Filter.h"
-#include "cif/Slabs.h"
 #include "cifPythonArrays.h"
 
 #include <nanobind/stl/string.h>
@@ -186,45 +185,10 @@ RunChecked(const CheckedCall & call,
   const cif::Pixel        pixel = call.pixel;
   const cif::Parameters & parameters = call.parameters;
   const cif::Job          job = cif::WholeImageJob(inExtent, call.output);
-  const cif::SlabPolicy   policy = filter.slabPolicy ? filter.slabPolicy(parameters, pixel) : cif::SlabPolicy{};
   std::string             note, slabs;
-  HostSlabRunner          hostSlabs;
-  if (policy.slabs && filter.grid == cif::OutputGrid::Same && filter.halo)
-  {
-    hostSlabs = [&](const std::function<void()> & whole)
-    {
-      const auto halo = filter.halo(parameters, in.ndim);
-      const auto slabbed = [&](auto tag)
-      {
-        using T = decltype(tag);
-        return cif::RunNeighbourhoodJobCUDA<T, T>(
-          true,
-          [&] { return static_cast<const T *>(in.data); },
-          [&] { return static_cast<T *>(out.data); },
-          job,
-          halo,
-          policy.kernelWritesInputPlanes,
-          policy.workBytesPerInputPixel,
-          [&](const T * x, T * y, const cif::Job & piece) { note = filter.cuda(pixel, x, y, piece, parameters, 0); },
-          whole);
-      };
-      switch (cif::PixelBytes(pixel))
-      {
-        case 1:
-          slabs = slabbed(std::uint8_t{});
-          break;
-        case 2:
-          slabs = slabbed(std::uint16_t{});
-          break;
-        case 4:
-          slabs = slabbed(float{});
-          break;
-        default:
-          slabs = slabbed(double{});
-          break;
-      }
-    };
-  }
+  // host arrays on the GPU: whole, or in slabs when they do not fit the device
+  const HostSlabRunner hostSlabs = [&](const std::function<void()> & whole)
+  { slabs = cif::RunOnHostBuffersCUDA(filter, pixel, in.data, out.data, job, parameters, whole, note); };
   Report report = RunJob(
     function,
     device,

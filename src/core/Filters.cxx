@@ -373,6 +373,51 @@ GpuProblem(const FilterDescriptor & filter, Pixel pixel, const Parameters & para
   return {};
 }
 
+std::string
+RunOnHostBuffersCUDA(const FilterDescriptor &      filter,
+                     Pixel                         pixel,
+                     const void *                  in,
+                     void *                        out,
+                     const Job &                   job,
+                     const Parameters &            parameters,
+                     const std::function<void()> & whole,
+                     std::string &                 note)
+{
+  const SlabPolicy policy = filter.slabPolicy ? filter.slabPolicy(parameters, pixel) : SlabPolicy{};
+  if (!(policy.slabs && filter.grid == OutputGrid::Same))
+  {
+    whole();
+    return {};
+  }
+  const auto halo = filter.halo ? filter.halo(parameters, job.dimension) : std::array<std::int64_t, 3>{ 0, 0, 0 };
+  // the slab runner needs the pixel's size only: a type of that width
+  const auto slabbed = [&](auto tag)
+  {
+    using T = decltype(tag);
+    return RunNeighbourhoodJobCUDA<T, T>(
+      true,
+      [&] { return static_cast<const T *>(in); },
+      [&] { return static_cast<T *>(out); },
+      job,
+      halo,
+      policy.kernelWritesInputPlanes,
+      policy.workBytesPerInputPixel,
+      [&](const T * x, T * y, const Job & piece) { note = filter.cuda(pixel, x, y, piece, parameters, 0); },
+      whole);
+  };
+  switch (PixelBytes(pixel))
+  {
+    case 1:
+      return slabbed(std::uint8_t{});
+    case 2:
+      return slabbed(std::uint16_t{});
+    case 4:
+      return slabbed(float{});
+    default:
+      return slabbed(double{});
+  }
+}
+
 ExecutionReport
 RunFilterOnHost(const FilterDescriptor & filter,
                 Pixel                    pixel,
@@ -401,43 +446,7 @@ RunFilterOnHost(const FilterDescriptor & filter,
         note = filter.cuda(pixel, deviceIn.GetPointer(), deviceOut.GetPointer(), job, parameters, 0);
         deviceOut.CopyToHost(out, deviceOut.GetSize());
       };
-      const SlabPolicy policy = filter.slabPolicy ? filter.slabPolicy(parameters, pixel) : SlabPolicy{};
-      if (!(policy.slabs && filter.grid == OutputGrid::Same))
-      {
-        whole();
-        return;
-      }
-      const auto halo = filter.halo ? filter.halo(parameters, inExtent.dimension) : std::array<std::int64_t, 3>{ 0, 0, 0 };
-      // the slab runner needs the pixel's size only: bytes of that width
-      const auto slabbed = [&](auto tag)
-      {
-        using T = decltype(tag);
-        return RunNeighbourhoodJobCUDA<T, T>(
-          true,
-          [&] { return static_cast<const T *>(in); },
-          [&] { return static_cast<T *>(out); },
-          job,
-          halo,
-          policy.kernelWritesInputPlanes,
-          policy.workBytesPerInputPixel,
-          [&](const T * x, T * y, const Job & piece) { note = filter.cuda(pixel, x, y, piece, parameters, 0); },
-          whole);
-      };
-      switch (bytes)
-      {
-        case 1:
-          slabs = slabbed(std::uint8_t{});
-          break;
-        case 2:
-          slabs = slabbed(std::uint16_t{});
-          break;
-        case 4:
-          slabs = slabbed(float{});
-          break;
-        default:
-          slabs = slabbed(double{});
-          break;
-      }
+      slabs = RunOnHostBuffersCUDA(filter, pixel, in, out, job, parameters, whole, note);
     },
     [&]
     {

@@ -16,13 +16,7 @@ namespace
 BoxGeometry
 GeometryOf(const Job & job, const Parameters & parameters)
 {
-  BoxGeometry g;
-  for (int a = 0; a < 3; ++a)
-  {
-    g.inputSize[a] = job.inputSize[a];
-    g.outputStart[a] = job.outputStart[a];
-    g.outputSize[a] = job.outputSize[a];
-  }
+  auto         g = GeometryOfJob<BoxGeometry>(job);
   std::int64_t radius[3];
   AxisValues(parameters, "radius", job.dimension, radius, 0);
   for (int a = 0; a < 3; ++a)

@@ -52,6 +52,23 @@ DispatchPixel(Pixel pixel, F && f)
   }
 }
 
+/** A core's geometry (a struct with inputSize, outputStart and outputSize
+ * on three axes, as the median, box and clamped-neighbourhood jobs have)
+ * with the job's sizes. */
+template <typename TGeometry>
+TGeometry
+GeometryOfJob(const Job & job)
+{
+  TGeometry g;
+  for (int a = 0; a < 3; ++a)
+  {
+    g.inputSize[a] = job.inputSize[a];
+    g.outputStart[a] = job.outputStart[a];
+    g.outputSize[a] = job.outputSize[a];
+  }
+  return g;
+}
+
 /** The same per-axis values as an int array of three (axes past the
  * image's dimension get `fill`). */
 inline void

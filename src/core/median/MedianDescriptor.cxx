@@ -11,13 +11,7 @@ namespace
 MedianGeometry
 GeometryOf(const Job & job, const Parameters & parameters)
 {
-  MedianGeometry g;
-  for (int a = 0; a < 3; ++a)
-  {
-    g.inputSize[a] = job.inputSize[a];
-    g.outputStart[a] = job.outputStart[a];
-    g.outputSize[a] = job.outputSize[a];
-  }
+  auto g = GeometryOfJob<MedianGeometry>(job);
   AxisValues(parameters, "radius", job.dimension, g.radius, 0);
   return g;
 }

@@ -11,14 +11,7 @@ namespace
 ClampedNeighborhoodGeometry
 GeometryOf(const Job & job)
 {
-  ClampedNeighborhoodGeometry g;
-  for (int a = 0; a < 3; ++a)
-  {
-    g.inputSize[a] = job.inputSize[a];
-    g.outputStart[a] = job.outputStart[a];
-    g.outputSize[a] = job.outputSize[a];
-  }
-  return g;
+  return GeometryOfJob<ClampedNeighborhoodGeometry>(job);
 }
 
 RotatingMaskParameters
