@@ -7,19 +7,35 @@
 #include "cif/Filter.h"
 #include "itkCudaExecution.h"
 #include "itkCudaSlabs.h"
+#include "itkSize.h"
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 namespace itk
 {
 
+/** A radius (or any per-axis size) as a description's per-axis values. */
+template <unsigned int D>
+std::vector<double>
+CudaRadiusValues(const Size<D> & radius)
+{
+  std::vector<double> values;
+  for (unsigned int a = 0; a < D; ++a)
+  {
+    values.push_back(static_cast<double>(radius[a]));
+  }
+  return values;
+}
+
 /** \class CudaDescribedImageFilter
  * \brief The GenerateData of every module filter described in the core
  * (cif::FilterDescriptor): its ITK twin's API, the module's GPU and CPU
- * cores, slabs, and ITK's own implementation for pixel types the cores do
- * not take.
+ * cores, slabs, and ITK's own implementation for requests the cores do not
+ * take.
  *
  * A filter derives from this class with itself and its ITK twin:
  *
@@ -31,18 +47,23 @@ namespace itk
  *
  * and gives two static members: `Description()`, the core's descriptor,
  * and `DescribedParameters(const Self *)`, the twin's settings as the
- * descriptor's parameters (its Get methods, in the descriptor's names).
- * Everything else is the twin's: its Set/Get methods, its output
- * information and requested regions (the output grid and the input region
- * are ITK's, and the job follows the buffered regions), PrintSelf.
+ * descriptor's parameters (its Get methods, in the descriptor's names). It
+ * may hide `CoreProblem(const Self *)` (static): why the cores cannot take
+ * a setting of the twin that the description does not know (a structuring
+ * element that is not a box, say; empty if they can). Everything else is the
+ * twin's: its Set/Get methods, its output information and requested regions
+ * (the output grid and the input region are ITK's, and the job follows the
+ * buffered regions), PrintSelf.
  *
  * The update: the parameters are checked once (cif::CheckParameters:
  * invalid ones throw an itk::ExceptionObject before any work); the GPU or
  * the CPU runs as the execution mode decides (GetLastExecutionReport() says
  * where and why); host images too large for the device run in slabs where
  * the descriptor allows it; itk::CudaFilterImage data stays on the device.
- * Pixel types or dimensions the cores do not take run the twin's own
- * GenerateData, and the report says so.
+ * Pixel types, dimensions or settings the cores do not take run the twin's
+ * own GenerateData, and the report says why. Input and output pixels are
+ * one type, or an integer input written as float where the description has
+ * float-output entries.
  *
  * \ingroup CudaImageFilters
  */
@@ -61,36 +82,99 @@ public:
   using OutputPixelType = typename OutputImageType::PixelType;
   static constexpr unsigned int ImageDimension = InputImageType::ImageDimension;
 
-  /** True when the module's cores take these images (else the twin runs). */
-  static constexpr bool CoresTakeTheseImages =
-    std::is_same<InputPixelType, OutputPixelType>::value && ImageDimension <= 3 &&
-    CudaIsOneOf<InputPixelType, unsigned char, short, unsigned short, float, double>;
+  /** Why the module's cores cannot take the current request at all (then
+   * ITK's own implementation runs); empty if they can. */
+  std::string
+  GetCoreUnsupportedReason() const
+  {
+    if constexpr (!CoreTypes)
+    {
+      return std::string("the module's cores take images of 1 to 3 dimensions of unsigned char, short, unsigned "
+                         "short, float or double pixels (here ") +
+             std::to_string(ImageDimension) + " dimensions, " + CudaPixelTypeName<InputPixelType>() + " to " +
+             CudaPixelTypeName<OutputPixelType>() + ")";
+    }
+    else
+    {
+      const cif::FilterDescriptor & description = TSelf::Description();
+      const cif::Pixel              in = PixelOf<InputPixelType>();
+      const cif::Pixel              out = PixelOf<OutputPixelType>();
+      const auto                    has = [](const std::vector<cif::Pixel> & list, cif::Pixel p)
+      { return std::find(list.begin(), list.end(), p) != list.end(); };
+      const bool sameType = in == out && has(description.cpuPixels, in);
+      const bool toFloat = in != out && out == cif::Pixel::Float32 && has(description.floatOutputPixels, in) &&
+                           description.cpuFloatOutput;
+      if (!sameType && !toFloat)
+      {
+        std::string types;
+        for (cif::Pixel p : description.cpuPixels)
+        {
+          types += std::string(types.empty() ? "" : ", ") + cif::PixelName(p);
+        }
+        return "the module's cores take " + types + " pixels into the same type" +
+               (description.floatOutputPixels.empty() ? std::string() : " (or integer pixels into float)") +
+               " (here " + CudaPixelTypeName<InputPixelType>() + " to " + CudaPixelTypeName<OutputPixelType>() + ")";
+      }
+      if (static_cast<int>(ImageDimension) < description.minDimension ||
+          static_cast<int>(ImageDimension) > description.maxDimension)
+      {
+        return "the module's cores take " + std::to_string(description.minDimension) + " to " +
+               std::to_string(description.maxDimension) + " dimensions";
+      }
+      return TSelf::CoreProblem(static_cast<const TSelf *>(this));
+    }
+  }
 
   /** Why the GPU cannot run the current request (empty if it can). */
   std::string
   GetGPUUnsupportedReason() const
   {
-    if constexpr (!CoresTakeTheseImages)
+    const std::string core = this->GetCoreUnsupportedReason();
+    if (!core.empty())
     {
-      return std::string("the module's cores take images of 1 to 3 dimensions whose input and output pixels are "
-                         "the same scalar type (here ") +
-             CudaPixelTypeName<InputPixelType>() + " to " + CudaPixelTypeName<OutputPixelType>() + ")";
+      return core;
     }
-    else
+    if constexpr (CoreTypes)
     {
-      const auto * input = this->GetInput();
-      cif::Extent  extent = ExtentOf(input ? input->GetLargestPossibleRegion() : typename InputImageType::RegionType());
-      cif::Parameters parameters = TSelf::DescribedParameters(static_cast<const TSelf *>(this));
+      const cif::FilterDescriptor & description = TSelf::Description();
+      const auto *                  input = this->GetInput();
+      cif::Parameters               parameters = TSelf::DescribedParameters(static_cast<const TSelf *>(this));
+      cif::Extent                   extent = ExtentOf(typename InputImageType::RegionType());
       try
       {
-        cif::CheckParameters(TSelf::Description(), parameters, extent, PixelOf());
+        if (input != nullptr && input->GetLargestPossibleRegion().GetNumberOfPixels() > 0)
+        {
+          extent = ExtentOf(input->GetLargestPossibleRegion());
+          cif::CheckParameters(description, parameters, extent, PixelOf<InputPixelType>());
+        }
+        else
+        {
+          // no image yet: the parameters alone, on a nominal image
+          cif::CompleteParameters(description, parameters, static_cast<int>(ImageDimension));
+          for (unsigned int a = 0; a < ImageDimension; ++a)
+          {
+            extent.size[a] = 1;
+          }
+        }
       }
       catch (const std::invalid_argument & e)
       {
         return e.what();
       }
-      return cif::GpuProblem(TSelf::Description(), PixelOf(), parameters, extent);
+      if (!std::is_same<InputPixelType, OutputPixelType>::value && !description.cudaFloatOutput)
+      {
+        return "the GPU does not write float from integer pixels for this filter";
+      }
+      return cif::GpuProblem(description, PixelOf<InputPixelType>(), parameters, extent);
     }
+    return {};
+  }
+
+  /** The default: the cores take every setting the description knows. */
+  static std::string
+  CoreProblem(const TSelf *)
+  {
+    return {};
   }
 
 protected:
@@ -108,31 +192,49 @@ protected:
   GenerateData() override
   {
     this->CheckInputNotEmpty(this->GetInput());
-    if constexpr (!CoresTakeTheseImages)
+    m_LastAlgorithm = -1;
+    const std::string core = this->GetCoreUnsupportedReason();
+    if (!core.empty())
     {
       this->RunOnGPUOrCPU(
-        this->GetGPUUnsupportedReason(),
+        core,
         [] {},
         [this] { Superclass::GenerateData(); },
-        [](CudaExecutionReport & report) { report.AddNote("ITK's own implementation"); });
+        [&core](CudaExecutionReport & report) { report.AddNote("ITK's implementation, because " + core); });
+      return;
     }
-    else
+    if constexpr (CoreTypes)
     {
       this->GenerateDescribedData();
     }
   }
 
+  /** The algorithm the last GPU run took, as the index of the
+   * description's algorithm choice (cif::EntryResult; -1: none, or the
+   * CPU ran). */
+  int
+  GetLastCoreAlgorithm() const
+  {
+    return m_LastAlgorithm;
+  }
+
 private:
+  /** The pixel types the cores are written for, in 1 to 3 dimensions. */
+  static constexpr bool CoreTypes =
+    ImageDimension <= 3 && CudaIsOneOf<InputPixelType, unsigned char, short, unsigned short, float, double> &&
+    CudaIsOneOf<OutputPixelType, unsigned char, short, unsigned short, float, double>;
+
+  template <typename T>
   static cif::Pixel
   PixelOf()
   {
-    if constexpr (std::is_same<InputPixelType, unsigned char>::value)
+    if constexpr (std::is_same<T, unsigned char>::value)
       return cif::Pixel::UInt8;
-    else if constexpr (std::is_same<InputPixelType, short>::value)
+    else if constexpr (std::is_same<T, short>::value)
       return cif::Pixel::Int16;
-    else if constexpr (std::is_same<InputPixelType, unsigned short>::value)
+    else if constexpr (std::is_same<T, unsigned short>::value)
       return cif::Pixel::UInt16;
-    else if constexpr (std::is_same<InputPixelType, float>::value)
+    else if constexpr (std::is_same<T, float>::value)
       return cif::Pixel::Float32;
     else
       return cif::Pixel::Float64;
@@ -157,12 +259,13 @@ private:
     const cif::FilterDescriptor & description = TSelf::Description();
     const InputImageType *        input = this->GetInput();
     OutputImageType *             output = this->GetOutput();
+    const cif::Pixel              pixel = PixelOf<InputPixelType>();
     // the whole image's parameters are checked, as every face checks them
-    cif::Parameters parameters = TSelf::DescribedParameters(static_cast<const TSelf *>(this));
+    cif::Parameters   parameters = TSelf::DescribedParameters(static_cast<const TSelf *>(this));
     const cif::Extent whole = ExtentOf(input->GetLargestPossibleRegion());
     try
     {
-      cif::CheckParameters(description, parameters, whole, PixelOf());
+      cif::CheckParameters(description, parameters, whole, pixel);
     }
     catch (const std::invalid_argument & e)
     {
@@ -183,15 +286,18 @@ private:
                            : outRegion.GetIndex(a);
       job.outputStart[a] = first - inRegion.GetIndex(a);
     }
-    const cif::Extent buffered = ExtentOf(inRegion);
-    const cif::Pixel  pixel = PixelOf();
-    std::string       note;
+    // one type in and out, or integers into float
+    constexpr bool     sameType = std::is_same<InputPixelType, OutputPixelType>::value;
+    const cif::Entry & cpu = sameType ? description.cpu : description.cpuFloatOutput;
+    const cif::Entry & cuda = sameType ? description.cuda : description.cudaFloatOutput;
+    std::string        gpuProblem = this->GetGPUUnsupportedReason();
+    cif::EntryResult   result;
     this->RunOnGPUOrCPU(
-      cif::GpuProblem(description, pixel, parameters, buffered),
+      gpuProblem,
       [&]
       {
         const auto core = [&](const InputPixelType * in, OutputPixelType * out, const cif::Job & piece)
-        { note = description.cuda(pixel, in, out, piece, parameters, 0); };
+        { result = cuda(pixel, in, out, piece, parameters, 0); };
         const cif::SlabPolicy policy =
           description.slabPolicy ? description.slabPolicy(parameters, pixel) : cif::SlabPolicy{};
         if (policy.slabs && description.grid == cif::OutputGrid::Same)
@@ -213,15 +319,20 @@ private:
           core(in.Get(), out.Get(), job);
           out.Commit();
         }
+        m_LastAlgorithm = result.algorithm;
       },
       [&]
       {
         const int threads = static_cast<int>(this->GetMultiThreader()->GetMaximumNumberOfThreads());
-        note = description.cpu(
+        result = cpu(
           pixel, input->GetBufferPointer(), output->GetBufferPointer(), job, parameters, threads > 0 ? threads : 1);
+        m_LastAlgorithm = -1;
       },
-      [&](CudaExecutionReport & report) { report.AddNote(note); });
+      [&](CudaExecutionReport & report) { report.AddNote(result.note); });
+    this->UpdateProgress(1.0f);
   }
+
+  int m_LastAlgorithm{ -1 };
 };
 
 } // namespace itk

@@ -4,11 +4,10 @@
 #ifndef itkCudaGrayscaleErodeImageFilter_h
 #define itkCudaGrayscaleErodeImageFilter_h
 
-#include "itkCudaExecution.h"
+#include "itkCudaDescribedImageFilter.h"
 #include "itkCudaFilterImage.h"
 #include "itkFlatStructuringElement.h"
 #include "itkGrayscaleErodeImageFilter.h"
-#include <ostream>
 
 namespace itk
 {
@@ -61,14 +60,14 @@ template <typename TInputImage,
           typename TOutputImage = TInputImage,
           typename TKernel = FlatStructuringElement<TInputImage::ImageDimension>>
 class ITK_TEMPLATE_EXPORT CudaGrayscaleErodeImageFilter
-  : public GrayscaleErodeImageFilter<TInputImage, TOutputImage, TKernel>
-  , public CudaExecutionControl
+  : public CudaDescribedImageFilter<CudaGrayscaleErodeImageFilter<TInputImage, TOutputImage, TKernel>,
+                                    GrayscaleErodeImageFilter<TInputImage, TOutputImage, TKernel>>
 {
 public:
   ITK_DISALLOW_COPY_AND_MOVE(CudaGrayscaleErodeImageFilter);
 
   using Self = CudaGrayscaleErodeImageFilter;
-  using Superclass = GrayscaleErodeImageFilter<TInputImage, TOutputImage, TKernel>;
+  using Superclass = CudaDescribedImageFilter<Self, GrayscaleErodeImageFilter<TInputImage, TOutputImage, TKernel>>;
   using Pointer = SmartPointer<Self>;
   using ConstPointer = SmartPointer<const Self>;
 
@@ -76,18 +75,16 @@ public:
   itkTypeMacro(CudaGrayscaleErodeImageFilter, GrayscaleErodeImageFilter);
 
   static constexpr unsigned int ImageDimension = TInputImage::ImageDimension;
-  using InputPixelType = typename TInputImage::PixelType;
-  using OutputPixelType = typename TOutputImage::PixelType;
   using KernelType = TKernel;
-  using RadiusType = typename Superclass::RadiusType;
+  using RadiusType = typename GrayscaleErodeImageFilter<TInputImage, TOutputImage, TKernel>::RadiusType;
 
   /** Why the module's box passes cannot serve the request (empty if they
    * can): kernel, algorithm, pixel types or dimension. */
   std::string
-  GetBoxUnsupportedReason() const;
-  /** Why the GPU cannot run the current request (empty if it can). */
-  std::string
-  GetGPUUnsupportedReason() const;
+  GetBoxUnsupportedReason() const
+  {
+    return this->GetCoreUnsupportedReason();
+  }
 
   /** True when `kernel` is FlatStructuringElement::Box(kernel.GetRadius()):
    * decomposable, every element set, one axis-aligned line of 2 r + 1
@@ -95,20 +92,27 @@ public:
   static bool
   IsFlatBox(const KernelType & kernel);
 
+  /** The core's description of the filter (cif/Filter.h). */
+  static const cif::FilterDescriptor &
+  Description()
+  {
+    return cif::FindFilter("erode");
+  }
+  /** The filter's settings as the description's parameters. */
+  static cif::Parameters
+  DescribedParameters(const Self * filter)
+  {
+    return { { "radius", CudaRadiusValues(filter->GetKernel().GetRadius()) },
+             { "boundary", { static_cast<double>(filter->GetBoundary()) } } };
+  }
+  /** The box passes take flat boxes with the anchor, basic or van
+   * Herk-Gil-Werman algorithm (the histogram one runs ITK's). */
+  static std::string
+  CoreProblem(const Self * filter);
+
 protected:
   CudaGrayscaleErodeImageFilter() = default;
   ~CudaGrayscaleErodeImageFilter() override = default;
-
-  void
-  PrintSelf(std::ostream & os, Indent indent) const override;
-  void
-  GenerateData() override;
-  void
-  GPUGenerateData();
-  void
-  CPUGenerateData();
-
-private:
 };
 
 } // namespace itk

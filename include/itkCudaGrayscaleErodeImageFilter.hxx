@@ -5,9 +5,6 @@
 #define itkCudaGrayscaleErodeImageFilter_hxx
 
 #include "itkCudaGrayscaleErodeImageFilter.h"
-#include "itkCudaSlabs.h"
-#include "itkCudaBoxFilterDetail.h"
-#include "itkMultiThreaderBase.h"
 #include <cmath>
 
 namespace itk
@@ -74,126 +71,20 @@ CudaGrayscaleErodeImageFilter<TInputImage, TOutputImage, TKernel>::IsFlatBox(con
 
 template <typename TInputImage, typename TOutputImage, typename TKernel>
 std::string
-CudaGrayscaleErodeImageFilter<TInputImage, TOutputImage, TKernel>::GetBoxUnsupportedReason() const
+CudaGrayscaleErodeImageFilter<TInputImage, TOutputImage, TKernel>::CoreProblem(const Self * filter)
 {
-  using Algorithm = typename Superclass::AlgorithmEnum;
-  if (ImageDimension > 3)
-  {
-    return "the box passes handle 1 to 3 dimensions";
-  }
-  if (!std::is_same<InputPixelType, OutputPixelType>::value || !CudaBoxFilterDetail::IsCorePixel<InputPixelType>)
-  {
-    return std::string("the box passes erode unsigned char, short, unsigned short or float pixels into the same "
-                       "type (here ") +
-           CudaPixelTypeName<InputPixelType>() + " to " + CudaPixelTypeName<OutputPixelType>() + ")";
-  }
-  if (!IsFlatBox(this->GetKernel()))
+  using Algorithm = typename GrayscaleErodeImageFilter<TInputImage, TOutputImage, TKernel>::AlgorithmEnum;
+  if (!IsFlatBox(filter->GetKernel()))
   {
     return "the structuring element is not a flat box (FlatStructuringElement::Box)";
   }
-  const Algorithm algorithm = this->GetAlgorithm();
+  const Algorithm algorithm = filter->GetAlgorithm();
   if (algorithm != Algorithm::ANCHOR && algorithm != Algorithm::BASIC && algorithm != Algorithm::VHGW)
   {
     return "the histogram algorithm was chosen (the box passes replicate the anchor, basic and van Herk-Gil-Werman "
            "algorithms)";
   }
-  if (!CudaBoxFilterDetail::RadiusFitsCore<ImageDimension>(this->GetKernel().GetRadius()))
-  {
-    return "the radius is too large for the box passes";
-  }
   return {};
-}
-
-template <typename TInputImage, typename TOutputImage, typename TKernel>
-std::string
-CudaGrayscaleErodeImageFilter<TInputImage, TOutputImage, TKernel>::GetGPUUnsupportedReason() const
-{
-  const std::string why = this->GetBoxUnsupportedReason();
-  if (!why.empty())
-  {
-    return why;
-  }
-  return CudaBoxFilterDetail::GPUProblem<ImageDimension>(this->GetKernel().GetRadius());
-}
-
-template <typename TInputImage, typename TOutputImage, typename TKernel>
-void
-CudaGrayscaleErodeImageFilter<TInputImage, TOutputImage, TKernel>::GenerateData()
-{
-  this->CheckInputNotEmpty(this->GetInput());
-  this->RunOnGPUOrCPU(
-    this->GetGPUUnsupportedReason(),
-    [this] { this->GPUGenerateData(); },
-    [this] { this->CPUGenerateData(); },
-    [this](CudaExecutionReport & report)
-    {
-      if (report.Device == CudaExecutedOn::CPU)
-      {
-        const std::string box = this->GetBoxUnsupportedReason();
-        report.AddNote(box.empty() ? std::string("the module's box passes") : "ITK's implementation, because " + box);
-      }
-    });
-}
-
-template <typename TInputImage, typename TOutputImage, typename TKernel>
-void
-CudaGrayscaleErodeImageFilter<TInputImage, TOutputImage, TKernel>::GPUGenerateData()
-{
-  if constexpr (std::is_same<InputPixelType, OutputPixelType>::value &&
-                CudaBoxFilterDetail::IsCorePixel<InputPixelType> && ImageDimension <= 3)
-  {
-    this->AllocateOutputs();
-    const cif::BoxGeometry g = CudaBoxFilterDetail::MakeBoxGeometry(this, this->GetKernel().GetRadius());
-    this->CheckCoreJob(cif::ValidateBoxJob(g));
-    // the separable passes' two temporaries are the work
-    const auto boundary = static_cast<InputPixelType>(this->GetBoundary());
-    this->SetLastSlabs(CudaRunNeighbourhoodJob(
-      this->GetInput(),
-      this->GetOutput(),
-      g,
-      { g.radius[0], g.radius[1], g.radius[2] },
-      false,
-      2 * sizeof(InputPixelType),
-      [&](const InputPixelType * in, OutputPixelType * out, const cif::BoxGeometry & job)
-      { cif::BoxMinCUDA(in, out, job, boundary); },
-      [this](double f) { this->UpdateProgress(static_cast<float>(f)); }));
-  }
-  else
-  {
-    itkExceptionMacro(<< "GPU path called for an unsupported request");
-  }
-}
-
-template <typename TInputImage, typename TOutputImage, typename TKernel>
-void
-CudaGrayscaleErodeImageFilter<TInputImage, TOutputImage, TKernel>::CPUGenerateData()
-{
-  if constexpr (std::is_same<InputPixelType, OutputPixelType>::value &&
-                CudaBoxFilterDetail::IsCorePixel<InputPixelType> && ImageDimension <= 3)
-  {
-    if (this->GetBoxUnsupportedReason().empty())
-    {
-      this->AllocateOutputs();
-      const cif::BoxGeometry g = CudaBoxFilterDetail::MakeBoxGeometry(this, this->GetKernel().GetRadius());
-      this->CheckCoreJob(cif::ValidateBoxJob(g));
-      const int threads = static_cast<int>(this->GetMultiThreader()->GetMaximumNumberOfThreads());
-      cif::BoxMinCPU(this->GetInput()->GetBufferPointer(),
-                     this->GetOutput()->GetBufferPointer(),
-                     g,
-                     static_cast<InputPixelType>(this->GetBoundary()),
-                     threads);
-      return;
-    }
-  }
-  Superclass::GenerateData(); // other kernels, algorithms or pixel types: ITK's implementation
-}
-
-template <typename TInputImage, typename TOutputImage, typename TKernel>
-void
-CudaGrayscaleErodeImageFilter<TInputImage, TOutputImage, TKernel>::PrintSelf(std::ostream & os, Indent indent) const
-{
-  Superclass::PrintSelf(os, indent);
-  this->PrintExecution(os, indent);
 }
 
 } // namespace itk

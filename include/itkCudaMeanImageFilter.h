@@ -4,11 +4,9 @@
 #ifndef itkCudaMeanImageFilter_h
 #define itkCudaMeanImageFilter_h
 
-#include "itkCudaExecution.h"
+#include "itkCudaDescribedImageFilter.h"
 #include "itkCudaFilterImage.h"
 #include "itkMeanImageFilter.h"
-#include <cstdint>
-#include <ostream>
 
 namespace itk
 {
@@ -55,49 +53,38 @@ namespace itk
  */
 template <typename TInputImage, typename TOutputImage = TInputImage>
 class ITK_TEMPLATE_EXPORT CudaMeanImageFilter
-  : public MeanImageFilter<TInputImage, TOutputImage>
-  , public CudaExecutionControl
+  : public CudaDescribedImageFilter<CudaMeanImageFilter<TInputImage, TOutputImage>,
+                                    MeanImageFilter<TInputImage, TOutputImage>>
 {
 public:
   ITK_DISALLOW_COPY_AND_MOVE(CudaMeanImageFilter);
 
   using Self = CudaMeanImageFilter;
-  using Superclass = MeanImageFilter<TInputImage, TOutputImage>;
+  using Superclass = CudaDescribedImageFilter<Self, MeanImageFilter<TInputImage, TOutputImage>>;
   using Pointer = SmartPointer<Self>;
   using ConstPointer = SmartPointer<const Self>;
 
   itkNewMacro(Self);
   itkTypeMacro(CudaMeanImageFilter, MeanImageFilter);
 
-  static constexpr unsigned int ImageDimension = TInputImage::ImageDimension;
-  using InputPixelType = typename TInputImage::PixelType;
-  using OutputPixelType = typename TOutputImage::PixelType;
-
-  /** Why the GPU cannot run the current request (empty if it can). */
-  std::string
-  GetGPUUnsupportedReason() const;
+  /** The core's description of the filter (cif/Filter.h). */
+  static const cif::FilterDescriptor &
+  Description()
+  {
+    return cif::FindFilter("mean");
+  }
+  /** The filter's settings as the description's parameters. */
+  static cif::Parameters
+  DescribedParameters(const Self * filter)
+  {
+    return { { "radius", CudaRadiusValues(filter->GetRadius()) } };
+  }
 
 protected:
   CudaMeanImageFilter() = default;
   ~CudaMeanImageFilter() override = default;
-
-  void
-  PrintSelf(std::ostream & os, Indent indent) const override;
-  void
-  GenerateData() override;
-  void
-  GPUGenerateData();
-  void
-  CPUGenerateData();
-
-private:
-  std::string m_LastGPUMethod;
 };
 
 } // namespace itk
-
-#ifndef ITK_MANUAL_INSTANTIATION
-#  include "itkCudaMeanImageFilter.hxx"
-#endif
 
 #endif

@@ -5,7 +5,7 @@
 #define itkCudaMedianImageFilter_h
 
 #include "cif/Median.h"
-#include "itkCudaExecution.h"
+#include "itkCudaDescribedImageFilter.h"
 #include "itkCudaFilterImage.h"
 #include "itkMedianImageFilter.h"
 #include <ostream>
@@ -84,25 +84,19 @@ using CudaMedianKernel = cif::MedianKernel;
  */
 template <typename TInputImage, typename TOutputImage = TInputImage>
 class ITK_TEMPLATE_EXPORT CudaMedianImageFilter
-  : public MedianImageFilter<TInputImage, TOutputImage>
-  , public CudaExecutionControl
+  : public CudaDescribedImageFilter<CudaMedianImageFilter<TInputImage, TOutputImage>,
+                                    MedianImageFilter<TInputImage, TOutputImage>>
 {
 public:
   ITK_DISALLOW_COPY_AND_MOVE(CudaMedianImageFilter);
 
   using Self = CudaMedianImageFilter;
-  using Superclass = MedianImageFilter<TInputImage, TOutputImage>;
+  using Superclass = CudaDescribedImageFilter<Self, MedianImageFilter<TInputImage, TOutputImage>>;
   using Pointer = SmartPointer<Self>;
   using ConstPointer = SmartPointer<const Self>;
 
   itkNewMacro(Self);
   itkTypeMacro(CudaMedianImageFilter, MedianImageFilter);
-
-  using InputImageType = TInputImage;
-  using OutputImageType = TOutputImage;
-  using InputPixelType = typename TInputImage::PixelType;
-  using OutputPixelType = typename TOutputImage::PixelType;
-  static constexpr unsigned int ImageDimension = TInputImage::ImageDimension;
 
   /** The GPU algorithm; a choice that cannot serve the request (a window
    * too large for selection, a tile too large for shared memory) falls back
@@ -114,37 +108,40 @@ public:
   CudaMedianKernel
   GetLastGPUKernel() const
   {
-    return m_LastGPUKernel;
+    const int algorithm = this->GetLastCoreAlgorithm();
+    return algorithm < 0 ? CudaMedianKernel::Automatic : static_cast<CudaMedianKernel>(algorithm);
   }
 
-  /** Why the GPU cannot serve the current request (empty if it can). */
-  std::string
-  GetGPUUnsupportedReason() const;
+  /** The core's description of the filter (cif/Filter.h). */
+  static const cif::FilterDescriptor &
+  Description()
+  {
+    return cif::FindFilter("median");
+  }
+  /** The filter's settings as the description's parameters. */
+  static cif::Parameters
+  DescribedParameters(const Self * filter)
+  {
+    return { { "radius", CudaRadiusValues(filter->GetRadius()) },
+             { "kernel", { static_cast<double>(static_cast<int>(filter->GetGPUKernel())) } } };
+  }
 
 protected:
   CudaMedianImageFilter() = default;
   ~CudaMedianImageFilter() override = default;
 
   void
-  PrintSelf(std::ostream & os, Indent indent) const override;
-  void
-  GenerateData() override;
-
-  void
-  GPUGenerateData();
-  void
-  CPUGenerateData();
+  PrintSelf(std::ostream & os, Indent indent) const override
+  {
+    Superclass::PrintSelf(os, indent);
+    os << indent << "GPUKernel: " << m_GPUKernel << '\n';
+    os << indent << "LastGPUKernel: " << this->GetLastGPUKernel() << '\n';
+  }
 
 private:
   CudaMedianKernel m_GPUKernel{ CudaMedianKernel::Automatic };
-  CudaMedianKernel m_LastGPUKernel{ CudaMedianKernel::Automatic };
-  std::string      m_LastGPUPlan;
 };
 
 } // namespace itk
-
-#ifndef ITK_MANUAL_INSTANTIATION
-#  include "itkCudaMedianImageFilter.hxx"
-#endif
 
 #endif

@@ -26,6 +26,7 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace cif
@@ -126,13 +127,30 @@ enum class OutputGrid : std::uint8_t
   Bin
 };
 
+/** What an entry point tells of its run: a note for the execution report
+ * (the GPU algorithm, say; may be empty) and, for filters whose parameters
+ * choose an algorithm with an automatic choice (the median's "kernel"), the
+ * index of the choice the run took (-1: none). Entries may return a plain
+ * string (the note). */
+struct EntryResult
+{
+  std::string note;
+  int         algorithm{ -1 };
+  EntryResult() = default;
+  EntryResult(std::string text, int chosen = -1)
+    : note(std::move(text))
+    , algorithm(chosen)
+  {}
+};
+
 /** One entry point: fills the output buffer of `job` from the input
- * buffer, both of `pixel`, on the CPU with `threads` threads or on the current CUDA stream (device buffers; `threads` unused);
- * returns a note for the execution report (the GPU algorithm, say), or an
- * empty string. Parameters have passed CheckParameters; `threads` is at
- * least 1 (the faces resolve "all cores"). */
+ * buffer, both of `pixel` (for the float-output entries: the input of
+ * `pixel`, the output float32), on the CPU with `threads` threads or on the
+ * current CUDA stream (device buffers; `threads` unused). Parameters have
+ * passed CheckParameters; `threads` is at least 1 (the faces resolve "all
+ * cores"). */
 using Entry = std::function<
-  std::string(Pixel pixel, const void * in, void * out, const Job & job, const Parameters & parameters, int threads)>;
+  EntryResult(Pixel pixel, const void * in, void * out, const Job & job, const Parameters & parameters, int threads)>;
 
 /** Slabs for host images too large for the device (cif/Slabs.h), cut
  * along the slowest axis with the filter's halo. */
@@ -183,6 +201,12 @@ struct FilterDescriptor
   std::function<bool()> cudaCompiled;
   Entry                 cpu;
   Entry                 cuda;
+  /** Integer inputs written as float32 (the ITK classes' TOutputImage =
+   * float): the input pixel types that take it, and its entries (empty:
+   * none). */
+  std::vector<Pixel> floatOutputPixels;
+  Entry              cpuFloatOutput;
+  Entry              cudaFloatOutput;
   /** How a host image too large for the device is cut (see SlabPolicy);
    * empty: slabs with the halo above and no work memory. */
   std::function<SlabPolicy(const Parameters &, Pixel)> slabPolicy;

@@ -196,8 +196,8 @@ RunChecked(const CheckedCall & call,
     { in },
     { out },
     stream,
-    [&](const JobPointers & p) { note = filter.cuda(pixel, p.in[0], p.out[0], job, parameters, 0); },
-    [&](const JobPointers & p) { note = filter.cpu(pixel, p.in[0], p.out[0], job, parameters, Threads(threads)); },
+    [&](const JobPointers & p) { note = filter.cuda(pixel, p.in[0], p.out[0], job, parameters, 0).note; },
+    [&](const JobPointers & p) { note = filter.cpu(pixel, p.in[0], p.out[0], job, parameters, Threads(threads)).note; },
     nullptr,
     hostSlabs);
   std::string & message = std::get<1>(report);

@@ -402,7 +402,7 @@ RunOnHostBuffersCUDA(const FilterDescriptor &      filter,
       halo,
       policy.kernelWritesInputPlanes,
       policy.workBytesPerInputPixel,
-      [&](const T * x, T * y, const Job & piece) { note = filter.cuda(pixel, x, y, piece, parameters, 0); },
+      [&](const T * x, T * y, const Job & piece) { note = filter.cuda(pixel, x, y, piece, parameters, 0).note; },
       whole);
   };
   switch (PixelBytes(pixel))
@@ -443,7 +443,7 @@ RunFilterOnHost(const FilterDescriptor & filter,
         DeviceBuffer deviceIn(static_cast<std::size_t>(inExtent.Pixels()) * bytes);
         DeviceBuffer deviceOut(static_cast<std::size_t>(outExtent.Pixels()) * bytes);
         deviceIn.CopyFromHost(in, deviceIn.GetSize());
-        note = filter.cuda(pixel, deviceIn.GetPointer(), deviceOut.GetPointer(), job, parameters, 0);
+        note = filter.cuda(pixel, deviceIn.GetPointer(), deviceOut.GetPointer(), job, parameters, 0).note;
         deviceOut.CopyToHost(out, deviceOut.GetSize());
       };
       slabs = RunOnHostBuffersCUDA(filter, pixel, in, out, job, parameters, whole, note);
@@ -451,7 +451,7 @@ RunFilterOnHost(const FilterDescriptor & filter,
     [&]
     {
       const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-      note = filter.cpu(pixel, in, out, job, parameters, threads > 0 ? threads : cores);
+      note = filter.cpu(pixel, in, out, job, parameters, threads > 0 ? threads : cores).note;
     });
   report.AddNote(note);
   if (report.Device == ExecutedOn::GPU)

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <limits>
 #include <sstream>
+#include <type_traits>
 
 namespace cif
 {
@@ -77,6 +78,46 @@ BoundaryOf(const Parameters & p)
   const auto it = p.find("boundary");
   return it == p.end() || it->second.empty() ? std::numeric_limits<T>::max() : static_cast<T>(it->second[0]);
 }
+/** The mean's entries: output of the input's type (TOut void) or TOut. */
+template <typename TOut, typename TIn>
+using MeanOutput = typename std::conditional<std::is_void<TOut>::value, TIn, TOut>::type;
+
+template <typename TOut>
+std::string
+MeanCPU(Pixel pixel, const void * in, void * out, const Job & job, const Parameters & p, int threads)
+{
+  return DispatchPixel<std::uint8_t, std::int16_t, std::uint16_t, float>(
+    pixel,
+    [&](auto tag)
+    {
+      using T = decltype(tag);
+      BoxMeanCPU(static_cast<const T *>(in), static_cast<MeanOutput<TOut, T> *>(out), GeometryOf(job, p), threads);
+      return std::string();
+    });
+}
+
+template <typename TOut>
+std::string
+MeanCUDA(Pixel pixel, const void * in, void * out, const Job & job, const Parameters & p)
+{
+  return DispatchPixel<std::uint8_t, std::int16_t, std::uint16_t, float>(
+    pixel,
+    [&](auto tag)
+    {
+      using T = decltype(tag);
+      switch (BoxMeanCUDA(static_cast<const T *>(in), static_cast<MeanOutput<TOut, T> *>(out), GeometryOf(job, p)))
+      {
+        case BoxMeanMethod::SeparableInteger:
+          return std::string("separable integer sums (exact)");
+        case BoxMeanMethod::DirectITKOrder:
+          return std::string("direct double sums in ITK's order (exact)");
+        case BoxMeanMethod::SeparableDouble:
+          break;
+      }
+      return std::string("separable double sums (the box is too large for the ITK-order tile; may differ from ITK in "
+                         "the last bit when the double sums round)");
+    });
+}
 } // namespace
 
 FilterDescriptor
@@ -92,35 +133,15 @@ MeanDescriptor()
               "images are summed exactly, float32 images in double in ITK's order. Boundary: zero-flux Neumann. The "
               "GPU takes radii up to 64 per axis; larger ones run on the CPU.";
   d.cpu = [](Pixel pixel, const void * in, void * out, const Job & job, const Parameters & p, int threads)
-  {
-    return DispatchPixel<std::uint8_t, std::int16_t, std::uint16_t, float>(
-      pixel,
-      [&](auto tag)
-      {
-        using T = decltype(tag);
-        BoxMeanCPU(static_cast<const T *>(in), static_cast<T *>(out), GeometryOf(job, p), threads);
-        return std::string();
-      });
-  };
+  { return MeanCPU<void>(pixel, in, out, job, p, threads); };
   d.cuda = [](Pixel pixel, const void * in, void * out, const Job & job, const Parameters & p, int)
-  {
-    return DispatchPixel<std::uint8_t, std::int16_t, std::uint16_t, float>(
-      pixel,
-      [&](auto tag)
-      {
-        using T = decltype(tag);
-        switch (BoxMeanCUDA(static_cast<const T *>(in), static_cast<T *>(out), GeometryOf(job, p)))
-        {
-          case BoxMeanMethod::SeparableInteger:
-            return std::string("separable integer sums (exact)");
-          case BoxMeanMethod::DirectITKOrder:
-            return std::string("direct double sums in ITK's order (exact)");
-          case BoxMeanMethod::SeparableDouble:
-            break;
-        }
-        return std::string("separable double sums");
-      });
-  };
+  { return MeanCUDA<void>(pixel, in, out, job, p); };
+  // integer images averaged into float32 (itk::MeanImageFilter<integer, float>)
+  d.floatOutputPixels = { Pixel::UInt8, Pixel::Int16, Pixel::UInt16 };
+  d.cpuFloatOutput = [](Pixel pixel, const void * in, void * out, const Job & job, const Parameters & p, int threads)
+  { return MeanCPU<float>(pixel, in, out, job, p, threads); };
+  d.cudaFloatOutput = [](Pixel pixel, const void * in, void * out, const Job & job, const Parameters & p, int)
+  { return MeanCUDA<float>(pixel, in, out, job, p); };
   return d;
 }
 

@@ -76,8 +76,10 @@ MedianDescriptor()
       [&](auto tag)
       {
         using T = decltype(tag);
-        return MedianCUDA(static_cast<const T *>(in), static_cast<T *>(out), GeometryOf(job, p), kernel)
-          .description;
+        const MedianPlan plan =
+          MedianCUDA(static_cast<const T *>(in), static_cast<T *>(out), GeometryOf(job, p), kernel);
+        // the kernel the plan took, as the index of the "kernel" choice
+        return EntryResult(plan.description, static_cast<int>(plan.kernel));
       });
   };
   return d;
