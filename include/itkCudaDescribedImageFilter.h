@@ -102,8 +102,8 @@ public:
       const auto                    has = [](const std::vector<cif::Pixel> & list, cif::Pixel p)
       { return std::find(list.begin(), list.end(), p) != list.end(); };
       const bool sameType = in == out && has(description.cpuPixels, in);
-      const bool toFloat = in != out && out == cif::Pixel::Float32 && has(description.floatOutputPixels, in) &&
-                           description.cpuFloatOutput;
+      const bool toFloat =
+        in != out && out == cif::Pixel::Float32 && has(description.floatOutputPixels, in) && description.cpuFloatOutput;
       if (!sameType && !toFloat)
       {
         std::string types;
@@ -112,8 +112,8 @@ public:
           types += std::string(types.empty() ? "" : ", ") + cif::PixelName(p);
         }
         return "the module's cores take " + types + " pixels into the same type" +
-               (description.floatOutputPixels.empty() ? std::string() : " (or integer pixels into float)") +
-               " (here " + CudaPixelTypeName<InputPixelType>() + " to " + CudaPixelTypeName<OutputPixelType>() + ")";
+               (description.floatOutputPixels.empty() ? std::string() : " (or integer pixels into float)") + " (here " +
+               CudaPixelTypeName<InputPixelType>() + " to " + CudaPixelTypeName<OutputPixelType>() + ")";
       }
       if (static_cast<int>(ImageDimension) < description.minDimension ||
           static_cast<int>(ImageDimension) > description.maxDimension)
@@ -220,9 +220,9 @@ protected:
 
 private:
   /** The pixel types the cores are written for, in 1 to 3 dimensions. */
-  static constexpr bool CoreTypes =
-    ImageDimension <= 3 && CudaIsOneOf<InputPixelType, unsigned char, short, unsigned short, float, double> &&
-    CudaIsOneOf<OutputPixelType, unsigned char, short, unsigned short, float, double>;
+  static constexpr bool CoreTypes = ImageDimension <= 3 &&
+                                    CudaIsOneOf<InputPixelType, unsigned char, short, unsigned short, float, double> &&
+                                    CudaIsOneOf<OutputPixelType, unsigned char, short, unsigned short, float, double>;
 
   template <typename T>
   static cif::Pixel
@@ -281,9 +281,10 @@ private:
     {
       job.inputSize[a] = static_cast<std::int64_t>(inRegion.GetSize(a));
       job.outputSize[a] = static_cast<std::int64_t>(outRegion.GetSize(a));
-      const auto first = description.grid == cif::OutputGrid::Bin
-                           ? outRegion.GetIndex(a) * static_cast<IndexValueType>(cif::Value(parameters, "shrink_factors", a))
-                           : outRegion.GetIndex(a);
+      const auto first =
+        description.grid == cif::OutputGrid::Bin
+          ? outRegion.GetIndex(a) * static_cast<IndexValueType>(cif::Value(parameters, "shrink_factors", a))
+          : outRegion.GetIndex(a);
       job.outputStart[a] = first - inRegion.GetIndex(a);
     }
     // one type in and out, or integers into float
@@ -302,15 +303,15 @@ private:
           description.slabPolicy ? description.slabPolicy(parameters, pixel) : cif::SlabPolicy{};
         if (policy.slabs && description.grid == cif::OutputGrid::Same)
         {
-          this->SetLastSlabs(CudaRunNeighbourhoodJob(input,
-                                                     output,
-                                                     job,
-                                                     description.halo ? description.halo(parameters, job.dimension)
-                                                                      : std::array<std::int64_t, 3>{ 0, 0, 0 },
-                                                     policy.kernelWritesInputPlanes,
-                                                     policy.workBytesPerInputPixel,
-                                                     core,
-                                                     [this](double f) { this->UpdateProgress(static_cast<float>(f)); }));
+          this->SetLastSlabs(CudaRunNeighbourhoodJob(
+            input,
+            output,
+            job,
+            description.halo ? description.halo(parameters, job.dimension) : std::array<std::int64_t, 3>{ 0, 0, 0 },
+            policy.kernelWritesInputPlanes,
+            policy.workBytesPerInputPixel,
+            core,
+            [this](double f) { this->UpdateProgress(static_cast<float>(f)); }));
         }
         else
         {
@@ -324,8 +325,8 @@ private:
       [&]
       {
         const int threads = static_cast<int>(this->GetMultiThreader()->GetMaximumNumberOfThreads());
-        result = cpu(
-          pixel, input->GetBufferPointer(), output->GetBufferPointer(), job, parameters, threads > 0 ? threads : 1);
+        result =
+          cpu(pixel, input->GetBufferPointer(), output->GetBufferPointer(), job, parameters, threads > 0 ? threads : 1);
         m_LastAlgorithm = -1;
       },
       [&](CudaExecutionReport & report) { report.AddNote(result.note); });

@@ -78,7 +78,7 @@ struct ParameterSpec
   std::vector<double> defaults;
   /** The names of the choices (Choice). */
   std::vector<std::string> choices;
-  std::string               help;
+  std::string              help;
 };
 
 /** A call's parameters: name -> values (one per axis after CheckParameters
@@ -140,7 +140,8 @@ struct EntryResult
   EntryResult(std::string text, int chosen = -1)
     : note(std::move(text))
     , algorithm(chosen)
-  {}
+  {
+  }
 };
 
 /** One entry point: fills the output buffer of `job` from the input
@@ -179,7 +180,7 @@ struct FilterDescriptor
   /** One line: what is computed. */
   std::string summary;
   /** Longer help: exactness, boundary, NaN. */
-  std::string details;
+  std::string                details;
   std::vector<ParameterSpec> parameters;
   /** The pixel types each device takes (input and output of one type). */
   std::vector<Pixel> gpuPixels;
@@ -267,14 +268,14 @@ GpuProblem(const FilterDescriptor & filter, Pixel pixel, const Parameters & para
  * entry's notes go to `note`. Returns how the job was cut (empty: one
  * piece). */
 std::string
-RunOnHostBuffersCUDA(const FilterDescriptor &       filter,
-                     Pixel                          pixel,
-                     const void *                   in,
-                     void *                         out,
-                     const Job &                    job,
-                     const Parameters &             parameters,
+RunOnHostBuffersCUDA(const FilterDescriptor &      filter,
+                     Pixel                         pixel,
+                     const void *                  in,
+                     void *                        out,
+                     const Job &                   job,
+                     const Parameters &            parameters,
                      const std::function<void()> & whole,
-                     std::string &                  note);
+                     std::string &                 note);
 
 /** Runs a checked call (CheckParameters) on host buffers, on the device
  * `mode` decides (cif::RunWithFallback: automatic falls back to the CPU,
