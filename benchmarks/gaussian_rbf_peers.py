@@ -9,7 +9,12 @@ Times, on the same float32 images (random smooth fields):
   and with `neighbors` (a local approximation) for 80^2 and 120^2; larger
   cases are not run (hours);
 - scipy.ndimage.zoom(order=3, grid_mode=True) on the CPU and
-  cupyx.scipy.ndimage.zoom on the GPU, the cubic peer (not GRBF).
+  cupyx.scipy.ndimage.zoom on the GPU, the cubic peer (not GRBF);
+- when cuCIM is importable, cucim.skimage.transform.rescale (order 3,
+  mode 'constant', which cuCIM maps to ndimage's 'grid-constant' as the
+  cupyx row uses; anti_aliasing=False, preserve_range=True, clip=False):
+  the same cubic zoom through cuCIM, with its largest difference from
+  cupyx's.
 Then arbitrary points (a rotation of the image's own grid by 15 degrees in
 the xy plane, through output_direction: the point-by-point path, whose
 Python layer computes the points on the host): 60^2 (with the dense
@@ -19,6 +24,7 @@ It prints ms, the largest difference from the dense RBFInterpolator where
 one was run, and the device.
 
 Usage (on the GPU machine): python3 benchmarks/gaussian_rbf_peers.py [--reps N] [--sigma S] [--points-only]
+    [--skip-cucim]
 """
 
 import argparse
@@ -27,6 +33,7 @@ import time
 import numpy as np
 
 import cudaimagefilters as cif
+from peers_common import import_cucim, max_difference
 
 CASES = [
     ("60x60 zoom 0.5", (60, 60), (0.5, 0.5)),
@@ -79,6 +86,7 @@ def main():
     parser.add_argument("--reps", type=int, default=10)
     parser.add_argument("--sigma", type=float, default=1.0)
     parser.add_argument("--points-only", action="store_true", help="only the rotations (arbitrary points)")
+    parser.add_argument("--skip-cucim", action="store_true", help="no cuCIM rows")
     args = parser.parse_args()
     import scipy
     import scipy.ndimage
@@ -91,6 +99,7 @@ def main():
         gpu = cif.is_gpu_available()
     except ImportError:
         cupy, gpu = None, False
+    cucim = import_cucim("transform") if gpu and not args.skip_cucim else None
     print(f"Device: {cif.device_description() if gpu else 'no GPU'}; SciPy {scipy.__version__}; sigma {args.sigma} px")
     print(f"{'case':18} {'method':44} {'ms':>10}  note")
     grbf = cif.gaussian_rbf_interpolation_image_filter
@@ -108,6 +117,14 @@ def main():
             ms = median_ms(lambda: cndi.zoom(x, tuple(reversed(zoom)), order=3, grid_mode=True, mode="grid-constant"),
                            args.reps, sync)
             rows.append(("cupyx.scipy.ndimage.zoom order 3 (GPU)", ms, "cubic, not GRBF"))
+            if cucim is not None:
+                def rescale():
+                    return cucim["transform"].rescale(x, tuple(reversed(zoom)), order=3, mode="constant",
+                                                      anti_aliasing=False, preserve_range=True, clip=False)
+                ms = median_ms(rescale, args.reps, sync)
+                d = max_difference(cupy, rescale(), cndi.zoom(x, tuple(reversed(zoom)), order=3, grid_mode=True,
+                                                             mode="grid-constant"))
+                rows.append(("cuCIM transform.rescale order 3 (GPU)", ms, f"cubic, not GRBF; max |diff| from cupyx {d:.2g}"))
         ours_cpu = None
         ms = median_ms(lambda: grbf(a, zoom=zoom, sigma=args.sigma, device="cpu"), 1 if big else 3)
         ours_cpu = grbf(a, zoom=zoom, sigma=args.sigma, device="cpu")
