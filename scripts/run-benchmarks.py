@@ -95,7 +95,7 @@ BENCHMARKS = [
     ("grbf-peers", [("py", "benchmarks/gaussian_rbf_peers.py",
                      "--reps 20 --scipy-max-voxels 300000 --rbf-max-outputs 30000")], 40, True,
      "GRBF from Python on CuPy and NumPy, cupyx/cuCIM/SciPy cubic zooms, SciPy's RBFInterpolator where short"),
-    ("kernel-superposition", [("cpp", "KernelSuperpositionBenchmark", "--reps 10")], 40, True,
+    ("kernel-superposition", [("cpp", "KernelSuperpositionBenchmark", "--reps 10")], 70, True,
      "seed 004's protocol: 512^2 r_max 1..32, 256^3 r_max 1..8, scatter variants, exact gather, CPU"),
     ("slab-benchmark", [("cpp", "SlabBenchmark", "")], 180, False,
      "a 17.2 GB float32 volume: one piece against slabs under a 4 GiB cap (docs/LargeVolumes.md)"),
