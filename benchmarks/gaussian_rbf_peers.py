@@ -9,7 +9,12 @@ Times, on the same float32 images (random smooth fields):
   and with `neighbors` (a local approximation) for 80^2 and 120^2; larger
   cases are not run (hours);
 - scipy.ndimage.zoom(order=3, grid_mode=True) on the CPU and
-  cupyx.scipy.ndimage.zoom on the GPU, the cubic peer (not GRBF).
+  cupyx.scipy.ndimage.zoom on the GPU, the cubic peer (not GRBF);
+- when cuCIM is importable, cucim.skimage.transform.rescale (order 3,
+  mode 'constant', which cuCIM maps to ndimage's 'grid-constant' as the
+  cupyx row uses; anti_aliasing=False, preserve_range=True, clip=False):
+  the same cubic zoom through cuCIM, with its largest difference from
+  cupyx's.
 Then arbitrary points (a rotation of the image's own grid by 15 degrees in
 the xy plane, through output_direction: the point-by-point path, whose
 Python layer computes the points on the host): 60^2 (with the dense
@@ -19,6 +24,11 @@ It prints ms, the largest difference from the dense RBFInterpolator where
 one was run, and the device.
 
 Usage (on the GPU machine): python3 benchmarks/gaussian_rbf_peers.py [--reps N] [--sigma S] [--points-only]
+    [--skip-cucim] [--scipy-max-voxels N] [--rbf-max-outputs N]
+(--scipy-max-voxels: SciPy's CPU zoom is not run on larger inputs, 74 s and
+120 s for the 512x512x192 stacks; --rbf-max-outputs: the RBFInterpolator of
+the zooms is not run for more output pixels, 21 s for 60x60 zoom 8; such
+rows print "nan" and say why.)
 """
 
 import argparse
@@ -27,6 +37,7 @@ import time
 import numpy as np
 
 import cudaimagefilters as cif
+from peers_common import import_cucim, max_difference
 
 CASES = [
     ("60x60 zoom 0.5", (60, 60), (0.5, 0.5)),
@@ -79,6 +90,11 @@ def main():
     parser.add_argument("--reps", type=int, default=10)
     parser.add_argument("--sigma", type=float, default=1.0)
     parser.add_argument("--points-only", action="store_true", help="only the rotations (arbitrary points)")
+    parser.add_argument("--skip-cucim", action="store_true", help="no cuCIM rows")
+    parser.add_argument("--scipy-max-voxels", type=float, default=float("inf"),
+                        help="skip scipy.ndimage.zoom on inputs with more voxels")
+    parser.add_argument("--rbf-max-outputs", type=float, default=float("inf"),
+                        help="skip RBFInterpolator on zooms with more output pixels")
     args = parser.parse_args()
     import scipy
     import scipy.ndimage
@@ -91,6 +107,7 @@ def main():
         gpu = cif.is_gpu_available()
     except ImportError:
         cupy, gpu = None, False
+    cucim = import_cucim("transform") if gpu and not args.skip_cucim else None
     print(f"Device: {cif.device_description() if gpu else 'no GPU'}; SciPy {scipy.__version__}; sigma {args.sigma} px")
     print(f"{'case':18} {'method':44} {'ms':>10}  note")
     grbf = cif.gaussian_rbf_interpolation_image_filter
@@ -108,16 +125,29 @@ def main():
             ms = median_ms(lambda: cndi.zoom(x, tuple(reversed(zoom)), order=3, grid_mode=True, mode="grid-constant"),
                            args.reps, sync)
             rows.append(("cupyx.scipy.ndimage.zoom order 3 (GPU)", ms, "cubic, not GRBF"))
+            if cucim is not None:
+                def rescale():
+                    return cucim["transform"].rescale(x, tuple(reversed(zoom)), order=3, mode="constant",
+                                                      anti_aliasing=False, preserve_range=True, clip=False)
+                ms = median_ms(rescale, args.reps, sync)
+                d = max_difference(cupy, rescale(), cndi.zoom(x, tuple(reversed(zoom)), order=3, grid_mode=True,
+                                                             mode="grid-constant"))
+                rows.append(("cuCIM transform.rescale order 3 (GPU)", ms, f"cubic, not GRBF; max |diff| from cupyx {d:.2g}"))
         ours_cpu = None
         ms = median_ms(lambda: grbf(a, zoom=zoom, sigma=args.sigma, device="cpu"), 1 if big else 3)
         ours_cpu = grbf(a, zoom=zoom, sigma=args.sigma, device="cpu")
         rows.append(("cudaimagefilters GRBF exact, NumPy (CPU core)", ms, ""))
-        ms = median_ms(lambda: scipy.ndimage.zoom(a, tuple(reversed(zoom)), order=3, grid_mode=True,
-                                                  mode="grid-constant"), 1 if big else 3)
-        rows.append(("scipy.ndimage.zoom order 3 (CPU)", ms, "cubic, not GRBF"))
-        if a.ndim == 2 and a.size <= 120 * 120:
+        if a.size <= args.scipy_max_voxels:
+            ms = median_ms(lambda: scipy.ndimage.zoom(a, tuple(reversed(zoom)), order=3, grid_mode=True,
+                                                      mode="grid-constant"), 1 if big else 3)
+            rows.append(("scipy.ndimage.zoom order 3 (CPU)", ms, "cubic, not GRBF"))
+        else:
+            rows.append(("scipy.ndimage.zoom order 3 (CPU)", float("nan"), "not run (--scipy-max-voxels)"))
+        points, out_shape = output_points(shape, zoom)
+        if a.ndim == 2 and a.size <= 120 * 120 and len(points) > args.rbf_max_outputs:
+            rows.append(("SciPy RBFInterpolator gaussian", float("nan"), "not run (--rbf-max-outputs)"))
+        elif a.ndim == 2 and a.size <= 120 * 120:
             nodes = np.stack([g.ravel() for g in np.meshgrid(*[np.arange(n) for n in shape], indexing="ij")], 1)
-            points, out_shape = output_points(shape, zoom)
             dense = a.size <= 3600
             kwargs = {} if dense else {"neighbors": 64}
             t = time.perf_counter()
