@@ -6,7 +6,7 @@
  *  (c[i-1] + 4 c[i] + c[i+1]) / 6 = s[i] with mirror ends, solved per line by
  *  tridiagonal elimination (no recursion, no poles).
  *
- *  Tolerances (stated in the class documentation and the README):
+ *  Tolerances (stated in the class documentation and docs/BSplinePrefilter.md):
  *  - float output, recursive, CPU or GPU vs ITK: max |diff| <= 1e-6 x input range;
  *  - float output, FIR, GPU vs CPU: <= 1e-6 x input range;
  *  - double output vs the float64 reference: <= 1e-9 x input range

@@ -935,7 +935,7 @@ TEST(ResampleGpu, NaNPropagatesAsInItk)
 }
 
 // ---------------------------------------------------------------------------
-// The README's accuracy tables (include/itkCudaResampleAccuracyProtocol.h), with margin
+// The accuracy tables of docs/Resample.md (include/itkCudaResampleAccuracyProtocol.h), with margin
 // ---------------------------------------------------------------------------
 
 TEST(ResampleGpu, ThirtySixRotationsAsDocumented)
