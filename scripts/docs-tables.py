@@ -280,8 +280,23 @@ class Spec:
     """One generated table: its name, its logs (alias -> file in docs/results),
     and build(logs) -> (header, rows), rows being lists of cell strings."""
 
-    def __init__(self, name, files, build, about):
-        self.name, self.files, self.build, self.about = name, files, build, about
+    def __init__(self, name, files, build, about, caption=False):
+        self.name, self.files, self.build, self.about, self.caption = name, files, build, about, caption
+
+    def caption_line(self, logs):
+        """'*Run on NVIDIA H100 80GB HBM3, 2026-11-26, commit f86af60; logs: docs/results/...*', from the
+        runner's '# device:', '# date:' and '# commit:' lines of the logs (each value once)."""
+        def values(key, cut=None):
+            found = []
+            for text in logs.text.values():
+                m = re.search(rf"^# {key}: (.+)$", text, re.M)
+                v = (m.group(1).strip()[:cut] if m else "not in log")
+                if v not in found:
+                    found.append(v)
+            return " / ".join(found)
+        names = ", ".join(f"docs/results/{f}" for f in self.files.values())
+        return (f"*Run on {values('device')}, {values('date', 10)}, commit {values('commit', 7)}; "
+                f"log{'s' if len(self.files) > 1 else ''}: {names}.*")
 
     def markdown(self, results):
         logs = Logs(results, self.files)
@@ -294,6 +309,8 @@ class Spec:
         lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
         for r in rows:
             lines.append("| " + " | ".join(r[j] for j in keep) + " |")
+        if self.caption:
+            lines = [self.caption_line(logs), ""] + lines
         return "\n".join(lines)
 
     def marker(self):
@@ -650,6 +667,20 @@ def kernel_superposition(slug):
                 "seed 004's protocol (KernelSuperpositionBenchmark)")
 
 
+def in_folder(spec, folder):
+    """The same table read from the logs of one run kept in docs/results/FOLDER/
+    (e.g. h100-2026-11-26/median-h100.log); its name gets the folder's date,
+    median-h100 -> median-h100-2026-11-26, and the table a first line naming
+    the device, date and commit from the logs' headers, and the logs."""
+    date = folder.split("-", 1)[1] if "-" in folder else folder
+    return Spec(f"{spec.name}-{date}", {a: f"{folder}/{f}" for a, f in spec.files.items()}, spec.build,
+                f"{spec.about}; the run kept in docs/results/{folder}/", caption=True)
+
+
+# the runs kept in their own folder of docs/results (scripts/run-benchmarks.py's OUT, copied whole)
+RUNS = [("h100-2026-11-26", "h100")]
+
+
 def all_specs():
     specs = [whole_image("h200"), whole_image("h100"),
              bin_shrink("bin-shrink-cupy-h200.log", "bin-shrink-h200"),
@@ -660,6 +691,12 @@ def all_specs():
     for make in (median, resample, resample_zoom, prefilter, edge_preserving, segmentation, grbf, grbf_points,
                  kernel_superposition):
         specs.append(make("h200"))
+    for folder, slug in RUNS:
+        specs += [in_folder(make(slug), folder) for make in (
+            whole_image, median, resample, resample_zoom, prefilter, edge_preserving, segmentation, grbf,
+            grbf_points, kernel_superposition)]
+        specs.append(in_folder(bin_shrink(f"bin-shrink-cupy-{slug}.log", f"bin-shrink-{slug}"), folder))
+        specs.append(in_folder(python_overhead(f"python-overhead-{slug}.log", f"python-overhead-{slug}"), folder))
     return {s.name: s for s in specs}
 
 
