@@ -613,6 +613,40 @@ def grbf(slug):
                 "GRBF zooms (GaussianRBFBenchmark, gaussian_rbf_peers.py)")
 
 
+def grbf_python(slug):
+    """Every case of gaussian_rbf_peers.py: our Python calls (CuPy, NumPy) beside cupyx, cuCIM, SciPy."""
+    def build(L):
+        peers = L.rows("peers", fixed_table, PEER_TABLE)
+
+        def cell(c, method):
+            row = L.find(peers, "peers", case=c, method=method)
+            if row is not None and number(row.get("ms")) is None:
+                m = re.search(r"not run \(([^)]*)\)", row.get("note", ""))
+                return f"not run ({m.group(1)})" if m else "not run"
+            return L.cell(peers, "peers", case=c, method=method, absent="")
+
+        out = []
+        for case in distinct(peers, "case"):
+            c = "^" + re.escape(case) + "$"
+            rbf = L.find(peers, "peers", case=c, method=r"^SciPy RBFInterpolator")
+            kind = re.search(r"gaussian (.*)$", rbf["method"]) if rbf else None
+            diff = re.search(r"max \|ours CPU - it\| (\S+), GPU (\S+)", rbf.get("note", "")) if rbf else None
+            out.append([case, cell(c, r"^cudaimagefilters GRBF .*CuPy"),
+                        cell(c, r"^cupyx\.scipy\.ndimage\.(zoom|affine_transform) order 3"),
+                        cell(c, r"^cuCIM transform\.rescale order 3"),
+                        cell(c, r"^cudaimagefilters GRBF .*NumPy"),
+                        cell(c, r"^scipy\.ndimage\.(zoom|affine_transform) order 3"),
+                        (cell(c, r"^SciPy RBFInterpolator") or "not in log")
+                        + (f" ({kind.group(1)})" if kind and kind.group(1) else ""),
+                        f"{diff.group(1)} (CPU), {diff.group(2)} (GPU)" if diff else ""])
+        return (["case (float32, sigma 1 px; zooms, or points of a rotation)", "ours, CuPy (GPU) ms",
+                 "cupyx zoom / affine_transform order 3 ms (cubic)", "cuCIM rescale order 3 ms (cubic)?",
+                 "ours, NumPy (CPU core) ms", "SciPy zoom / affine_transform order 3 (CPU) ms",
+                 "SciPy RBFInterpolator, gaussian ms", "max difference of ours from RBFInterpolator"], out)
+    return Spec(f"grbf-python-{slug}", {"peers": f"grbf-peers-{slug}.log"}, build,
+                "GRBF from Python against CuPy, cuCIM and SciPy, every case (gaussian_rbf_peers.py)")
+
+
 def grbf_points(slug):
     def build(L):
         rows = L.rows("log", fixed_table, CPP_TABLE)
@@ -694,7 +728,7 @@ def all_specs():
     for folder, slug in RUNS:
         specs += [in_folder(make(slug), folder) for make in (
             whole_image, median, resample, resample_zoom, prefilter, edge_preserving, segmentation, grbf,
-            grbf_points, kernel_superposition)]
+            grbf_python, grbf_points, kernel_superposition)]
         specs.append(in_folder(bin_shrink(f"bin-shrink-cupy-{slug}.log", f"bin-shrink-{slug}"), folder))
         specs.append(in_folder(python_overhead(f"python-overhead-{slug}.log", f"python-overhead-{slug}"), folder))
     return {s.name: s for s in specs}
