@@ -24,6 +24,13 @@ computed floors in the header, "not in log" where the log lacks the row.
     python3 scripts/docs-tables.py --print NAME     # one table with its markers, to paste into a page
     [--root DIR]                                    # the tree (default: this repository); logs in DIR/docs/results
 
+A run kept whole in its own folder, docs/results/<device>-<date>/ (RUNS
+below; the runner's OUT copied as it is), gets every spec again, named
+<spec>-<date> (median-h100 -> median-h100-2026-11-26), reading the logs
+there; its tables open with a caption that names the device, date and
+commit from the logs' '# device:', '# date:' and '# commit:' lines, and the
+logs.
+
 Markdown files scanned: README.md and docs/*.md under the root. Markers that
 no page holds are fine; so are specs whose logs do not exist yet (the
 runner, scripts/run-benchmarks.py, writes them on the GPU machine: copy its

@@ -247,3 +247,29 @@ def test_a_run_kept_in_its_folder_gives_captioned_tables(tmp_path):
     assert run("--check", root=tmp_path).returncode == 0
     (run_dir / "median-h100.log").write_text(header.replace("f86af60", "0123456") + MEDIAN_LOG)
     assert run("--check", root=tmp_path).returncode == 1  # the caption follows the log's header
+
+
+def test_the_grbf_python_table_says_what_was_not_run(tmp_path):
+    """gaussian_rbf_peers.py prints nan for a peer it skipped: the cell says
+    'not run' with the script's reason, and the RBFInterpolator's kind and
+    largest differences come from the row's method and note."""
+    header = f"{'case':18s} {'method':50s} {'ms':>8s}  note\n"
+
+    def row(case, method, ms, note=""):
+        return f"{case:18s} {method:50s} {ms:>8s}  {note}\n"
+
+    log = ("# device: NVIDIA H100 80GB HBM3\n# date: 2026-11-26T14:55:35Z\n# commit: f86af60\n" + header
+           + row("60x60 zoom 2", "cudaimagefilters GRBF exact, CuPy (GPU)", "0.278", "GPU: NVIDIA H100 80GB HBM3")
+           + row("60x60 zoom 2", "cupyx.scipy.ndimage.zoom order 3 (GPU)", "0.244", "cubic, not GRBF")
+           + row("60x60 zoom 2", "SciPy RBFInterpolator gaussian dense", "1915.935",
+                 "max |ours CPU - it| 1.68e-05, GPU 6.67e-05")
+           + row("60x60 zoom 4", "cudaimagefilters GRBF exact, CuPy (GPU)", "0.297")
+           + row("60x60 zoom 4", "SciPy RBFInterpolator gaussian", "nan", "not run (--rbf-max-outputs)"))
+    run_dir = tmp_path / "docs" / "results" / "h100-2026-11-26"
+    run_dir.mkdir(parents=True)
+    (run_dir / "grbf-peers-h100.log").write_text(log)
+    result = run("--print", "grbf-python-h100-2026-11-26", root=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "| 60x60 zoom 2 | 0.278 | 0.244 |  |  | 1916 (dense) | 1.68e-05 (CPU), 6.67e-05 (GPU) |" in result.stdout
+    assert "| 60x60 zoom 4 | 0.297 |  |  |  | not run (--rbf-max-outputs) |  |" in result.stdout
+    assert "cuCIM" not in result.stdout  # no cuCIM rows: its column is left out
