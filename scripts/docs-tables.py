@@ -24,6 +24,13 @@ computed floors in the header, "not in log" where the log lacks the row.
     python3 scripts/docs-tables.py --print NAME     # one table with its markers, to paste into a page
     [--root DIR]                                    # the tree (default: this repository); logs in DIR/docs/results
 
+A run kept whole in its own folder, docs/results/<device>-<date>/ (RUNS
+below; the runner's OUT copied as it is), gets every spec again, named
+<spec>-<date> (median-h100 -> median-h100-2026-11-26), reading the logs
+there; its tables open with a caption that names the device, date and
+commit from the logs' '# device:', '# date:' and '# commit:' lines, and the
+logs.
+
 Markdown files scanned: README.md and docs/*.md under the root. Markers that
 no page holds are fine; so are specs whose logs do not exist yet (the
 runner, scripts/run-benchmarks.py, writes them on the GPU machine: copy its
@@ -280,8 +287,23 @@ class Spec:
     """One generated table: its name, its logs (alias -> file in docs/results),
     and build(logs) -> (header, rows), rows being lists of cell strings."""
 
-    def __init__(self, name, files, build, about):
-        self.name, self.files, self.build, self.about = name, files, build, about
+    def __init__(self, name, files, build, about, caption=False):
+        self.name, self.files, self.build, self.about, self.caption = name, files, build, about, caption
+
+    def caption_line(self, logs):
+        """'*Run on NVIDIA H100 80GB HBM3, 2026-11-26, commit f86af60; logs: docs/results/...*', from the
+        runner's '# device:', '# date:' and '# commit:' lines of the logs (each value once)."""
+        def values(key, cut=None):
+            found = []
+            for text in logs.text.values():
+                m = re.search(rf"^# {key}: (.+)$", text, re.M)
+                v = (m.group(1).strip()[:cut] if m else "not in log")
+                if v not in found:
+                    found.append(v)
+            return " / ".join(found)
+        names = ", ".join(f"docs/results/{f}" for f in self.files.values())
+        return (f"*Run on {values('device')}, {values('date', 10)}, commit {values('commit', 7)}; "
+                f"log{'s' if len(self.files) > 1 else ''}: {names}.*")
 
     def markdown(self, results):
         logs = Logs(results, self.files)
@@ -294,6 +316,8 @@ class Spec:
         lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
         for r in rows:
             lines.append("| " + " | ".join(r[j] for j in keep) + " |")
+        if self.caption:
+            lines = [self.caption_line(logs), ""] + lines
         return "\n".join(lines)
 
     def marker(self):
@@ -596,6 +620,40 @@ def grbf(slug):
                 "GRBF zooms (GaussianRBFBenchmark, gaussian_rbf_peers.py)")
 
 
+def grbf_python(slug):
+    """Every case of gaussian_rbf_peers.py: our Python calls (CuPy, NumPy) beside cupyx, cuCIM, SciPy."""
+    def build(L):
+        peers = L.rows("peers", fixed_table, PEER_TABLE)
+
+        def cell(c, method):
+            row = L.find(peers, "peers", case=c, method=method)
+            if row is not None and number(row.get("ms")) is None:
+                m = re.search(r"not run \(([^)]*)\)", row.get("note", ""))
+                return f"not run ({m.group(1)})" if m else "not run"
+            return L.cell(peers, "peers", case=c, method=method, absent="")
+
+        out = []
+        for case in distinct(peers, "case"):
+            c = "^" + re.escape(case) + "$"
+            rbf = L.find(peers, "peers", case=c, method=r"^SciPy RBFInterpolator")
+            kind = re.search(r"gaussian (.*)$", rbf["method"]) if rbf else None
+            diff = re.search(r"max \|ours CPU - it\| (\S+), GPU (\S+)", rbf.get("note", "")) if rbf else None
+            out.append([case, cell(c, r"^cudaimagefilters GRBF .*CuPy"),
+                        cell(c, r"^cupyx\.scipy\.ndimage\.(zoom|affine_transform) order 3"),
+                        cell(c, r"^cuCIM transform\.rescale order 3"),
+                        cell(c, r"^cudaimagefilters GRBF .*NumPy"),
+                        cell(c, r"^scipy\.ndimage\.(zoom|affine_transform) order 3"),
+                        (cell(c, r"^SciPy RBFInterpolator") or "not in log")
+                        + (f" ({kind.group(1)})" if kind and kind.group(1) else ""),
+                        f"{diff.group(1)} (CPU), {diff.group(2)} (GPU)" if diff else ""])
+        return (["case (float32, sigma 1 px; zooms, or points of a rotation)", "ours, CuPy (GPU) ms",
+                 "cupyx zoom / affine_transform order 3 ms (cubic)", "cuCIM rescale order 3 ms (cubic)?",
+                 "ours, NumPy (CPU core) ms", "SciPy zoom / affine_transform order 3 (CPU) ms",
+                 "SciPy RBFInterpolator, gaussian ms", "max difference of ours from RBFInterpolator"], out)
+    return Spec(f"grbf-python-{slug}", {"peers": f"grbf-peers-{slug}.log"}, build,
+                "GRBF from Python against CuPy, cuCIM and SciPy, every case (gaussian_rbf_peers.py)")
+
+
 def grbf_points(slug):
     def build(L):
         rows = L.rows("log", fixed_table, CPP_TABLE)
@@ -650,6 +708,20 @@ def kernel_superposition(slug):
                 "seed 004's protocol (KernelSuperpositionBenchmark)")
 
 
+def in_folder(spec, folder):
+    """The same table read from the logs of one run kept in docs/results/FOLDER/
+    (e.g. h100-2026-11-26/median-h100.log); its name gets the folder's date,
+    median-h100 -> median-h100-2026-11-26, and the table a first line naming
+    the device, date and commit from the logs' headers, and the logs."""
+    date = folder.split("-", 1)[1] if "-" in folder else folder
+    return Spec(f"{spec.name}-{date}", {a: f"{folder}/{f}" for a, f in spec.files.items()}, spec.build,
+                f"{spec.about}; the run kept in docs/results/{folder}/", caption=True)
+
+
+# the runs kept in their own folder of docs/results (scripts/run-benchmarks.py's OUT, copied whole)
+RUNS = [("h100-2026-11-26", "h100")]
+
+
 def all_specs():
     specs = [whole_image("h200"), whole_image("h100"),
              bin_shrink("bin-shrink-cupy-h200.log", "bin-shrink-h200"),
@@ -660,6 +732,12 @@ def all_specs():
     for make in (median, resample, resample_zoom, prefilter, edge_preserving, segmentation, grbf, grbf_points,
                  kernel_superposition):
         specs.append(make("h200"))
+    for folder, slug in RUNS:
+        specs += [in_folder(make(slug), folder) for make in (
+            whole_image, median, resample, resample_zoom, prefilter, edge_preserving, segmentation, grbf,
+            grbf_python, grbf_points, kernel_superposition)]
+        specs.append(in_folder(bin_shrink(f"bin-shrink-cupy-{slug}.log", f"bin-shrink-{slug}"), folder))
+        specs.append(in_folder(python_overhead(f"python-overhead-{slug}.log", f"python-overhead-{slug}"), folder))
     return {s.name: s for s in specs}
 
 

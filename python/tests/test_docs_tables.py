@@ -206,7 +206,11 @@ def test_the_runner_names_devices_and_lists_its_benchmarks():
 
 @pytest.mark.parametrize("name", ["whole-image-h200", "bin-shrink-h200", "python-overhead-h200-issue21",
                                   "dask-one-gpu-h200", "dask-two-gpu-h200", "slab-benchmark-h200",
-                                  "whole-image-h100"])
+                                  "whole-image-h100"]
+                         + [f"{base}-h100-2026-11-26" for base in (
+                             "whole-image", "median", "resample", "resample-zoom", "prefilter", "edge-preserving",
+                             "segmentation", "grbf", "grbf-points", "kernel-superposition", "bin-shrink",
+                             "python-overhead")])
 def test_the_kept_logs_give_their_tables(tmp_path, name):
     """Each existing log in docs/results gives a table; altering one of its
     figures in a copy makes --check fail."""
@@ -221,3 +225,51 @@ def test_the_kept_logs_give_their_tables(tmp_path, name):
     figure = next(c for c in row.strip("|").split("|")[1:] if any(ch.isdigit() for ch in c))
     (tmp_path / "README.md").write_text(page.replace(row, row.replace(figure, figure.strip() + "0 ", 1)))
     assert run("--check", root=tmp_path).returncode == 1
+
+
+def test_a_run_kept_in_its_folder_gives_captioned_tables(tmp_path):
+    """The specs of a run kept in docs/results/<device>-<date>/ read the logs
+    there and name device, date, commit and logs in a caption inside the
+    markers; a figure from another device is still labelled."""
+    run_dir = tmp_path / "docs" / "results" / "h100-2026-11-26"
+    run_dir.mkdir(parents=True)
+    header = "# device: NVIDIA H100 80GB HBM3\n# date: 2026-11-26T14:45:29Z\n# commit: f86af60dad73694bf3d6\n"
+    (run_dir / "median-h100.log").write_text(header + MEDIAN_LOG)
+    (run_dir / "median-peers-h100.log").write_text(MEDIAN_PEERS_LOG.replace("H100", "H200"))
+    (tmp_path / "README.md").write_text("<!-- table: median-h100-2026-11-26 -->\n<!-- end table -->\n")
+    assert run("--write", root=tmp_path).returncode == 0
+    page = (tmp_path / "README.md").read_text()
+    assert "from docs/results/h100-2026-11-26/median-h100.log, docs/results/h100-2026-11-26/median-peers-h100.log" in page
+    assert ("*Run on NVIDIA H100 80GB HBM3 / NVIDIA H200 80GB HBM3, 2026-11-26 / not in log, "
+            "commit f86af60 / not in log; "
+            "logs: docs/results/h100-2026-11-26/median-h100.log") in page
+    assert "| 512x512x72 uint16, radius 1 | 0.404 (selection) | 2.81 (on H200) | 595 | 678 |" in page
+    assert run("--check", root=tmp_path).returncode == 0
+    (run_dir / "median-h100.log").write_text(header.replace("f86af60", "0123456") + MEDIAN_LOG)
+    assert run("--check", root=tmp_path).returncode == 1  # the caption follows the log's header
+
+
+def test_the_grbf_python_table_says_what_was_not_run(tmp_path):
+    """gaussian_rbf_peers.py prints nan for a peer it skipped: the cell says
+    'not run' with the script's reason, and the RBFInterpolator's kind and
+    largest differences come from the row's method and note."""
+    header = f"{'case':18s} {'method':50s} {'ms':>8s}  note\n"
+
+    def row(case, method, ms, note=""):
+        return f"{case:18s} {method:50s} {ms:>8s}  {note}\n"
+
+    log = ("# device: NVIDIA H100 80GB HBM3\n# date: 2026-11-26T14:55:35Z\n# commit: f86af60\n" + header
+           + row("60x60 zoom 2", "cudaimagefilters GRBF exact, CuPy (GPU)", "0.278", "GPU: NVIDIA H100 80GB HBM3")
+           + row("60x60 zoom 2", "cupyx.scipy.ndimage.zoom order 3 (GPU)", "0.244", "cubic, not GRBF")
+           + row("60x60 zoom 2", "SciPy RBFInterpolator gaussian dense", "1915.935",
+                 "max |ours CPU - it| 1.68e-05, GPU 6.67e-05")
+           + row("60x60 zoom 4", "cudaimagefilters GRBF exact, CuPy (GPU)", "0.297")
+           + row("60x60 zoom 4", "SciPy RBFInterpolator gaussian", "nan", "not run (--rbf-max-outputs)"))
+    run_dir = tmp_path / "docs" / "results" / "h100-2026-11-26"
+    run_dir.mkdir(parents=True)
+    (run_dir / "grbf-peers-h100.log").write_text(log)
+    result = run("--print", "grbf-python-h100-2026-11-26", root=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "| 60x60 zoom 2 | 0.278 | 0.244 |  |  | 1916 (dense) | 1.68e-05 (CPU), 6.67e-05 (GPU) |" in result.stdout
+    assert "| 60x60 zoom 4 | 0.297 |  |  |  | not run (--rbf-max-outputs) |  |" in result.stdout
+    assert "cuCIM" not in result.stdout  # no cuCIM rows: its column is left out
