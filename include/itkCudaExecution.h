@@ -205,6 +205,7 @@ protected:
     {
       this->WarnAsExecutionOwner(m_LastExecutionReport.Message);
     }
+    cif::ReportRunIfVerbose(this->GetExecutionOwnerName(), m_LastExecutionReport);
   }
   template <typename TGpu, typename TCpu>
   void

@@ -19,6 +19,8 @@
 #include "itkStreamingImageFilter.h"
 
 #include <gtest/gtest.h>
+#include <algorithm>
+#include <cstdlib>
 #include <vector>
 
 namespace
@@ -320,6 +322,48 @@ TEST(MeanCpu, UnsupportedRequestsRunItksImplementationAndSayWhy)
   EXPECT_EQ(CountDiffering(big->GetOutput(), RunITK<F2>(image.GetPointer(), Radius<F2>({ 65, 1 })).GetPointer()), 0u);
 }
 
+TEST(MeanCpu, VerboseWritesOneLinePerRun)
+{
+  // CUDAIMAGEFILTERS_VERBOSE=1: one stderr line per run, with the class, the
+  // device and, when the CPU ran, why; nothing without it
+  auto input = RandomPixels<F2>({ 12, 10 }, 81);
+  auto run = [&](Mode mode)
+  {
+    auto filter = itk::CudaMeanImageFilter<F2, F2>::New();
+    filter->SetInput(input);
+    filter->SetExecutionMode(mode);
+    testing::internal::CaptureStderr();
+    filter->Update();
+    return testing::internal::GetCapturedStderr();
+  };
+  ASSERT_EQ(unsetenv("CUDAIMAGEFILTERS_VERBOSE"), 0);
+  EXPECT_EQ(run(Mode::CPU), "");
+  ASSERT_EQ(setenv("CUDAIMAGEFILTERS_VERBOSE", "1", 1), 0);
+  EXPECT_EQ(run(Mode::CPU), "cudaimagefilters: CudaMeanImageFilter: CPU\n");
+  const std::string automatic = run(Mode::Automatic);
+  EXPECT_EQ(std::count(automatic.begin(), automatic.end(), '\n'), 1) << automatic;
+  EXPECT_EQ(automatic.rfind("cudaimagefilters: CudaMeanImageFilter: ", 0), 0u) << automatic;
+  if (!cif::Runtime::IsDeviceAvailable())
+  {
+    EXPECT_NE(automatic.find("CPU, because"), std::string::npos) << automatic;
+  }
+  else
+  {
+    EXPECT_NE(automatic.find(": GPU: "), std::string::npos) << automatic;
+  }
+  // ITK's own implementation (double pixels) says so too
+  using D2 = itk::Image<double, 2>;
+  auto twin = itk::CudaMeanImageFilter<D2, D2>::New();
+  twin->SetInput(RandomImage<D2>({ 8, 8 }, -1.0, 1.0, 82));
+  testing::internal::CaptureStderr();
+  twin->Update();
+  const std::string line = testing::internal::GetCapturedStderr();
+  EXPECT_NE(line.find("ITK's implementation, because"), std::string::npos) << line;
+  ASSERT_EQ(setenv("CUDAIMAGEFILTERS_VERBOSE", "0", 1), 0);
+  EXPECT_EQ(run(Mode::CPU), "");
+  ASSERT_EQ(unsetenv("CUDAIMAGEFILTERS_VERBOSE"), 0);
+}
+
 TEST(MeanCpu, ExecutionModeIsAnItkSetting)
 {
   ExpectExecutionModeIsAnItkSetting(itk::CudaMeanImageFilter<F2, F2>::New().GetPointer());
@@ -470,8 +514,8 @@ TEST(MeanGpu, CoreWritesEveryOutputVoxelAndMatchesTheCpuCore)
     g.radius[a] = radius[a];
   }
   ASSERT_EQ(cif::ValidateBoxJob(g), "");
-  const std::size_t     inCount = input->GetBufferedRegion().GetNumberOfPixels();
-  const std::size_t     outCount = std::size_t(size[0]) * size[1] * size[2];
+  const std::size_t inCount = input->GetBufferedRegion().GetNumberOfPixels();
+  const std::size_t outCount = std::size_t(size[0]) * size[1] * size[2];
   cif::DeviceBuffer in(inCount * 4), out(outCount * 4);
   in.CopyFromHost(input->GetBufferPointer(), inCount * 4);
   out.FillBytes(0xFF); // NaN
@@ -490,7 +534,7 @@ TEST(MeanGpu, CoreWritesEveryOutputVoxelAndMatchesTheCpuCore)
   EXPECT_EQ(CountNonFinite(RunOurs<F3>(input.GetPointer(), Radius<F3>({ 1 }), Mode::CPU).GetPointer()), 0u);
 
   // integer path, the same poisoning
-  auto                  shorts = RandomPixels<S3>({ 45, 33, 21 }, 142);
+  auto              shorts = RandomPixels<S3>({ 45, 33, 21 }, 142);
   cif::DeviceBuffer sin(inCount * 2), sout(outCount * 2);
   sin.CopyFromHost(shorts->GetBufferPointer(), inCount * 2);
   sout.FillBytes(0x5A);

@@ -69,6 +69,14 @@ private:
   void * m_Previous;
 };
 
+/** With the environment variable CUDAIMAGEFILTERS_VERBOSE set to a value
+ * other than "0" or empty, writes one line to stderr for a run:
+ * "cudaimagefilters: <name>: <report message>" (the device, or "CPU,
+ * because ..." with the reason it fell back, and the filter's notes).
+ * Every filter of the module calls it once per run. */
+void
+ReportRunIfVerbose(const char * name, const ExecutionReport & report);
+
 /** Decides GPU (true) or CPU (false) for `mode`. `gpuUnsupported` is empty
  * when the GPU path can handle the request, or says why not. In GPU mode an
  * impossible request throws GpuUnavailable; in automatic mode `why` says why
@@ -82,14 +90,14 @@ DecideGpu(cif::ExecutionMode mode, const std::string & gpuUnsupported, const cha
  * propagates, as does every other CudaFailure. */
 template <typename TGpu, typename TCpu>
 cif::ExecutionReport
-RunWithFallback(cif::ExecutionMode mode,
-                const std::string &    gpuUnsupported,
-                const char *           name,
-                TGpu &&                runOnGpu,
-                TCpu &&                runOnCpu)
+RunWithFallback(cif::ExecutionMode  mode,
+                const std::string & gpuUnsupported,
+                const char *        name,
+                TGpu &&             runOnGpu,
+                TCpu &&             runOnCpu)
 {
   cif::ExecutionReport report;
-  std::string              why;
+  std::string          why;
   if (DecideGpu(mode, gpuUnsupported, name, why))
   {
     try

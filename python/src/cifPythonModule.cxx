@@ -165,8 +165,7 @@ ParseMode(const std::string & text)
 Report
 ToReport(const cif::ExecutionReport & report)
 {
-  return Report(
-    report.Device == cif::ExecutedOn::GPU ? "GPU" : "CPU", report.Message, report.FellBackAfterOutOfMemory);
+  return Report(report.Device == cif::ExecutedOn::GPU ? "GPU" : "CPU", report.Message, report.FellBackAfterOutOfMemory);
 }
 
 int
@@ -223,7 +222,7 @@ namespace
 struct Staging
 {
   std::vector<std::unique_ptr<unsigned char[]>> host;
-  std::vector<cif::DeviceBuffer>            device;
+  std::vector<cif::DeviceBuffer>                device;
 };
 } // namespace
 
@@ -240,7 +239,7 @@ RunJob(const char *                   name,
        const HostSlabRunner &         hostSlabs)
 {
   const cif::ExecutionMode mode = ParseMode(modeText);
-  bool                         anyGpu = false, anyHost = false;
+  bool                     anyGpu = false, anyHost = false;
   for (const auto * list : { &inputs, &outputs })
   {
     for (const auto & a : *list)
@@ -363,6 +362,7 @@ RunJob(const char *                   name,
   {
     report.AddNote(*note);
   }
+  cif::ReportRunIfVerbose(name, report);
   return ToReport(report);
 }
 
@@ -382,8 +382,7 @@ NB_MODULE(_cif, m)
   m.def("is_compiled_with_cuda", &cif::Runtime::IsCompiledWithCuda, "True when the extension was built with nvcc.");
   m.def("is_device_available", &cif::Runtime::IsDeviceAvailable, "True when a usable CUDA device exists.");
   m.def("unavailable_reason", &cif::Runtime::GetUnavailableReason, "Why no GPU is used ('' when one is).");
-  m.def(
-    "device_description", &cif::Runtime::GetDeviceDescription, "The GPU's name, compute capability and memory.");
+  m.def("device_description", &cif::Runtime::GetDeviceDescription, "The GPU's name, compute capability and memory.");
   m.def("free_device_memory", &cif::Runtime::GetFreeMemory);
   m.def("set_allocation_limit",
         &cif::Runtime::SetAllocationLimit,

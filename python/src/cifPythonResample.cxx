@@ -92,7 +92,7 @@ ResampleOnGpu(const ArrayInfo &                in,
   {
     pg.imageSize[a] = pg.inputSize[a] = pg.outputSize[a] = g.inputSize[a];
   }
-  const std::size_t     pixels = static_cast<std::size_t>(in.Count());
+  const std::size_t pixels = static_cast<std::size_t>(in.Count());
   cif::DeviceBuffer grid;
   if (gridValues != nullptr)
   {
@@ -108,12 +108,12 @@ ResampleOnGpu(const ArrayInfo &                in,
     }
   }
   cif::DeviceBuffer coefficients;
-  bool                  coefficientsReady = false;
+  bool              coefficientsReady = false;
   try
   {
     cif::DeviceBuffer inBuffer, outBuffer;
-    const T *             source = static_cast<const T *>(in.data);
-    T *                   target = static_cast<T *>(out.data);
+    const T *         source = static_cast<const T *>(in.data);
+    T *               target = static_cast<T *>(out.data);
     if (!in.onGpu)
     {
       inBuffer.Allocate(in.bytes);
@@ -422,6 +422,7 @@ public:
         const bool cudaCompiled = cif::PrefilterCUDAIsCompiled() && cif::BSplineEvaluateCUDAIsCompiled();
         m_Report =
           cif::RunWithFallback(ParseMode(device), cudaCompiled ? "" : "this build has no CUDA code", name, gpu, cpu);
+        cif::ReportRunIfVerbose(name, m_Report);
       };
       if (m_Double)
         withOutput(0.0);
@@ -523,7 +524,7 @@ public:
     nb::gil_scoped_release release;
     cif::StreamScope       scope(pts.onGpu ? reinterpret_cast<void *>(stream) : nullptr);
     // the batch's pointers on the coefficients' side
-    std::vector<cif::DeviceBuffer>      device;
+    std::vector<cif::DeviceBuffer>          device;
     std::vector<std::vector<unsigned char>> host;
     auto                                    stage = [&](const ArrayInfo & a, bool copyIn) -> void *
     {
@@ -604,9 +605,9 @@ private:
   bool                       m_Double{ true };
   bool                       m_OnGpu{ false };
   std::int64_t               m_Size[3]{ 1, 1, 1 };
-  cif::DeviceBuffer      m_Device;
+  cif::DeviceBuffer          m_Device;
   std::vector<unsigned char> m_Host;
-  cif::ExecutionReport   m_Report;
+  cif::ExecutionReport       m_Report;
 };
 
 } // namespace

@@ -108,3 +108,19 @@ def test_halos_of_the_described_functions():
     assert cif.rotating_mask_image_filter.halo(number_of_iterations=2, ndim=3) == (4, 4, 4)
     assert cif.rotating_mask_image_filter.halo(number_of_iterations=2, ndim=2) == (4, 4)
     assert cif.bin_shrink_image_filter.halo(shrink_factors=2, ndim=3) == (0, 0, 0)
+
+
+def test_verbose_writes_one_line_per_call(capfd, monkeypatch):
+    """CUDAIMAGEFILTERS_VERBOSE=1: one stderr line per call (function, device,
+    and on the CPU why); nothing without it."""
+    image = np.arange(8 * 9 * 10, dtype=np.float32).reshape(8, 9, 10)
+    monkeypatch.delenv("CUDAIMAGEFILTERS_VERBOSE", raising=False)
+    cif.mean_image_filter(image, radius=1, device="cpu")
+    assert capfd.readouterr().err == ""
+    monkeypatch.setenv("CUDAIMAGEFILTERS_VERBOSE", "1")
+    cif.mean_image_filter(image, radius=1, device="cpu")
+    assert capfd.readouterr().err == "cudaimagefilters: mean_image_filter: CPU\n"
+    cif.median_image_filter(image, radius=1)
+    err = capfd.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("cudaimagefilters: median_image_filter: "), err
+    assert (": GPU: " in err) or ("CPU, because" in err), err

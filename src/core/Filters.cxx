@@ -458,6 +458,7 @@ RunFilterOnHost(const FilterDescriptor & filter,
   {
     report.AddNote(slabs);
   }
+  ReportRunIfVerbose(filter.function.c_str(), report);
   return report;
 }
 

@@ -9,6 +9,8 @@
 #include "cifStagedCopy.h"
 
 #include <atomic>
+#include <cstdio>
+#include <cstdlib>
 #include <mutex>
 #include <ostream>
 #include <sstream>
@@ -59,6 +61,21 @@ StreamScope::StreamScope(void * stream) noexcept
 StreamScope::~StreamScope()
 {
   t_CurrentStream = m_Previous;
+}
+
+void
+ReportRunIfVerbose(const char * name, const ExecutionReport & report)
+{
+  const char * verbose = std::getenv("CUDAIMAGEFILTERS_VERBOSE");
+  if (verbose == nullptr || verbose[0] == '\0' || std::string(verbose) == "0")
+  {
+    return;
+  }
+  // one write of the whole line, so lines of concurrent runs do not mix
+  const std::string line =
+    std::string("cudaimagefilters: ") + (name != nullptr ? name : "?") + ": " + report.Message + "\n";
+  std::fputs(line.c_str(), stderr);
+  std::fflush(stderr);
 }
 
 bool
