@@ -137,9 +137,9 @@ SetOutputGrid(const cif::FilterDescriptor & filter,
   output->SetRegions(size);
   if (filter.grid == cif::OutputGrid::Bin)
   {
-    typename TImage::SpacingType                 spacing = input->GetSpacing();
-    itk::ContinuousIndex<double, D>              firstBinCentre;
-    typename TImage::PointType                   origin;
+    typename TImage::SpacingType    spacing = input->GetSpacing();
+    itk::ContinuousIndex<double, D> firstBinCentre;
+    typename TImage::PointType      origin;
     for (unsigned int a = 0; a < D; ++a)
     {
       const double f = cif::Value(parameters, "shrink_factors", static_cast<int>(a));
@@ -170,6 +170,17 @@ RunDescribed(const cif::FilterDescriptor & filter,
   {
     extent.size[a] = static_cast<std::int64_t>(input->GetBufferedRegion().GetSize(a));
   }
+  for (const auto & spec : filter.parameters)
+  {
+    // a property of the image (its spacing), unless the option gives it
+    if (spec.fromImage && spec.name == "spacing" && parameters.count(spec.name) == 0)
+    {
+      for (unsigned int a = 0; a < D; ++a)
+      {
+        parameters[spec.name].push_back(input->GetSpacing()[a]);
+      }
+    }
+  }
   try
   {
     cif::CheckParameters(filter, parameters, extent, CorePixel<T>());
@@ -186,7 +197,7 @@ RunDescribed(const cif::FilterDescriptor & filter,
   auto              output = ImageType::New();
   SetOutputGrid(filter, parameters, input.GetPointer(), output.GetPointer(), outExtent);
 
-  const auto                  start = std::chrono::steady_clock::now();
+  const auto                 start = std::chrono::steady_clock::now();
   const cif::ExecutionReport report = cif::RunFilterOnHost(
     filter, CorePixel<T>(), input->GetBufferPointer(), output->GetBufferPointer(), extent, parameters, mode, 0);
   const double milliseconds =
@@ -216,8 +227,8 @@ RunDescribed(const cif::FilterDescriptor & filter,
   (void)quiet;
   std::cout << filter.command << ": " << SizeToString(input->GetLargestPossibleRegion().GetSize()) << " pixels ("
             << itk::CudaPixelTypeName<T>() << ") to " << SizeToString(output->GetLargestPossibleRegion().GetSize())
-            << settings.str() << "; ran on " << report.Message << "; filter time " << std::fixed
-            << std::setprecision(3) << milliseconds << " ms" << std::endl;
+            << settings.str() << "; ran on " << report.Message << "; filter time " << std::fixed << std::setprecision(3)
+            << milliseconds << " ms" << std::endl;
   std::cout.unsetf(std::ios_base::floatfield);
   std::cout << std::setprecision(6);
   WriteImageFile(output.GetPointer(), outputName);
@@ -229,7 +240,8 @@ void
 DescribedUsage(const cif::FilterDescriptor & filter, std::ostream & os)
 {
   os << "Usage: " << ToolName << ' ' << filter.command << " IN OUT [options]\n\n";
-  PrintWrapped(os, filter.summary + (filter.itkTwin.empty() ? "" : " Like " + filter.itkTwin + ".") + " " + filter.details, 0);
+  PrintWrapped(
+    os, filter.summary + (filter.itkTwin.empty() ? "" : " Like " + filter.itkTwin + ".") + " " + filter.details, 0);
   os << "\nArguments:\n";
   PrintInputArgumentHelp(os);
   PrintImageOutputArgumentHelp(os);
@@ -242,11 +254,15 @@ DescribedUsage(const cif::FilterDescriptor & filter, std::ostream & os)
     {
       help += " (default " + spec.choices[static_cast<std::size_t>(spec.defaults.at(0))] + ")";
     }
+    else if (spec.fromImage)
+    {
+      help += " (default: IN's)";
+    }
     else if (!spec.defaults.empty())
     {
       help += " (default " + Number(spec.defaults[0]) + ")";
     }
-    else if (spec.kind != cif::ParameterKind::OptionalReal)
+    else if (!cif::IsOptional(spec.kind))
     {
       help += " (required)";
     }

@@ -321,7 +321,6 @@ CudaBSplineInterpolateImageFunction<TImageType, TCoordRep, TCoefficientType>::Ev
   {
     itkWarningMacro(<< report.Message);
   }
-  cif::ReportRunIfVerbose(this->GetNameOfClass(), report);
 
   SizeValueType insideCount = 0;
   for (SizeValueType i = 0; i < count; ++i)

@@ -4,8 +4,9 @@
 #ifndef itkCudaBilateralImageFilter_h
 #define itkCudaBilateralImageFilter_h
 
+#include "cif/Bilateral.h"
 #include "itkBilateralImageFilter.h"
-#include "itkCudaExecution.h"
+#include "itkCudaDescribedImageFilter.h"
 #include "itkCudaFilterImage.h"
 
 namespace itk
@@ -100,14 +101,15 @@ namespace itk
  */
 template <typename TInputImage, typename TOutputImage>
 class ITK_TEMPLATE_EXPORT CudaBilateralImageFilter
-  : public BilateralImageFilter<TInputImage, TOutputImage>
-  , public CudaExecutionControl
+  : public CudaDescribedImageFilter<CudaBilateralImageFilter<TInputImage, TOutputImage>,
+                                    BilateralImageFilter<TInputImage, TOutputImage>>
 {
 public:
   ITK_DISALLOW_COPY_AND_MOVE(CudaBilateralImageFilter);
 
   using Self = CudaBilateralImageFilter;
-  using Superclass = BilateralImageFilter<TInputImage, TOutputImage>;
+  using Twin = BilateralImageFilter<TInputImage, TOutputImage>;
+  using Superclass = CudaDescribedImageFilter<Self, Twin>;
   using Pointer = SmartPointer<Self>;
   using ConstPointer = SmartPointer<const Self>;
 
@@ -118,12 +120,12 @@ public:
   using OutputImageType = TOutputImage;
   using InputPixelType = typename TInputImage::PixelType;
   using OutputPixelType = typename TOutputImage::PixelType;
-  using SizeType = typename Superclass::SizeType;
+  using SizeType = typename Twin::SizeType;
   using OutputImageRegionType = typename TOutputImage::RegionType;
   static constexpr unsigned int ImageDimension = TOutputImage::ImageDimension;
 
   /** ITK's fixed support of the range Gaussian, in range sigmas. */
-  static constexpr double RangeCutoffInSigmas = 4.0;
+  static constexpr double RangeCutoffInSigmas = cif::BilateralRangeCutoffInSigmas;
 
   /** How often the filter is applied (default 1, at least 1). */
   itkSetMacro(NumberOfIterations, unsigned int);
@@ -131,18 +133,47 @@ public:
 
   /** The kernel radius the next update uses: ceil(DomainMu DomainSigma_i /
    * spacing_i) with AutomaticKernelSize, else GetRadius(). Needs the input
-   * (for its spacing) in automatic mode; throws for invalid parameters. */
+   * (for its spacing) in automatic mode; throws for invalid parameters (the
+   * description's check, cif::BilateralKernelRadius). */
   SizeType
   GetKernelRadius() const;
 
-  /** Why the GPU path cannot serve the current request (empty if it can). */
-  std::string
-  GetGPUUnsupportedReason() const;
-
-  /** Why the module's CPU core cannot serve the request, so that ITK's own
-   * filter runs on the CPU (empty if it can). */
-  std::string
-  GetCPUCoreUnsupportedReason() const;
+  /** The core's description of the filter (cif/Filter.h). */
+  static const cif::FilterDescriptor &
+  Description()
+  {
+    return cif::FindFilter("bilateral");
+  }
+  /** The filter's settings as the description's parameters: the radius
+   * only without AutomaticKernelSize, the input's spacing when it is set. */
+  static cif::Parameters
+  DescribedParameters(const Self * filter)
+  {
+    cif::Parameters p{ { "domain_sigma", CudaPerAxisValues<ImageDimension>(filter->GetDomainSigma()) },
+                       { "range_sigma", { filter->GetRangeSigma() } },
+                       { "domain_mu", { filter->GetDomainMu() } },
+                       { "radius", {} },
+                       { "number_of_iterations", { static_cast<double>(filter->GetNumberOfIterations()) } } };
+    if (!filter->GetAutomaticKernelSize())
+    {
+      p["radius"] = CudaRadiusValues(filter->GetRadius());
+    }
+    if (const TInputImage * input = filter->GetInput())
+    {
+      p["spacing"] = CudaPerAxisValues<ImageDimension>(input->GetSpacing());
+    }
+    return p;
+  }
+  /** Requests the cores do not take (other pixel types, 4 or more
+   * dimensions) run ITK's BilateralImageFilter, with its range table,
+   * repeated for the iterations. */
+  static const char *
+  TwinName()
+  {
+    return "ITK's BilateralImageFilter (range lookup table; iterations by repetition)";
+  }
+  void
+  TwinGenerateData();
 
 protected:
   CudaBilateralImageFilter() = default;
@@ -156,23 +187,9 @@ protected:
   GenerateInputRequestedRegion() override;
   void
   EnlargeOutputRequestedRegion(DataObject * output) override;
-  void
-  GenerateData() override;
-
-  void
-  GPUGenerateData();
-  void
-  CPUGenerateData();
-  /** ITK's BilateralImageFilter (lookup table), repeated for iterations. */
-  void
-  ITKGenerateData();
 
 private:
-  std::string
-  ParameterProblems() const;
-
   unsigned int m_NumberOfIterations{ 1 };
-  std::string  m_LastNote;
 };
 
 } // namespace itk

@@ -57,12 +57,7 @@ public:
   static cif::Parameters
   DescribedParameters(const Self * filter)
   {
-    std::vector<double> factors;
-    for (unsigned int a = 0; a < TInputImage::ImageDimension; ++a)
-    {
-      factors.push_back(static_cast<double>(filter->GetShrinkFactors()[a]));
-    }
-    return { { "shrink_factors", factors } };
+    return { { "shrink_factors", CudaPerAxisValues<TInputImage::ImageDimension>(filter->GetShrinkFactors()) } };
   }
 
 protected:

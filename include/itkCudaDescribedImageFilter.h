@@ -18,17 +18,24 @@
 namespace itk
 {
 
-/** A radius (or any per-axis size) as a description's per-axis values. */
-template <unsigned int D>
+/** A radius, shrink factors or any per-axis setting of D values as a
+ * description's per-axis values. */
+template <unsigned int D, typename TArray>
 std::vector<double>
-CudaRadiusValues(const Size<D> & radius)
+CudaPerAxisValues(const TArray & perAxis)
 {
   std::vector<double> values;
   for (unsigned int a = 0; a < D; ++a)
   {
-    values.push_back(static_cast<double>(radius[a]));
+    values.push_back(static_cast<double>(perAxis[a]));
   }
   return values;
+}
+template <unsigned int D>
+std::vector<double>
+CudaRadiusValues(const Size<D> & radius)
+{
+  return CudaPerAxisValues<D>(radius);
 }
 
 /** \class CudaDescribedImageFilter
@@ -50,7 +57,10 @@ CudaRadiusValues(const Size<D> & radius)
  * descriptor's parameters (its Get methods, in the descriptor's names). It
  * may hide `CoreProblem(const Self *)` (static): why the cores cannot take
  * a setting of the twin that the description does not know (a structuring
- * element that is not a box, say; empty if they can). Everything else is the
+ * element that is not a box, say; empty if they can); and `TwinName()` with
+ * `TwinGenerateData()`, what runs such requests when the twin has no
+ * implementation of its own (a filter with no ITK twin derives from
+ * ImageToImageFilter and runs its own CPU core there). Everything else is the
  * twin's: its Set/Get methods, its output information and requested regions
  * (the output grid and the input region are ITK's, and the job follows the
  * buffered regions), PrintSelf.
@@ -99,11 +109,9 @@ public:
       const cif::FilterDescriptor & description = TSelf::Description();
       const cif::Pixel              in = PixelOf<InputPixelType>();
       const cif::Pixel              out = PixelOf<OutputPixelType>();
-      const auto                    has = [](const std::vector<cif::Pixel> & list, cif::Pixel p)
-      { return std::find(list.begin(), list.end(), p) != list.end(); };
-      const bool sameType = in == out && has(description.cpuPixels, in);
-      const bool toFloat =
-        in != out && out == cif::Pixel::Float32 && has(description.floatOutputPixels, in) && description.cpuFloatOutput;
+      const bool                    sameType = in == out && cif::HasPixel(description.cpuPixels, in);
+      const bool                    toFloat = in != out && out == cif::Pixel::Float32 &&
+                           cif::HasPixel(description.floatOutputPixels, in) && description.cpuFloatOutput;
       if (!sameType && !toFloat)
       {
         std::string types;
@@ -161,11 +169,7 @@ public:
       {
         return e.what();
       }
-      if (!std::is_same<InputPixelType, OutputPixelType>::value && !description.cudaFloatOutput)
-      {
-        return "the GPU does not write float from integer pixels for this filter";
-      }
-      return cif::GpuProblem(description, PixelOf<InputPixelType>(), parameters, extent);
+      return GpuProblemOf(parameters, extent);
     }
     return {};
   }
@@ -175,6 +179,20 @@ public:
   CoreProblem(const TSelf *)
   {
     return {};
+  }
+
+  /** What runs the requests the cores do not take: by default the twin's
+   * own GenerateData ("ITK's implementation"). A filter whose twin has none
+   * (a plain ImageToImageFilter) hides both with its own. */
+  static const char *
+  TwinName()
+  {
+    return "ITK's implementation";
+  }
+  void
+  TwinGenerateData()
+  {
+    Superclass::GenerateData();
   }
 
 protected:
@@ -199,8 +217,9 @@ protected:
       this->RunOnGPUOrCPU(
         core,
         [] {},
-        [this] { Superclass::GenerateData(); },
-        [&core](CudaExecutionReport & report) { report.AddNote("ITK's implementation, because " + core); });
+        [this] { static_cast<TSelf *>(this)->TwinGenerateData(); },
+        [&core](CudaExecutionReport & report)
+        { report.AddNote(std::string(TSelf::TwinName()) + ", because " + core); });
       return;
     }
     if constexpr (CoreTypes)
@@ -253,6 +272,18 @@ private:
     return extent;
   }
 
+  /** Why the GPU cannot run checked parameters on an image of `extent`. */
+  static std::string
+  GpuProblemOf(const cif::Parameters & parameters, const cif::Extent & extent)
+  {
+    const cif::FilterDescriptor & description = TSelf::Description();
+    if (!std::is_same<InputPixelType, OutputPixelType>::value && !description.cudaFloatOutput)
+    {
+      return "the GPU does not write float from integer pixels for this filter";
+    }
+    return cif::GpuProblem(description, PixelOf<InputPixelType>(), parameters, extent);
+  }
+
   void
   GenerateDescribedData()
   {
@@ -291,7 +322,7 @@ private:
     constexpr bool     sameType = std::is_same<InputPixelType, OutputPixelType>::value;
     const cif::Entry & cpu = sameType ? description.cpu : description.cpuFloatOutput;
     const cif::Entry & cuda = sameType ? description.cuda : description.cudaFloatOutput;
-    std::string        gpuProblem = this->GetGPUUnsupportedReason();
+    const std::string  gpuProblem = GpuProblemOf(parameters, whole);
     cif::EntryResult   result;
     this->RunOnGPUOrCPU(
       gpuProblem,
@@ -300,7 +331,7 @@ private:
         const auto core = [&](const InputPixelType * in, OutputPixelType * out, const cif::Job & piece)
         { result = cuda(pixel, in, out, piece, parameters, 0); };
         const cif::SlabPolicy policy =
-          description.slabPolicy ? description.slabPolicy(parameters, pixel) : cif::SlabPolicy{};
+          description.slabPolicy ? description.slabPolicy(parameters, PixelOf<OutputPixelType>()) : cif::SlabPolicy{};
         if (policy.slabs && description.grid == cif::OutputGrid::Same)
         {
           this->SetLastSlabs(CudaRunNeighbourhoodJob(
@@ -325,8 +356,10 @@ private:
       [&]
       {
         const int threads = static_cast<int>(this->GetMultiThreader()->GetMaximumNumberOfThreads());
-        result =
-          cpu(pixel, input->GetBufferPointer(), output->GetBufferPointer(), job, parameters, threads > 0 ? threads : 1);
+        cif::Job  cpuJob = job;
+        cpuJob.progress = [this](double f) { this->UpdateProgress(static_cast<float>(f)); };
+        result = cpu(
+          pixel, input->GetBufferPointer(), output->GetBufferPointer(), cpuJob, parameters, threads > 0 ? threads : 1);
         m_LastAlgorithm = -1;
       },
       [&](CudaExecutionReport & report) { report.AddNote(result.note); });

@@ -33,13 +33,24 @@ using CudaExecutionReport = cif::ExecutionReport;
  * out-of-memory during the GPU run falls back to the CPU in automatic mode
  * (and is reported); any other CUDA failure becomes an itk::ExceptionObject
  * naming the failed call. */
+template <typename TGpu, typename TCpu, typename TAnnotate>
+CudaExecutionReport
+CudaRunWithFallback(CudaExecutionMode   mode,
+                    const std::string & gpuUnsupported,
+                    const char *        filterName,
+                    TGpu &&             runOnGpu,
+                    TCpu &&             runOnCpu,
+                    TAnnotate &&        annotate);
 template <typename TGpu, typename TCpu>
 CudaExecutionReport
 CudaRunWithFallback(CudaExecutionMode   mode,
                     const std::string & gpuUnsupported,
                     const char *        filterName,
                     TGpu &&             runOnGpu,
-                    TCpu &&             runOnCpu);
+                    TCpu &&             runOnCpu)
+{
+  return CudaRunWithFallback(mode, gpuUnsupported, filterName, runOnGpu, runOnCpu, [](CudaExecutionReport &) {});
+}
 
 /** True when T is one of U... (the pixel types a core is instantiated for). */
 template <typename T, typename... U>
@@ -86,17 +97,18 @@ CudaThrowAsItkException(const cif::CudaFailure & failure, const char * filterNam
 [[noreturn]] void
 CudaThrowGpuUnavailable(const cif::GpuUnavailable & impossible, const char * filterName);
 
-template <typename TGpu, typename TCpu>
+template <typename TGpu, typename TCpu, typename TAnnotate>
 CudaExecutionReport
 CudaRunWithFallback(CudaExecutionMode   mode,
                     const std::string & gpuUnsupported,
                     const char *        filterName,
                     TGpu &&             runOnGpu,
-                    TCpu &&             runOnCpu)
+                    TCpu &&             runOnCpu,
+                    TAnnotate &&        annotate)
 {
   try
   {
-    return cif::RunWithFallback(mode, gpuUnsupported, filterName, runOnGpu, runOnCpu);
+    return cif::RunWithFallback(mode, gpuUnsupported, filterName, runOnGpu, runOnCpu, annotate);
   }
   catch (const cif::GpuUnavailable & impossible)
   {
@@ -194,18 +206,23 @@ protected:
   RunOnGPUOrCPU(const std::string & gpuUnsupported, TGpu && runOnGpu, TCpu && runOnCpu, TAnnotate && annotate)
   {
     m_LastSlabs.clear();
-    m_LastExecutionReport =
-      CudaRunWithFallback(this->GetExecutionMode(), gpuUnsupported, this->GetExecutionOwnerName(), runOnGpu, runOnCpu);
-    annotate(m_LastExecutionReport);
-    if (m_LastExecutionReport.Device == CudaExecutedOn::GPU)
-    {
-      m_LastExecutionReport.AddNote(m_LastSlabs);
-    }
+    m_LastExecutionReport = CudaRunWithFallback(this->GetExecutionMode(),
+                                                gpuUnsupported,
+                                                this->GetExecutionOwnerName(),
+                                                runOnGpu,
+                                                runOnCpu,
+                                                [&](CudaExecutionReport & report)
+                                                {
+                                                  annotate(report);
+                                                  if (report.Device == CudaExecutedOn::GPU)
+                                                  {
+                                                    report.AddNote(m_LastSlabs);
+                                                  }
+                                                });
     if (m_LastExecutionReport.FellBackAfterOutOfMemory)
     {
       this->WarnAsExecutionOwner(m_LastExecutionReport.Message);
     }
-    cif::ReportRunIfVerbose(this->GetExecutionOwnerName(), m_LastExecutionReport);
   }
   template <typename TGpu, typename TCpu>
   void

@@ -4,7 +4,8 @@
 #ifndef itkCudaRotatingMaskImageFilter_h
 #define itkCudaRotatingMaskImageFilter_h
 
-#include "itkCudaExecution.h"
+#include "cif/RotatingMask.h"
+#include "itkCudaDescribedImageFilter.h"
 #include "itkCudaFilterImage.h"
 #include "itkImageToImageFilter.h"
 #include <type_traits>
@@ -93,14 +94,14 @@ namespace itk
  */
 template <typename TInputImage, typename TOutputImage = TInputImage>
 class ITK_TEMPLATE_EXPORT CudaRotatingMaskImageFilter
-  : public ImageToImageFilter<TInputImage, TOutputImage>
-  , public CudaExecutionControl
+  : public CudaDescribedImageFilter<CudaRotatingMaskImageFilter<TInputImage, TOutputImage>,
+                                    ImageToImageFilter<TInputImage, TOutputImage>>
 {
 public:
   ITK_DISALLOW_COPY_AND_MOVE(CudaRotatingMaskImageFilter);
 
   using Self = CudaRotatingMaskImageFilter;
-  using Superclass = ImageToImageFilter<TInputImage, TOutputImage>;
+  using Superclass = CudaDescribedImageFilter<Self, ImageToImageFilter<TInputImage, TOutputImage>>;
   using Pointer = SmartPointer<Self>;
   using ConstPointer = SmartPointer<const Self>;
 
@@ -137,9 +138,28 @@ public:
   itkSetMacro(NumberOfIterations, unsigned int);
   itkGetConstMacro(NumberOfIterations, unsigned int);
 
-  /** Why the GPU path cannot serve the current request (empty if it can). */
-  std::string
-  GetGPUUnsupportedReason() const;
+  /** The core's description of the filter (cif/Filter.h). */
+  static const cif::FilterDescriptor &
+  Description()
+  {
+    return cif::FindFilter("rotating-mask");
+  }
+  /** The filter's settings as the description's parameters. */
+  static cif::Parameters
+  DescribedParameters(const Self * filter)
+  {
+    return { { "number_of_iterations", { static_cast<double>(filter->GetNumberOfIterations()) } } };
+  }
+  /** The pixel types the described cores do not take (signed char, int,
+   * unsigned int, double, or outputs of another type) run the module's CPU
+   * core, which is written for all of them. */
+  static const char *
+  TwinName()
+  {
+    return "the module's CPU core for these pixel types";
+  }
+  void
+  TwinGenerateData();
 
 protected:
   CudaRotatingMaskImageFilter() = default;
@@ -148,22 +168,12 @@ protected:
   void
   PrintSelf(std::ostream & os, Indent indent) const override;
   void
-  VerifyPreconditions() ITKv5_CONST override;
-  void
   GenerateInputRequestedRegion() override;
   void
   EnlargeOutputRequestedRegion(DataObject * output) override;
-  void
-  GenerateData() override;
-
-  void
-  GPUGenerateData();
-  void
-  CPUGenerateData();
 
 private:
   unsigned int m_NumberOfIterations{ 1 };
-  std::string  m_LastNote;
 };
 
 } // namespace itk

@@ -527,7 +527,7 @@ TEST(BilateralCpu, BadParametersAndEmptyInputThrow)
     }
     catch (const itk::ExceptionObject & e)
     {
-      EXPECT_NE(std::string(e.GetDescription()).find("RangeSigma"), std::string::npos) << e.GetDescription();
+      EXPECT_NE(std::string(e.GetDescription()).find("range_sigma"), std::string::npos) << e.GetDescription();
     }
   }
   s.rangeSigma = 1.0;

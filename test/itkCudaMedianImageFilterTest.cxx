@@ -20,6 +20,7 @@
 #include "cif/MedianKeys.h"
 #include "itkCudaFilterImage.h"
 #include "itkCudaMedianImageFilter.h"
+#include "itkCommand.h"
 #include "itkExtractImageFilter.h"
 #include "itkMedianImageFilter.h"
 #include "itkStreamingImageFilter.h"
@@ -730,6 +731,29 @@ TEST(MedianCpu, UnsupportedPixelTypesRunItkOnTheCpu)
             0u);
 }
 
+TEST(MedianCpu, ReportsProgressFromTheCore)
+{
+  // the CPU core reports ten stages; the filter passes them on as ITK's
+  // progress events, ending at 1
+  auto input = RandomImage<UC3>(MakeSize<UC3>({ 24, 20, 16 }), 0, 255, 5);
+  auto filter = itk::CudaMedianImageFilter<UC3, UC3>::New();
+  filter->SetInput(input);
+  filter->SetRadius(1);
+  filter->SetExecutionMode(Mode::CPU);
+  std::vector<float> seen;
+  auto               command = itk::CStyleCommand::New();
+  command->SetClientData(&seen);
+  command->SetCallback(
+    [](itk::Object * caller, const itk::EventObject &, void * data)
+    { static_cast<std::vector<float> *>(data)->push_back(static_cast<itk::ProcessObject *>(caller)->GetProgress()); });
+  filter->AddObserver(itk::ProgressEvent(), command);
+  filter->Update();
+  const auto between = std::count_if(seen.begin(), seen.end(), [](float f) { return f > 0.0f && f < 1.0f; });
+  EXPECT_GE(between, 5) << "progress events: " << seen.size();
+  ASSERT_FALSE(seen.empty());
+  EXPECT_FLOAT_EQ(seen.back(), 1.0f);
+}
+
 TEST(MedianCpu, EmptyInputThrows)
 {
   auto input = UC2::New();
@@ -832,8 +856,8 @@ TEST(MedianGpu, CoreWritesEveryOutputPixel)
   CIF_REQUIRE_GPU_OR_SKIP();
   // Two runs into outputs poisoned with 0x00 and 0xFF bytes: a pixel left
   // unwritten would keep a poison in at least one of them.
-  const auto            input = TestImage<US3>(MakeSize<US3>({ 45, 19, 13 }), 0, 65536, 50);
-  const auto            count = input->GetBufferedRegion().GetNumberOfPixels();
+  const auto        input = TestImage<US3>(MakeSize<US3>({ 45, 19, 13 }), 0, 65536, 50);
+  const auto        count = input->GetBufferedRegion().GetNumberOfPixels();
   cif::DeviceBuffer in(count * 2), out(count * 2);
   in.CopyFromHost(input->GetBufferPointer(), count * 2);
   for (const auto & radius :
@@ -871,7 +895,7 @@ TEST(MedianGpu, SlidingHistogramLevelsMatchItk)
   {
     using TImage = typename std::remove_cv<typename std::remove_pointer<decltype(input)>::type>::type;
     using T = typename TImage::PixelType;
-    const auto            count = input->GetBufferedRegion().GetNumberOfPixels();
+    const auto        count = input->GetBufferedRegion().GetNumberOfPixels();
     cif::DeviceBuffer in(count * sizeof(T)), out(count * sizeof(T));
     in.CopyFromHost(input->GetBufferPointer(), count * sizeof(T));
     out.FillBytes(0xA5);

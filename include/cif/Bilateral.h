@@ -18,6 +18,7 @@
 #define cifBilateral_h
 
 #include "cif/ClampedNeighborhood.h"
+#include "cif/Filter.h"
 
 #include <cstdint>
 #include <functional>
@@ -42,6 +43,19 @@ struct BilateralParameters
    * (ClampedNeighborhoodGeometry::OutputIsWholeInput) when > 1. */
   int iterations{ 1 };
 };
+
+/** ITK's fixed support of the range Gaussian, in range sigmas. */
+constexpr double BilateralRangeCutoffInSigmas = 4.0;
+
+/** The kernel radius of the description's parameters (cif::FindFilter
+ * ("bilateral"), after CompleteParameters) on `dimension` axes (any
+ * number; the ITK class asks for 4 or more too): "radius" when given, else
+ * ITK's automatic ceil(domain_mu domain_sigma_i / spacing_i). Returns the
+ * problem, or empty: a sigma, mu or spacing that is not positive, an
+ * automatic radius past 2^20, more taps than BilateralMaxTaps. The one
+ * check of these settings, for every face. */
+std::string
+BilateralKernelRadius(const Parameters & parameters, int dimension, std::vector<std::int64_t> & radius);
 
 /** Largest number of domain taps the cores accept (a kernel of 2^22 taps
  * would take hours per volume; larger requests are refused). */

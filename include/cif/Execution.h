@@ -73,7 +73,7 @@ private:
  * other than "0" or empty, writes one line to stderr for a run:
  * "cudaimagefilters: <name>: <report message>" (the device, or "CPU,
  * because ..." with the reason it fell back, and the filter's notes).
- * Every filter of the module calls it once per run. */
+ * RunWithFallback calls it once per run, for every face. */
 void
 ReportRunIfVerbose(const char * name, const ExecutionReport & report);
 
@@ -87,17 +87,22 @@ DecideGpu(cif::ExecutionMode mode, const std::string & gpuUnsupported, const cha
 /** Runs `runOnGpu` or `runOnCpu` as `mode` decides (DecideGpu). A device
  * out-of-memory during the GPU run falls back to the CPU in automatic mode
  * (FellBackAfterOutOfMemory, and the message says why); in GPU mode it
- * propagates, as does every other CudaFailure. */
-template <typename TGpu, typename TCpu>
+ * propagates, as does every other CudaFailure. Then `annotate(report)` adds
+ * what the caller knows of the run (the kernel it chose, how it was cut), and
+ * the report goes to ReportRunIfVerbose: this is the one place a run of any
+ * face is reported. */
+template <typename TGpu, typename TCpu, typename TAnnotate>
 cif::ExecutionReport
 RunWithFallback(cif::ExecutionMode  mode,
                 const std::string & gpuUnsupported,
                 const char *        name,
                 TGpu &&             runOnGpu,
-                TCpu &&             runOnCpu)
+                TCpu &&             runOnCpu,
+                TAnnotate &&        annotate)
 {
   cif::ExecutionReport report;
   std::string          why;
+  bool                 done = false;
   if (DecideGpu(mode, gpuUnsupported, name, why))
   {
     try
@@ -105,7 +110,7 @@ RunWithFallback(cif::ExecutionMode  mode,
       runOnGpu();
       report.Device = cif::ExecutedOn::GPU;
       report.Message = "GPU: " + cif::Runtime::GetDeviceDescription();
-      return report;
+      done = true;
     }
     catch (const CudaOutOfMemory & failure)
     {
@@ -117,10 +122,27 @@ RunWithFallback(cif::ExecutionMode  mode,
       why = std::string("the GPU ran out of memory (") + failure.what() + ")";
     }
   }
-  runOnCpu();
-  report.Device = cif::ExecutedOn::CPU;
-  report.Message = why.empty() ? std::string("CPU") : "CPU, because " + why;
+  if (!done)
+  {
+    runOnCpu();
+    report.Device = cif::ExecutedOn::CPU;
+    report.Message = why.empty() ? std::string("CPU") : "CPU, because " + why;
+  }
+  annotate(report);
+  ReportRunIfVerbose(name, report);
   return report;
+}
+
+/** RunWithFallback with nothing to add to the report. */
+template <typename TGpu, typename TCpu>
+cif::ExecutionReport
+RunWithFallback(cif::ExecutionMode  mode,
+                const std::string & gpuUnsupported,
+                const char *        name,
+                TGpu &&             runOnGpu,
+                TCpu &&             runOnCpu)
+{
+  return RunWithFallback(mode, gpuUnsupported, name, runOnGpu, runOnCpu, [](cif::ExecutionReport &) {});
 }
 
 } // namespace cif

@@ -44,9 +44,18 @@ enum class Pixel : std::uint8_t
 /** "uint8", "int16", "uint16", "float32", "float64" (NumPy's names). */
 const char *
 PixelName(Pixel pixel);
+/** "unsigned char", "short", ..., "double" (the C++ type). */
+const char *
+CTypeName(Pixel pixel);
 /** Bytes of one pixel. */
 std::size_t
 PixelBytes(Pixel pixel);
+/** Whether `pixel` is in `list`. */
+bool
+HasPixel(const std::vector<Pixel> & list, Pixel pixel);
+
+/** Progress of a CPU entry, a fraction in [0, 1] (may be empty). */
+using Progress = std::function<void(double)>;
 
 /** What a parameter holds. Choices are stored as the index of the choice. */
 enum class ParameterKind : std::uint8_t
@@ -56,8 +65,18 @@ enum class ParameterKind : std::uint8_t
   Choice,
   /** a real value that may be absent (Python None, no CLI option): an
    * empty value list */
-  OptionalReal
+  OptionalReal,
+  /** integer values that may be absent (an empty value list; the filter
+   * says what absent means, e.g. an automatic radius) */
+  OptionalInteger
 };
+
+/** Whether a parameter of this kind may be absent. */
+inline bool
+IsOptional(ParameterKind kind)
+{
+  return kind == ParameterKind::OptionalReal || kind == ParameterKind::OptionalInteger;
+}
 
 /** One parameter of a filter. The name is snake_case: the Python keyword;
  * the CLI option is --name with '-' for '_'; the ITK class's Set method is
@@ -79,6 +98,10 @@ struct ParameterSpec
   /** The names of the choices (Choice). */
   std::vector<std::string> choices;
   std::string              help;
+  /** A property of the image rather than a setting ("spacing"): every face
+   * fills it from the image (the ITK input's, the file's, the itk.Image's)
+   * unless the caller gives it (a NumPy array's spacing keyword). */
+  bool fromImage{ false };
 };
 
 /** A call's parameters: name -> values (one per axis after CheckParameters
@@ -110,6 +133,9 @@ struct Job
   std::int64_t inputSize[3]{ 1, 1, 1 };
   std::int64_t outputStart[3]{ 0, 0, 0 };
   std::int64_t outputSize[3]{ 1, 1, 1 };
+  /** Where a CPU entry reports its progress (the ITK classes' progress
+   * events; empty for the other faces). GPU entries ignore it. */
+  Progress progress;
 };
 
 /** The whole-image job of an image and an output extent. */
@@ -208,8 +234,10 @@ struct FilterDescriptor
   std::vector<Pixel> floatOutputPixels;
   Entry              cpuFloatOutput;
   Entry              cudaFloatOutput;
-  /** How a host image too large for the device is cut (see SlabPolicy);
-   * empty: slabs with the halo above and no work memory. */
+  /** How a host image too large for the device is cut (see SlabPolicy),
+   * for the parameters and the output's pixel type (the input's, or float32
+   * for the float-output entries); empty: slabs with the halo above and no
+   * work memory. */
   std::function<SlabPolicy(const Parameters &, Pixel)> slabPolicy;
 };
 

@@ -39,7 +39,6 @@ from .filters import (
     PackedMask,
     apply_packed_mask,
     b_spline_decomposition_image_filter,
-    bilateral_image_filter,
     binary_threshold_image_filter,
     bspline_decomposition_image_filter,
     threshold_to_packed_mask,

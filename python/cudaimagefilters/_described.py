@@ -25,10 +25,13 @@ _KIND_TYPES = {
     "real": Union[float, Sequence[float]],
     "choice": str,
     "optional_real": Optional[float],
+    "optional_integer": Optional[Union[int, Sequence[int]]],
 }
 
 
 def _default(p: Dict[str, Any]) -> Any:
+    if p["from_image"]:
+        return None  # the image's (an itk.Image's), or 1 for arrays
     defaults = list(p["defaults"])
     if p["kind"] == "choice":
         return p["choices"][int(defaults[0])]
@@ -45,6 +48,8 @@ def _doc(d: Dict[str, Any]) -> str:
     lines = [d["summary"].rstrip(".") + twin + ".", "", d["details"], ""]
     for p in d["parameters"]:
         axes = ": one value, or one per axis (x, y, z)" if p["per_axis"] else ""
+        if p["from_image"]:
+            axes += " (default: an itk.Image's own; 1 for arrays)"
         choices = f" One of {', '.join(repr(c) for c in p['choices'])}." if p["kind"] == "choice" else ""
         lines.append(f"{p['name']}: {p['help']}{axes}.{choices}")
     lines += [
@@ -70,10 +75,16 @@ def _runner(d: Dict[str, Any]) -> Callable[..., Any]:
     """The body every generated function calls: one check, one run."""
     command = d["command"]
     bins = d["grid"] == "bin"
+    # the image's spacing, when the filter takes it (ParameterSpec::fromImage)
+    takes_spacing = any(p["from_image"] and p["name"] == "spacing" for p in d["parameters"])
     from ._runtime import _record
 
     def run(image: Any, values: Dict[str, Any], device: str, number_of_threads: Optional[int]) -> Any:
-        arg = prepare(image, device)
+        if takes_spacing:
+            arg = prepare(image, device, spacing=values["spacing"])
+            values["spacing"] = list(arg.geometry.spacing)
+        else:
+            arg = prepare(image, device)
         call, shape = _cif.check_filter(command, arg.array, values)  # the one check of the parameters
         geometry = None
         if bins and arg.kind == _arrays.ITK:

@@ -28,7 +28,6 @@ from . import _arrays, _cif
 from ._common import Radius, attach_halo, halo_from_radius, prepare, radius_axes, run, threads
 
 __all__ = [
-    "bilateral_image_filter",
     "binary_threshold_image_filter",
     "threshold_to_packed_mask",
     "unpack_mask",
@@ -39,92 +38,10 @@ __all__ = [
 ]
 
 
-# The median, mean, erosion, rotating mask and bin shrink are made from the
-# core's descriptions (_described.py), not written here.
+# The median, mean, erosion, rotating mask, bin shrink and bilateral are
+# made from the core's descriptions (_described.py), not written here.
 
 
-# --------------------------------------------------------------------------
-def _bilateral_radius(ndim, domain_sigma, domain_mu, radius, spacing) -> Tuple[int, ...]:
-    sigma = _arrays._per_axis(domain_sigma, ndim, "domain_sigma", 4.0)
-    for s in sigma:
-        if not (s > 0 and math.isfinite(s)):
-            raise ValueError(f"domain_sigma must be positive and finite, not {domain_sigma!r}")
-    if radius is not None:
-        return radius_axes(radius, ndim)
-    if not (domain_mu > 0 and math.isfinite(domain_mu)):
-        raise ValueError(f"domain_mu must be positive and finite, not {domain_mu!r}")
-    r = []
-    for i in range(ndim):
-        v = math.ceil(domain_mu * sigma[i] / spacing[i])
-        if not v <= 1 << 20:
-            raise ValueError(f"the automatic kernel radius on axis {i} is not a usable size")
-        r.append(int(v))
-    return tuple(r)
-
-
-def bilateral_image_filter(
-    image: Any,
-    domain_sigma: Union[float, Sequence[float]] = 4.0,
-    range_sigma: float = 50.0,
-    *,
-    domain_mu: float = 2.5,
-    radius: Optional[Radius] = None,
-    number_of_iterations: int = 1,
-    spacing: Optional[Sequence[float]] = None,
-    device: str = "auto",
-    number_of_threads: Optional[int] = None,
-) -> Any:
-    """Bilateral smoothing (itk::BilateralImageFilter), with iterations.
-
-    out(x) = sum_q w(q - x) g(f(q) - f(x)) f(q) / sum_q w g, over the box of
-    `radius` (default: ceil(domain_mu * domain_sigma / spacing) per axis, as
-    ITK), with ITK's normalised Gaussian domain kernel in physical units
-    (domain_sigma per axis, the image's spacing) and the exact range
-    Gaussian of range_sigma, cut at 4 range_sigma as ITK. ITK samples the
-    range Gaussian in a table; the difference to ITK with its default 100
-    samples is at most 2 range_sigma (exp(16/100) - 1) = 0.35 range_sigma
-    (tests: within 1e-4 range_sigma of ITK with 10^6 samples). The GPU sums
-    in float32, the CPU in double. Boundary: zero-flux Neumann. NaN
-    neighbours are skipped; a NaN centre gives NaN.
-
-    spacing: the spacing of an array input (x, y, z); an itk.Image has its own.
-    """
-    arg = prepare(image, device, spacing=spacing)
-    r = _bilateral_radius(arg.ndim, domain_sigma, domain_mu, radius, arg.geometry.spacing)
-    sigma = _arrays._per_axis(domain_sigma, arg.ndim, "domain_sigma", 4.0)
-    if not (range_sigma > 0 and math.isfinite(range_sigma)):
-        raise ValueError(f"range_sigma must be positive and finite, not {range_sigma!r}")
-    if int(number_of_iterations) < 1:
-        raise ValueError("number_of_iterations must be at least 1")
-    return run(
-        arg,
-        _arrays.numpy_dtype(arg.array),
-        lambda i, o: _cif.bilateral(
-            i,
-            o,
-            list(r),
-            list(sigma),
-            list(arg.geometry.spacing),
-            float(range_sigma),
-            int(number_of_iterations),
-            device,
-            arg.stream,
-            threads(number_of_threads),
-        ),
-    )
-
-
-def _bilateral_halo(
-    domain_sigma=4.0, domain_mu=2.5, radius=None, number_of_iterations=1, spacing=None, ndim=None, **_
-):
-    if ndim is None:
-        ndim = len(spacing) if spacing is not None else (len(radius) if radius is not None and not np.isscalar(radius) else 3)
-    h = _arrays._per_axis(spacing, ndim, "spacing", 1.0)
-    r = _bilateral_radius(ndim, domain_sigma, domain_mu, radius, h)
-    return halo_from_radius(tuple(v * int(number_of_iterations) for v in r), ndim)
-
-
-attach_halo(bilateral_image_filter, _bilateral_halo)
 
 
 # --------------------------------------------------------------------------

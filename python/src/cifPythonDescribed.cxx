@@ -29,11 +29,9 @@ CorePixel(const cif::FilterDescriptor & filter, const ArrayInfo & a)
   {
     names += (names.empty() ? "" : ", ") + std::string(cif::PixelName(p));
   }
-  if (!cif::PixelFromName(PixelName(a.pixel), pixel) ||
-      std::find(filter.cpuPixels.begin(), filter.cpuPixels.end(), pixel) == filter.cpuPixels.end())
+  if (!cif::PixelFromName(PixelName(a.pixel), pixel) || !cif::HasPixel(filter.cpuPixels, pixel))
   {
-    throw nb::type_error(
-      (filter.function + ": pixel type " + a.dtype + " is not supported; use " + names).c_str());
+    throw nb::type_error((filter.function + ": pixel type " + a.dtype + " is not supported; use " + names).c_str());
   }
   return pixel;
 }
@@ -101,12 +99,12 @@ CheckedParameters(const cif::FilterDescriptor & filter, const nb::dict & keyword
   cif::Parameters parameters;
   for (auto item : keywords)
   {
-    const std::string name = nb::cast<std::string>(item.first);
+    const std::string   name = nb::cast<std::string>(item.first);
     std::vector<double> values = ValuesOf(filter, name, item.second);
     bool                optional = false;
     for (const auto & spec : filter.parameters)
     {
-      optional = optional || (spec.name == name && spec.kind == cif::ParameterKind::OptionalReal);
+      optional = optional || (spec.name == name && cif::IsOptional(spec.kind));
     }
     if (!values.empty() || optional)
     {
@@ -258,10 +256,12 @@ Descriptions()
     {
       nb::dict p;
       p["name"] = spec.name;
-      p["kind"] = spec.kind == cif::ParameterKind::Integer  ? "integer"
-                  : spec.kind == cif::ParameterKind::Real   ? "real"
-                  : spec.kind == cif::ParameterKind::Choice ? "choice"
-                                                            : "optional_real";
+      p["kind"] = spec.kind == cif::ParameterKind::Integer           ? "integer"
+                  : spec.kind == cif::ParameterKind::Real            ? "real"
+                  : spec.kind == cif::ParameterKind::Choice          ? "choice"
+                  : spec.kind == cif::ParameterKind::OptionalInteger ? "optional_integer"
+                                                                     : "optional_real";
+      p["from_image"] = spec.fromImage;
       p["per_axis"] = spec.perAxis;
       p["positional"] = spec.positional;
       p["minimum"] = spec.minimum;
@@ -286,7 +286,7 @@ Halo(const std::string & name, const nb::dict & keywords, int ndim)
   cif::Parameters               parameters;
   for (auto item : keywords)
   {
-    const std::string key = nb::cast<std::string>(item.first);
+    const std::string   key = nb::cast<std::string>(item.first);
     std::vector<double> values = ValuesOf(filter, key, item.second);
     if (!values.empty())
     {

@@ -7,7 +7,6 @@
 #include "cifPythonArrays.h"
 
 #include "cif/BSplinePrefilter.h"
-#include "cif/Bilateral.h"
 #include "cif/PackedMask.h"
 #include "cif/Slabs.h"
 
@@ -26,21 +25,6 @@ namespace cifpy
 namespace
 {
 
-/** The job of an image filter whose output has the input's grid. */
-template <typename TGeometry>
-TGeometry
-WholeImageGeometry(const ArrayInfo & image)
-{
-  TGeometry g;
-  for (int a = 0; a < 3; ++a)
-  {
-    g.inputSize[a] = image.Size(a);
-    g.outputStart[a] = 0;
-    g.outputSize[a] = image.Size(a);
-  }
-  return g;
-}
-
 void
 CheckFilterArrays(const ArrayInfo & in, const ArrayInfo & out, const char * function)
 {
@@ -54,117 +38,6 @@ NoCudaReason(bool compiled)
 {
   return compiled ? std::string() : std::string("this build has no CUDA code");
 }
-
-/** Runs a filter whose output has the input's shape and pixel type (uint8,
- * int16, uint16 or float32). `gpu` and `cpu` are called as
- * f(const T * input, T * output) on the side they run on, and return a note
- * for the report (empty for none). */
-template <typename TGpu, typename TCpu>
-Report
-RunSameTypeFilter(const char *        name,
-                  const std::string & device,
-                  const std::string & gpuProblem,
-                  const ArrayInfo &   in,
-                  const ArrayInfo &   out,
-                  std::uintptr_t      stream,
-                  TGpu &&             gpu,
-                  TCpu &&             cpu)
-{
-  std::string note;
-  Report      report;
-  DispatchScalar(
-    in,
-    name,
-    [&](auto tag)
-    {
-      using T = decltype(tag);
-      report = RunJob(
-        name,
-        device,
-        gpuProblem,
-        { in },
-        { out },
-        stream,
-        [&](const JobPointers & p) { note = gpu(static_cast<const T *>(p.in[0]), static_cast<T *>(p.out[0])); },
-        [&](const JobPointers & p) { note = cpu(static_cast<const T *>(p.in[0]), static_cast<T *>(p.out[0])); });
-    });
-  if (!note.empty())
-  {
-    std::get<1>(report) += "; " + note;
-  }
-  return report;
-}
-
-/** RunSameTypeFilter for a neighbourhood filter whose core takes a
- * geometry (`g`, the whole image's): `gpu(x, y, geometry)` returns the
- * report's note. With host arrays on the GPU, an image whose one-piece job
- * does not fit the device runs in slabs along its slowest axis, each with
- * `halo` (x, y, z) input planes on each side, straight from the arrays
- * (cif::RunNeighbourhoodJobCUDA, as the ITK filters do); the report then
- * ends with "in N slabs of ...". */
-template <typename TGeometry, typename TGpu, typename TCpu>
-Report
-RunNeighbourhoodFilter(const char *                        name,
-                       const std::string &                 device,
-                       const std::string &                 gpuProblem,
-                       const ArrayInfo &                   in,
-                       const ArrayInfo &                   out,
-                       std::uintptr_t                      stream,
-                       const TGeometry &                   g,
-                       const std::array<std::int64_t, 3> & halo,
-                       bool                                kernelWritesInputPlanes,
-                       std::size_t                         workBytesPerInputPixel,
-                       TGpu &&                             gpu,
-                       TCpu &&                             cpu)
-{
-  std::string note, slabs;
-  Report      report;
-  DispatchScalar(
-    in,
-    name,
-    [&](auto tag)
-    {
-      using T = decltype(tag);
-      const HostSlabRunner hostSlabs = [&](const std::function<void()> & whole)
-      {
-        slabs = cif::RunNeighbourhoodJobCUDA<T, T>(
-          true,
-          [&] { return static_cast<const T *>(in.data); },
-          [&] { return static_cast<T *>(out.data); },
-          g,
-          halo,
-          kernelWritesInputPlanes,
-          workBytesPerInputPixel,
-          [&](const T * x, T * y, const TGeometry & job) { note = gpu(x, y, job); },
-          whole);
-      };
-      report = RunJob(
-        name,
-        device,
-        gpuProblem,
-        { in },
-        { out },
-        stream,
-        [&](const JobPointers & p) { note = gpu(static_cast<const T *>(p.in[0]), static_cast<T *>(p.out[0]), g); },
-        [&](const JobPointers & p) { note = cpu(static_cast<const T *>(p.in[0]), static_cast<T *>(p.out[0])); },
-        nullptr,
-        hostSlabs);
-    });
-  std::string & message = std::get<1>(report);
-  if (!note.empty())
-  {
-    message += "; " + note;
-  }
-  if (!slabs.empty() && std::get<0>(report) == "GPU")
-  {
-    message += "; " + slabs;
-  }
-  return report;
-}
-
-/** The element type behind a pointer, for the generic bodies of RunSameTypeFilter. */
-template <typename P>
-using Pointee = std::remove_cv_t<std::remove_pointer_t<P>>;
 
 /** A threshold given as a Python number, in the pixel type T: ITK's
  * BinaryThresholdImageFilter compares in the input type, so a value the
@@ -189,65 +62,6 @@ ThresholdValue(double v, const char * what, const char * function)
     }
   }
   return static_cast<T>(v);
-}
-
-Report
-Bilateral(const InArray &             input,
-          const OutArray &            output,
-          const std::vector<int> &    radius,
-          const std::vector<double> & domainSigma,
-          const std::vector<double> & spacing,
-          double                      rangeSigma,
-          int                         iterations,
-          const std::string &         device,
-          std::uintptr_t              stream,
-          int                         threads)
-{
-  const char * name = "bilateral_image_filter";
-  const auto   in = Inspect(input, "image");
-  const auto   out = Inspect(output, "output");
-  CheckFilterArrays(in, out, name);
-  auto                     g = WholeImageGeometry<cif::ClampedNeighborhoodGeometry>(in);
-  cif::BilateralParameters p;
-  int                      r[3];
-  double                   s[3], h[3];
-  Axes(radius, r, 0, "radius");
-  Axes(domainSigma, s, 1.0, "domain_sigma");
-  Axes(spacing, h, 1.0, "spacing");
-  for (int a = 0; a < 3; ++a)
-  {
-    p.radius[a] = a < in.ndim ? r[a] : 0;
-  }
-  p.domainWeights = cif::BilateralDomainWeights(p.radius, s, h);
-  p.rangeSigma = rangeSigma;
-  p.rangeCutoff = 4.0 * rangeSigma; // ITK's range Gaussian support
-  p.iterations = iterations;
-  const std::string problem = cif::ValidateBilateralJob(g, p);
-  if (!problem.empty())
-  {
-    throw std::invalid_argument(std::string(name) + ": " + problem);
-  }
-  // the halo grows with the iterations; an iterated kernel filters its
-  // whole slab (one temporary of the pixel type)
-  const std::int64_t it = p.iterations;
-  return RunNeighbourhoodFilter(
-    name,
-    device,
-    NoCudaReason(cif::BilateralCUDAIsCompiled()),
-    in,
-    out,
-    stream,
-    g,
-    { p.radius[0] * it, p.radius[1] * it, p.radius[2] * it },
-    it > 1,
-    it > 1 ? in.bytes / static_cast<std::size_t>(in.Count()) : 0,
-    [&](const auto * x, auto * y, const cif::ClampedNeighborhoodGeometry & job)
-    { return cif::BilateralCUDA(x, y, job, p); },
-    [&](const auto * x, auto * y)
-    {
-      cif::BilateralCPU(x, y, g, p, Threads(threads));
-      return std::string("the module's CPU core (exact range Gaussian)");
-    });
 }
 
 /** Calls f(TOut{}) for an output pixel type of the threshold filters. */
@@ -689,18 +503,6 @@ void
 RegisterFilters(nb::module_ & m)
 {
   using namespace nb::literals;
-  m.def("bilateral",
-        &Bilateral,
-        "image"_a,
-        "output"_a,
-        "radius"_a,
-        "domain_sigma"_a,
-        "spacing"_a,
-        "range_sigma"_a,
-        "iterations"_a,
-        "device"_a,
-        "stream"_a,
-        "threads"_a);
   m.def("binary_threshold",
         &BinaryThreshold,
         "image"_a,

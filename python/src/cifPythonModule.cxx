@@ -258,6 +258,15 @@ RunJob(const char *                   name,
                                 "(cupy.asnumpy, tensor.cpu()) or use device='auto' or 'gpu'");
   }
 
+  // the body's note (the kernel it chose) joins the report before it is
+  // printed (cif::RunWithFallback)
+  const auto addNote = [note](cif::ExecutionReport & r)
+  {
+    if (note != nullptr)
+    {
+      r.AddNote(*note);
+    }
+  };
   cif::ExecutionReport report;
   {
     nb::gil_scoped_release release;
@@ -310,7 +319,7 @@ RunJob(const char *                   name,
         }
         onCpu(p);
       };
-      report = cif::RunWithFallback(mode, gpuUnsupported, name, gpu, cpu);
+      report = cif::RunWithFallback(mode, gpuUnsupported, name, gpu, cpu, addNote);
     }
     else
     {
@@ -351,18 +360,21 @@ RunJob(const char *                   name,
           cif::Runtime::CopyHostToDevice(outputs[k].data, s.host[inputs.size() + k].get(), outputs[k].bytes);
         }
       };
-      report = cif::RunWithFallback(mode, gpuUnsupported, name, gpu, cpu);
-      if (report.Device == cif::ExecutedOn::CPU)
-      {
-        report.AddNote("the GPU arrays were copied to the host and back");
-      }
+      report = cif::RunWithFallback(mode,
+                                    gpuUnsupported,
+                                    name,
+                                    gpu,
+                                    cpu,
+                                    [&](cif::ExecutionReport & r)
+                                    {
+                                      if (r.Device == cif::ExecutedOn::CPU)
+                                      {
+                                        r.AddNote("the GPU arrays were copied to the host and back");
+                                      }
+                                      addNote(r);
+                                    });
     }
   }
-  if (note != nullptr)
-  {
-    report.AddNote(*note);
-  }
-  cif::ReportRunIfVerbose(name, report);
   return ToReport(report);
 }
 

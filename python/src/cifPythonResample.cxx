@@ -422,7 +422,6 @@ public:
         const bool cudaCompiled = cif::PrefilterCUDAIsCompiled() && cif::BSplineEvaluateCUDAIsCompiled();
         m_Report =
           cif::RunWithFallback(ParseMode(device), cudaCompiled ? "" : "this build has no CUDA code", name, gpu, cpu);
-        cif::ReportRunIfVerbose(name, m_Report);
       };
       if (m_Double)
         withOutput(0.0);

@@ -25,6 +25,8 @@ FilterDescriptor
 RotatingMaskDescriptor();
 FilterDescriptor
 BinShrinkDescriptor();
+FilterDescriptor
+BilateralDescriptor();
 
 const std::vector<const FilterDescriptor *> &
 Filters()
@@ -33,7 +35,8 @@ Filters()
   static const auto * filters = []
   {
     static const FilterDescriptor all[] = {
-      MedianDescriptor(), MeanDescriptor(), GrayscaleErodeDescriptor(), RotatingMaskDescriptor(), BinShrinkDescriptor(),
+      MedianDescriptor(),       MeanDescriptor(),      GrayscaleErodeDescriptor(),
+      RotatingMaskDescriptor(), BinShrinkDescriptor(), BilateralDescriptor(),
     };
     auto * list = new std::vector<const FilterDescriptor *>;
     for (const auto & d : all)
@@ -43,6 +46,31 @@ Filters()
     return list;
   }();
   return *filters;
+}
+
+const char *
+CTypeName(Pixel pixel)
+{
+  switch (pixel)
+  {
+    case Pixel::UInt8:
+      return "unsigned char";
+    case Pixel::Int16:
+      return "short";
+    case Pixel::UInt16:
+      return "unsigned short";
+    case Pixel::Float32:
+      return "float";
+    case Pixel::Float64:
+      return "double";
+  }
+  return "unknown";
+}
+
+bool
+HasPixel(const std::vector<Pixel> & list, Pixel pixel)
+{
+  return std::find(list.begin(), list.end(), pixel) != list.end();
 }
 
 const FilterDescriptor &
@@ -170,6 +198,7 @@ CheckValue(const FilterDescriptor & filter, const ParameterSpec & spec, const st
   switch (spec.kind)
   {
     case ParameterKind::Integer:
+    case ParameterKind::OptionalInteger:
       if (!(std::isfinite(v) && v == std::floor(v) && v >= spec.minimum && v <= spec.maximum))
       {
         const std::string range = spec.minimum == 0 && unbounded ? "non-negative integers"
@@ -243,14 +272,14 @@ CompleteParameters(const FilterDescriptor & filter, Parameters & parameters, int
     auto it = parameters.find(spec.name);
     if (it == parameters.end())
     {
-      if (spec.defaults.empty() && spec.kind != ParameterKind::OptionalReal)
+      if (spec.defaults.empty() && !IsOptional(spec.kind))
       {
         Fail(filter, spec.name + " is required");
       }
       it = parameters.emplace(spec.name, spec.defaults).first;
     }
     std::vector<double> & values = it->second;
-    if (spec.kind == ParameterKind::OptionalReal && values.empty())
+    if (IsOptional(spec.kind) && values.empty())
     {
       continue;
     }
@@ -298,8 +327,7 @@ CheckParameters(const FilterDescriptor & filter, Parameters & parameters, const 
     }
   }
   CompleteParameters(filter, parameters, d);
-  if (std::find(filter.cpuPixels.begin(), filter.cpuPixels.end(), pixel) == filter.cpuPixels.end() &&
-      std::find(filter.gpuPixels.begin(), filter.gpuPixels.end(), pixel) == filter.gpuPixels.end())
+  if (!HasPixel(filter.cpuPixels, pixel) && !HasPixel(filter.gpuPixels, pixel))
   {
     std::string names;
     for (Pixel p : filter.cpuPixels)
@@ -354,9 +382,9 @@ OutputExtent(const FilterDescriptor & filter, const Parameters & parameters, con
 std::string
 GpuProblem(const FilterDescriptor & filter, Pixel pixel, const Parameters & parameters, const Extent & image)
 {
-  if (std::find(filter.gpuPixels.begin(), filter.gpuPixels.end(), pixel) == filter.gpuPixels.end())
+  if (!HasPixel(filter.gpuPixels, pixel))
   {
-    return std::string("the GPU does not take ") + PixelName(pixel) + " images";
+    return std::string("the GPU does not take ") + PixelName(pixel) + " (C++ " + CTypeName(pixel) + ") images";
   }
   if (filter.gpuProblem)
   {
@@ -432,7 +460,7 @@ RunFilterOnHost(const FilterDescriptor & filter,
   const Job         job = WholeImageJob(inExtent, outExtent);
   const std::size_t bytes = PixelBytes(pixel);
   std::string       note, slabs;
-  ExecutionReport   report = RunWithFallback(
+  return RunWithFallback(
     mode,
     GpuProblem(filter, pixel, parameters, inExtent),
     filter.function.c_str(),
@@ -452,14 +480,15 @@ RunFilterOnHost(const FilterDescriptor & filter,
     {
       const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
       note = filter.cpu(pixel, in, out, job, parameters, threads > 0 ? threads : cores).note;
+    },
+    [&](ExecutionReport & r)
+    {
+      r.AddNote(note);
+      if (r.Device == ExecutedOn::GPU)
+      {
+        r.AddNote(slabs);
+      }
     });
-  report.AddNote(note);
-  if (report.Device == ExecutedOn::GPU)
-  {
-    report.AddNote(slabs);
-  }
-  ReportRunIfVerbose(filter.function.c_str(), report);
-  return report;
 }
 
 } // namespace cif

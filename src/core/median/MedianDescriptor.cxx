@@ -64,7 +64,7 @@ MedianDescriptor()
       [&](auto tag)
       {
         using T = decltype(tag);
-        MedianCPU(static_cast<const T *>(in), static_cast<T *>(out), GeometryOf(job, p), threads);
+        MedianCPU(static_cast<const T *>(in), static_cast<T *>(out), GeometryOf(job, p), threads, job.progress);
         return std::string();
       });
   };

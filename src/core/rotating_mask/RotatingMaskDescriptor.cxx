@@ -4,6 +4,8 @@
 #include "cif/RotatingMask.h"
 #include "cifDispatch.h"
 
+#include <type_traits>
+
 namespace cif
 {
 namespace
@@ -21,6 +23,42 @@ ParametersOf(const Parameters & p, int dimension)
   r.dimension = dimension;
   r.iterations = static_cast<int>(Value(p, "number_of_iterations"));
   return r;
+}
+
+// The entries: TOut void writes the input's type, float writes float32.
+template <typename TOut>
+EntryResult
+RunCPU(Pixel pixel, const void * in, void * out, const Job & job, const Parameters & p, int threads)
+{
+  return DispatchPixel<std::uint8_t, std::int16_t, std::uint16_t, float>(
+    pixel,
+    [&](auto tag)
+    {
+      using T = decltype(tag);
+      using O = std::conditional_t<std::is_void<TOut>::value, T, TOut>;
+      RotatingMaskCPU(static_cast<const T *>(in),
+                      static_cast<O *>(out),
+                      GeometryOf(job),
+                      ParametersOf(p, job.dimension),
+                      threads,
+                      job.progress);
+      return std::string();
+    });
+}
+
+template <typename TOut>
+EntryResult
+RunCUDA(Pixel pixel, const void * in, void * out, const Job & job, const Parameters & p)
+{
+  return DispatchPixel<std::uint8_t, std::int16_t, std::uint16_t, float>(
+    pixel,
+    [&](auto tag)
+    {
+      using T = decltype(tag);
+      using O = std::conditional_t<std::is_void<TOut>::value, T, TOut>;
+      return RotatingMaskCUDA(
+        static_cast<const T *>(in), static_cast<O *>(out), GeometryOf(job), ParametersOf(p, job.dimension));
+    });
 }
 } // namespace
 
@@ -62,35 +100,23 @@ RotatingMaskDescriptor()
     return std::array<std::int64_t, 3>{ reach, reach, dimension == 3 ? reach : 0 };
   };
   // an iterated kernel filters its whole slab, with a second image of work
-  d.slabPolicy = [](const Parameters & p, Pixel pixel)
+  // in the output's pixel type
+  d.slabPolicy = [](const Parameters & p, Pixel outputPixel)
   {
     const bool iterated = Value(p, "number_of_iterations") > 1;
-    return SlabPolicy{ true, iterated, iterated ? PixelBytes(pixel) : 0 };
+    return SlabPolicy{ true, iterated, iterated ? PixelBytes(outputPixel) : 0 };
   };
   d.cudaCompiled = &RotatingMaskCUDAIsCompiled;
   d.cpu = [](Pixel pixel, const void * in, void * out, const Job & job, const Parameters & p, int threads)
-  {
-    return DispatchPixel<std::uint8_t, std::int16_t, std::uint16_t, float>(
-      pixel,
-      [&](auto tag)
-      {
-        using T = decltype(tag);
-        RotatingMaskCPU(
-          static_cast<const T *>(in), static_cast<T *>(out), GeometryOf(job), ParametersOf(p, job.dimension), threads);
-        return std::string();
-      });
-  };
+  { return RunCPU<void>(pixel, in, out, job, p, threads); };
   d.cuda = [](Pixel pixel, const void * in, void * out, const Job & job, const Parameters & p, int)
-  {
-    return DispatchPixel<std::uint8_t, std::int16_t, std::uint16_t, float>(
-      pixel,
-      [&](auto tag)
-      {
-        using T = decltype(tag);
-        return RotatingMaskCUDA(
-          static_cast<const T *>(in), static_cast<T *>(out), GeometryOf(job), ParametersOf(p, job.dimension));
-      });
-  };
+  { return RunCUDA<void>(pixel, in, out, job, p); };
+  // integers written as float32 (the ITK class with TOutputImage = float)
+  d.floatOutputPixels = { Pixel::UInt8, Pixel::Int16, Pixel::UInt16 };
+  d.cpuFloatOutput = [](Pixel pixel, const void * in, void * out, const Job & job, const Parameters & p, int threads)
+  { return RunCPU<float>(pixel, in, out, job, p, threads); };
+  d.cudaFloatOutput = [](Pixel pixel, const void * in, void * out, const Job & job, const Parameters & p, int)
+  { return RunCUDA<float>(pixel, in, out, job, p); };
   return d;
 }
 } // namespace cif

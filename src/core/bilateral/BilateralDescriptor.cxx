@@ -1,0 +1,233 @@
+/*=========================================================================
+ *  CudaImageFilters: the bilateral filter's description (cif/Filter.h).
+ *
+ *  Its domain Gaussian is in physical units, so the image's spacing is one
+ *  of its parameters (ParameterSpec::fromImage: every face fills it from the
+ *  image unless the caller gives it); the radius, when absent, is ITK's
+ *  automatic one, ceil(domain_mu domain_sigma_i / spacing_i).
+ *=========================================================================*/
+#include "cif/Bilateral.h"
+#include "cifDispatch.h"
+
+#include <cmath>
+#include <sstream>
+#include <type_traits>
+
+namespace cif
+{
+namespace
+{
+/** Largest radius per axis before the tap count is checked. */
+constexpr double MaxRadius = 1 << 20;
+
+/** The radius on three axes (0 past the dimension); the parameters have
+ * passed the check. */
+void
+RadiusOf(const Parameters & p, int dimension, int radius[3])
+{
+  std::vector<std::int64_t> r;
+  BilateralKernelRadius(p, dimension, r);
+  for (int a = 0; a < 3; ++a)
+  {
+    radius[a] = a < dimension && a < static_cast<int>(r.size()) ? static_cast<int>(r[a]) : 0;
+  }
+}
+
+BilateralParameters
+ParametersOf(const Parameters & p, int dimension)
+{
+  BilateralParameters b;
+  RadiusOf(p, dimension, b.radius);
+  double sigma[3] = { 1.0, 1.0, 1.0 }, spacing[3] = { 1.0, 1.0, 1.0 };
+  for (int a = 0; a < dimension && a < 3; ++a)
+  {
+    sigma[a] = Value(p, "domain_sigma", a);
+    spacing[a] = Value(p, "spacing", a);
+  }
+  b.domainWeights = BilateralDomainWeights(b.radius, sigma, spacing);
+  b.rangeSigma = Value(p, "range_sigma");
+  b.rangeCutoff = BilateralRangeCutoffInSigmas * b.rangeSigma;
+  b.iterations = static_cast<int>(Value(p, "number_of_iterations"));
+  return b;
+}
+
+ClampedNeighborhoodGeometry
+GeometryOf(const Job & job)
+{
+  return GeometryOfJob<ClampedNeighborhoodGeometry>(job);
+}
+
+// The entries: TOut void writes the input's type, float writes float32.
+template <typename TOut>
+EntryResult
+RunCPU(Pixel pixel, const void * in, void * out, const Job & job, const Parameters & p, int threads)
+{
+  return DispatchPixel<std::uint8_t, std::int16_t, std::uint16_t, float, double>(
+    pixel,
+    [&](auto tag)
+    {
+      using T = decltype(tag);
+      using O = std::conditional_t<std::is_void<TOut>::value, T, TOut>;
+      BilateralCPU(static_cast<const T *>(in),
+                   static_cast<O *>(out),
+                   GeometryOf(job),
+                   ParametersOf(p, job.dimension),
+                   threads,
+                   job.progress);
+      return std::string("the module's CPU core (exact range Gaussian)");
+    });
+}
+
+template <typename TOut>
+EntryResult
+RunCUDA(Pixel pixel, const void * in, void * out, const Job & job, const Parameters & p)
+{
+  return DispatchPixel<std::uint8_t, std::int16_t, std::uint16_t, float>(
+    pixel,
+    [&](auto tag)
+    {
+      using T = decltype(tag);
+      using O = std::conditional_t<std::is_void<TOut>::value, T, TOut>;
+      return BilateralCUDA(
+        static_cast<const T *>(in), static_cast<O *>(out), GeometryOf(job), ParametersOf(p, job.dimension));
+    });
+}
+
+ParameterSpec
+PositiveReal(const char * name, double fallback, const char * help, bool perAxis, bool positional)
+{
+  ParameterSpec s;
+  s.name = name;
+  s.kind = ParameterKind::Real;
+  s.perAxis = perAxis;
+  s.positional = positional;
+  s.minimum = 0; // and not 0: BilateralKernelRadius
+  s.defaults = { fallback };
+  s.help = help;
+  return s;
+}
+} // namespace
+
+std::string
+BilateralKernelRadius(const Parameters & p, int dimension, std::vector<std::int64_t> & radius)
+{
+  for (const char * name : { "domain_sigma", "range_sigma", "domain_mu", "spacing" })
+  {
+    const auto it = p.find(name);
+    for (double v : it == p.end() ? std::vector<double>{} : it->second)
+    {
+      if (!(v > 0.0) || !std::isfinite(v))
+      {
+        std::ostringstream text;
+        text << name << " must be positive and finite, not " << v;
+        return text.str();
+      }
+    }
+  }
+  const auto given = p.find("radius");
+  const bool automatic = given == p.end() || given->second.empty();
+  radius.assign(static_cast<std::size_t>(dimension), 0);
+  double taps = 1.0;
+  for (int a = 0; a < dimension; ++a)
+  {
+    const double r = automatic ? std::ceil(Value(p, "domain_mu") * Value(p, "domain_sigma", a) / Value(p, "spacing", a))
+                               : Value(p, "radius", a);
+    if (!(r <= MaxRadius))
+    {
+      std::ostringstream text;
+      text << "the automatic kernel radius on axis " << a << " (domain_mu " << Value(p, "domain_mu")
+           << " x domain_sigma " << Value(p, "domain_sigma", a) << " / spacing " << Value(p, "spacing", a)
+           << ") is not a usable size";
+      return text.str();
+    }
+    radius[static_cast<std::size_t>(a)] = static_cast<std::int64_t>(r);
+    taps *= 2.0 * r + 1.0;
+  }
+  if (taps > static_cast<double>(BilateralMaxTaps))
+  {
+    std::ostringstream text;
+    text << "the kernel radius gives " << taps << " taps, more than the " << BilateralMaxTaps << " the filter accepts";
+    return text.str();
+  }
+  return {};
+}
+
+FilterDescriptor
+BilateralDescriptor()
+{
+  FilterDescriptor d;
+  d.command = "bilateral";
+  d.function = "bilateral_image_filter";
+  d.itkClass = "itk::CudaBilateralImageFilter";
+  d.itkTwin = "itk::BilateralImageFilter";
+  d.summary = "Bilateral smoothing: the mean of the box around each pixel weighted by ITK's normalised domain "
+              "Gaussian (in physical units) and an exact range Gaussian cut at 4 range_sigma, with iterations.";
+  d.details = "ITK reads the range Gaussian from a table of 100 samples: ours differs from ITK's by at most "
+              "0.35 range_sigma (within 1e-4 range_sigma of ITK with 10^6 samples). GPU in float32, CPU in double. "
+              "Boundary: zero-flux Neumann. A NaN neighbour is skipped; a NaN centre gives NaN.";
+  ParameterSpec radius;
+  radius.name = "radius";
+  radius.kind = ParameterKind::OptionalInteger;
+  radius.perAxis = true;
+  radius.minimum = 0;
+  radius.maximum = MaxRadius;
+  radius.help = "half-width of the kernel (default: ITK's automatic size, ceil(domain_mu domain_sigma / spacing))";
+  ParameterSpec iterations;
+  iterations.name = "number_of_iterations";
+  iterations.kind = ParameterKind::Integer;
+  iterations.minimum = 1;
+  iterations.maximum = 1 << 20;
+  iterations.defaults = { 1 };
+  iterations.help = "how often the filter is applied (each iteration filters the previous result)";
+  ParameterSpec spacing = PositiveReal("spacing", 1.0, "the image's spacing (x, y, z)", true, false);
+  spacing.fromImage = true;
+  d.parameters = {
+    PositiveReal("domain_sigma", 4.0, "standard deviation of the domain Gaussian, in physical units", true, true),
+    PositiveReal("range_sigma", 50.0, "standard deviation of the range Gaussian, in intensity units", false, true),
+    PositiveReal("domain_mu", 2.5, "the automatic radius in domain sigmas", false, false),
+    radius,
+    iterations,
+    spacing,
+  };
+  d.gpuPixels = { Pixel::UInt8, Pixel::Int16, Pixel::UInt16, Pixel::Float32 };
+  d.cpuPixels = { Pixel::UInt8, Pixel::Int16, Pixel::UInt16, Pixel::Float32, Pixel::Float64 };
+  d.check = [](const Parameters & p, const Extent & image, Pixel) -> std::string
+  {
+    std::vector<std::int64_t> radius;
+    const std::string         problem = BilateralKernelRadius(p, image.dimension, radius);
+    if (!problem.empty())
+    {
+      return problem;
+    }
+    BilateralParameters b = ParametersOf(p, image.dimension);
+    return ValidateBilateralJob(GeometryOf(WholeImageJob(image, image)), b);
+  };
+  // the kernel reaches its radius per iteration
+  d.halo = [](const Parameters & p, int dimension)
+  {
+    int radius[3];
+    RadiusOf(p, dimension, radius);
+    const auto it = static_cast<std::int64_t>(Value(p, "number_of_iterations"));
+    return std::array<std::int64_t, 3>{ radius[0] * it, radius[1] * it, radius[2] * it };
+  };
+  // an iterated kernel filters its whole slab, with one temporary of the
+  // output's type
+  d.slabPolicy = [](const Parameters & p, Pixel outputPixel)
+  {
+    const bool iterated = Value(p, "number_of_iterations") > 1;
+    return SlabPolicy{ true, iterated, iterated ? PixelBytes(outputPixel) : 0 };
+  };
+  d.cudaCompiled = &BilateralCUDAIsCompiled;
+  d.cpu = [](Pixel pixel, const void * in, void * out, const Job & job, const Parameters & p, int threads)
+  { return RunCPU<void>(pixel, in, out, job, p, threads); };
+  d.cuda = [](Pixel pixel, const void * in, void * out, const Job & job, const Parameters & p, int)
+  { return RunCUDA<void>(pixel, in, out, job, p); };
+  // integers written as float32 (the ITK class with TOutputImage = float)
+  d.floatOutputPixels = { Pixel::UInt8, Pixel::Int16, Pixel::UInt16 };
+  d.cpuFloatOutput = [](Pixel pixel, const void * in, void * out, const Job & job, const Parameters & p, int threads)
+  { return RunCPU<float>(pixel, in, out, job, p, threads); };
+  d.cudaFloatOutput = [](Pixel pixel, const void * in, void * out, const Job & job, const Parameters & p, int)
+  { return RunCUDA<float>(pixel, in, out, job, p); };
+  return d;
+}
+} // namespace cif
