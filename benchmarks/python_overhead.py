@@ -124,8 +124,8 @@ def jobs():
         RAW[("median r=1", shape)] = lambda: _cif.run_filter("median", *io(), {"radius": 1}, "gpu", 0, 0)
         RAW[("mean r=1", shape)] = lambda: _cif.run_filter("mean", *io(), {"radius": 1}, "gpu", 0, 0)
         RAW[("erosion r=1", shape)] = lambda: _cif.run_filter("erode", *io(), {"radius": 1}, "gpu", 0, 0)
-        RAW[("bilateral r=2", shape)] = lambda: _cif.bilateral(
-            *io(), [2, 2, 2], [0.8, 0.8, 0.8], [1.0, 1.0, 1.0], 200.0, 1, "gpu", 0, 0
+        RAW[("bilateral r=2", shape)] = lambda: _cif.run_filter(
+            "bilateral", *io(), {"domain_sigma": 0.8, "range_sigma": 200.0}, "gpu", 0, 0
         )
         RAW[("rotating mask", shape)] = lambda: _cif.run_filter("rotating-mask", *io(), {}, "gpu", 0, 0)
         RAW[("threshold", shape)] = lambda: _cif.binary_threshold(pick(xs), pick(ls), lo, hi, 255, 0, "gpu", 0, 0)

@@ -719,7 +719,7 @@ def in_folder(spec, folder):
 
 
 # the runs kept in their own folder of docs/results (scripts/run-benchmarks.py's OUT, copied whole)
-RUNS = [("h100-2026-11-26", "h100")]
+RUNS = [("h100-2026-11-26", "h100"), ("h200-2026-11-26", "h200")]
 
 
 def all_specs():
