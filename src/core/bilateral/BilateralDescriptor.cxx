@@ -57,42 +57,6 @@ GeometryOf(const Job & job)
   return GeometryOfJob<ClampedNeighborhoodGeometry>(job);
 }
 
-// The entries: TOut void writes the input's type, float writes float32.
-template <typename TOut>
-EntryResult
-RunCPU(Pixel pixel, const void * in, void * out, const Job & job, const Parameters & p, int threads)
-{
-  return DispatchPixel<std::uint8_t, std::int16_t, std::uint16_t, float, double>(
-    pixel,
-    [&](auto tag)
-    {
-      using T = decltype(tag);
-      using O = std::conditional_t<std::is_void<TOut>::value, T, TOut>;
-      BilateralCPU(static_cast<const T *>(in),
-                   static_cast<O *>(out),
-                   GeometryOf(job),
-                   ParametersOf(p, job.dimension),
-                   threads,
-                   job.progress);
-      return std::string("the module's CPU core (exact range Gaussian)");
-    });
-}
-
-template <typename TOut>
-EntryResult
-RunCUDA(Pixel pixel, const void * in, void * out, const Job & job, const Parameters & p)
-{
-  return DispatchPixel<std::uint8_t, std::int16_t, std::uint16_t, float>(
-    pixel,
-    [&](auto tag)
-    {
-      using T = decltype(tag);
-      using O = std::conditional_t<std::is_void<TOut>::value, T, TOut>;
-      return BilateralCUDA(
-        static_cast<const T *>(in), static_cast<O *>(out), GeometryOf(job), ParametersOf(p, job.dimension));
-    });
-}
-
 ParameterSpec
 PositiveReal(const char * name, double fallback, const char * help, bool perAxis, bool positional)
 {
@@ -218,16 +182,22 @@ BilateralDescriptor()
     return SlabPolicy{ true, iterated, iterated ? PixelBytes(outputPixel) : 0 };
   };
   d.cudaCompiled = &BilateralCUDAIsCompiled;
-  d.cpu = [](Pixel pixel, const void * in, void * out, const Job & job, const Parameters & p, int threads)
-  { return RunCPU<void>(pixel, in, out, job, p, threads); };
-  d.cuda = [](Pixel pixel, const void * in, void * out, const Job & job, const Parameters & p, int)
-  { return RunCUDA<void>(pixel, in, out, job, p); };
-  // integers written as float32 (the ITK class with TOutputImage = float)
+  // one type in and out, or the integers into float32 (the ITK class with
+  // TOutputImage = float)
+  SetTypedEntries<std::uint8_t, std::int16_t, std::uint16_t, float, double>(
+    d,
+    false,
+    [](const auto * in, auto * out, const Job & job, const Parameters & p, int threads)
+    {
+      BilateralCPU(in, out, GeometryOf(job), ParametersOf(p, job.dimension), threads, job.progress);
+      return std::string("the module's CPU core (exact range Gaussian)");
+    });
+  SetTypedEntries<std::uint8_t, std::int16_t, std::uint16_t, float>(
+    d,
+    true,
+    [](const auto * in, auto * out, const Job & job, const Parameters & p, int)
+    { return BilateralCUDA(in, out, GeometryOf(job), ParametersOf(p, job.dimension)); });
   d.floatOutputPixels = { Pixel::UInt8, Pixel::Int16, Pixel::UInt16 };
-  d.cpuFloatOutput = [](Pixel pixel, const void * in, void * out, const Job & job, const Parameters & p, int threads)
-  { return RunCPU<float>(pixel, in, out, job, p, threads); };
-  d.cudaFloatOutput = [](Pixel pixel, const void * in, void * out, const Job & job, const Parameters & p, int)
-  { return RunCUDA<float>(pixel, in, out, job, p); };
   return d;
 }
 } // namespace cif

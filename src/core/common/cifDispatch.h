@@ -52,6 +52,34 @@ DispatchPixel(Pixel pixel, F && f)
   }
 }
 
+/** The entries of a core written as a template over its input and output
+ * pixel types, `core(const T * in, O * out, job, parameters, threads)`
+ * returning the note: `Ts...` are the input types it is instantiated for;
+ * the same-type entry writes O = T, the float-output entry O = float (for
+ * the description's floatOutputPixels). Sets d.cpu and d.cpuFloatOutput,
+ * or (cuda) d.cuda and d.cudaFloatOutput. */
+template <typename... Ts, typename TCore>
+void
+SetTypedEntries(FilterDescriptor & d, bool cuda, TCore core)
+{
+  const auto entry = [core](auto outputTag)
+  {
+    return [core](Pixel pixel, const void * in, void * out, const Job & job, const Parameters & p, int threads)
+    {
+      return EntryResult(DispatchPixel<Ts...>(
+        pixel,
+        [&](auto tag)
+        {
+          using T = decltype(tag);
+          using O = std::conditional_t<std::is_same<decltype(outputTag), float>::value, float, T>;
+          return std::string(core(static_cast<const T *>(in), static_cast<O *>(out), job, p, threads));
+        }));
+    };
+  };
+  (cuda ? d.cuda : d.cpu) = entry(Pixel::UInt8); // any tag but float: the input's type
+  (cuda ? d.cudaFloatOutput : d.cpuFloatOutput) = entry(0.0f);
+}
+
 /** A core's geometry (a struct with inputSize, outputStart and outputSize
  * on three axes, as the median, box and clamped-neighbourhood jobs have)
  * with the job's sizes. */
@@ -72,7 +100,11 @@ GeometryOfJob(const Job & job)
 /** The same per-axis values as an int array of three (axes past the
  * image's dimension get `fill`). */
 inline void
-AxisValues(const Parameters & parameters, const std::string & name, int dimension, std::int64_t out[3], std::int64_t fill)
+AxisValues(const Parameters &  parameters,
+           const std::string & name,
+           int                 dimension,
+           std::int64_t        out[3],
+           std::int64_t        fill)
 {
   for (int a = 0; a < 3; ++a)
   {
