@@ -86,11 +86,14 @@ namespace itk
  * kernel keeps a tile in shared memory with the domain weights in constant
  * memory; radii whose tile does not fit in shared memory, or kernels of more
  * than 8192 taps, use a slower global-memory kernel (the report says so).
- * The module's CPU core handles signed/unsigned char, short, int, float and
- * double inputs with the same, float or double output in 1 to 3 dimensions;
- * anything else (other pixel types, 4 or more dimensions) runs ITK's own
- * BilateralImageFilter (with its lookup table; iterations by repetition),
- * in automatic and CPU modes, and the report says so. In GPU mode an
+ * The module's CPU core (the filter's description, cif::FindFilter
+ * ("bilateral")) takes uchar, short, ushort, float and double to the same
+ * type and the three integer types to float, in 1 to 3 dimensions; anything
+ * else (other pixel types or output types, 4 or more dimensions) runs ITK's
+ * own BilateralImageFilter (with its lookup table, so within ITK's table
+ * error of the exact filter; iterations by repetition), in automatic and CPU
+ * modes, and the report says so. (Before 2026-11-26 the module's CPU core
+ * also took signed char, int and unsigned int inputs and double outputs.) In GPU mode an
  * unsupported request throws. A device out-of-memory falls back to the CPU
  * in automatic mode. With itk::CudaFilterImage input and output the data stays on
  * the device between GPU filters.
