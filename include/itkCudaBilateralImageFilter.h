@@ -86,14 +86,16 @@ namespace itk
  * kernel keeps a tile in shared memory with the domain weights in constant
  * memory; radii whose tile does not fit in shared memory, or kernels of more
  * than 8192 taps, use a slower global-memory kernel (the report says so).
- * The module's CPU core (the filter's description, cif::FindFilter
- * ("bilateral")) takes uchar, short, ushort, float and double to the same
- * type and the three integer types to float, in 1 to 3 dimensions; anything
- * else (other pixel types or output types, 4 or more dimensions) runs ITK's
- * own BilateralImageFilter (with its lookup table, so within ITK's table
- * error of the exact filter; iterations by repetition), in automatic and CPU
- * modes, and the report says so. (Before 2026-11-26 the module's CPU core
- * also took signed char, int and unsigned int inputs and double outputs.) In GPU mode an
+ * The module's CPU core runs every other request of 1 to 3 dimensions
+ * whose input is signed char, uchar, short, ushort, int, unsigned int,
+ * float or double and whose output is the same type, float or double: the
+ * filter's description (cif::FindFilter("bilateral")) lists uchar, short,
+ * ushort, float and double to the same type and the three integer types to
+ * float, and the class runs the same core for the other pairs. Anything
+ * else (other pixel types, 4 or more dimensions) runs ITK's own
+ * BilateralImageFilter (with its lookup table, so within ITK's table error
+ * of the exact filter; iterations by repetition), in automatic and CPU
+ * modes, and the report says so. In GPU mode an
  * unsupported request throws. A device out-of-memory falls back to the CPU
  * in automatic mode. With itk::CudaFilterImage input and output the data stays on
  * the device between GPU filters.
@@ -167,13 +169,17 @@ public:
     }
     return p;
   }
-  /** Requests the cores do not take (other pixel types, 4 or more
-   * dimensions) run ITK's BilateralImageFilter, with its range table,
-   * repeated for the iterations. */
-  static const char *
-  TwinName()
+  /** Requests the description does not take: the pixel pairs the module's
+   * CPU core is also written for (signed char, int and unsigned int inputs;
+   * double outputs) run that core, exactly as the described ones; the rest
+   * (other pixel types, 4 or more dimensions) runs ITK's
+   * BilateralImageFilter, with its range table, repeated for the
+   * iterations. */
+  std::string
+  TwinName() const
   {
-    return "ITK's BilateralImageFilter (range lookup table; iterations by repetition)";
+    return CoreWritesThisPair ? "the module's CPU core (exact range Gaussian) for these pixel types"
+                              : "ITK's BilateralImageFilter (range lookup table; iterations by repetition)";
   }
   void
   TwinGenerateData();
@@ -192,6 +198,13 @@ protected:
   EnlargeOutputRequestedRegion(DataObject * output) override;
 
 private:
+  /** The pixel pairs cif::BilateralCPU is instantiated for
+   * (src/core/bilateral/BilateralCPU.cxx), in 1 to 3 dimensions. */
+  static constexpr bool CoreWritesThisPair =
+    ImageDimension <= 3 &&
+    CudaIsOneOf<InputPixelType, signed char, unsigned char, short, unsigned short, int, unsigned int, float, double> &&
+    (std::is_same<InputPixelType, OutputPixelType>::value || CudaIsOneOf<OutputPixelType, float, double>);
+
   unsigned int m_NumberOfIterations{ 1 };
 };
 

@@ -93,6 +93,22 @@ template <typename TInputImage, typename TOutputImage>
 void
 CudaBilateralImageFilter<TInputImage, TOutputImage>::TwinGenerateData()
 {
+  if constexpr (CoreWritesThisPair)
+  {
+    const cif::Parameters parameters = this->CheckedParameters();
+    this->AllocateOutputs();
+    const cif::Job job = this->RequestedJob(parameters);
+    const auto     geometry = cif::GeometryOfJob<cif::ClampedNeighborhoodGeometry>(job);
+    const auto     core = cif::BilateralParametersOf(parameters, job.dimension);
+    this->CheckCoreJob(cif::ValidateBilateralJob(geometry, core));
+    cif::BilateralCPU(this->GetInput()->GetBufferPointer(),
+                      this->GetOutput()->GetBufferPointer(),
+                      geometry,
+                      core,
+                      this->CoreThreads(),
+                      job.progress);
+    return;
+  }
   this->GetKernelRadius(); // the description's check of the settings
   // First iteration: ITK's own algorithm into this filter's output.
   Twin::GenerateData();

@@ -52,8 +52,9 @@ CudaRadiusValues(const Size<D> & radius)
  *   : public CudaDescribedImageFilter<CudaBinShrinkImageFilter<TIn, TOut>, BinShrinkImageFilter<TIn, TOut>>
  * \endcode
  *
- * and gives two static members: `Description()`, the core's descriptor,
- * and `DescribedParameters(const Self *)`, the twin's settings as the
+ * and gives `Description()`, the core's descriptor (static, or a member
+ * for a class that runs any description), and the static
+ * `DescribedParameters(const Self *)`, the twin's settings as the
  * descriptor's parameters (its Get methods, in the descriptor's names). It
  * may hide `CoreProblem(const Self *)` (static): why the cores cannot take
  * a setting of the twin that the description does not know (a structuring
@@ -106,7 +107,7 @@ public:
     }
     else
     {
-      const cif::FilterDescriptor & description = TSelf::Description();
+      const cif::FilterDescriptor & description = this->Derived().Description();
       const cif::Pixel              in = PixelOf<InputPixelType>();
       const cif::Pixel              out = PixelOf<OutputPixelType>();
       const bool                    sameType = in == out && cif::HasPixel(description.cpuPixels, in);
@@ -129,7 +130,7 @@ public:
         return "the module's cores take " + std::to_string(description.minDimension) + " to " +
                std::to_string(description.maxDimension) + " dimensions";
       }
-      return TSelf::CoreProblem(static_cast<const TSelf *>(this));
+      return TSelf::CoreProblem(&this->Derived());
     }
   }
 
@@ -144,9 +145,9 @@ public:
     }
     if constexpr (CoreTypes)
     {
-      const cif::FilterDescriptor & description = TSelf::Description();
+      const cif::FilterDescriptor & description = this->Derived().Description();
       const auto *                  input = this->GetInput();
-      cif::Parameters               parameters = TSelf::DescribedParameters(static_cast<const TSelf *>(this));
+      cif::Parameters               parameters = TSelf::DescribedParameters(&this->Derived());
       cif::Extent                   extent = ExtentOf(typename InputImageType::RegionType());
       try
       {
@@ -183,9 +184,11 @@ public:
 
   /** What runs the requests the cores do not take: by default the twin's
    * own GenerateData ("ITK's implementation"). A filter whose twin has none
-   * (a plain ImageToImageFilter) hides both with its own. */
-  static const char *
-  TwinName()
+   * (a plain ImageToImageFilter), or whose core is instantiated for more
+   * pixel types than the description lists, hides both with its own
+   * (TwinName may then depend on the request). */
+  std::string
+  TwinName() const
   {
     return "ITK's implementation";
   }
@@ -218,8 +221,8 @@ protected:
         core,
         [] {},
         [this] { static_cast<TSelf *>(this)->TwinGenerateData(); },
-        [&core](CudaExecutionReport & report)
-        { report.AddNote(std::string(TSelf::TwinName()) + ", because " + core); });
+        [this, &core](CudaExecutionReport & report)
+        { report.AddNote(std::string(static_cast<const TSelf *>(this)->TwinName()) + ", because " + core); });
       return;
     }
     if constexpr (CoreTypes)
@@ -237,7 +240,73 @@ protected:
     return m_LastAlgorithm;
   }
 
+  /** The settings as the description's parameters, checked on the whole
+   * input as every face checks them (cif::CheckParameters; an invalid one
+   * throws an itk::ExceptionObject). A pixel type the description does
+   * not list (for a TwinGenerateData whose core is written for more types)
+   * is checked as the description's first CPU type (the checks of the
+   * filters that do this do not depend on it). */
+  cif::Parameters
+  CheckedParameters() const
+  {
+    const cif::FilterDescriptor & description = this->Derived().Description();
+    cif::Pixel                    pixel = PixelOf<InputPixelType>();
+    if (!CoreTypes || !cif::HasPixel(description.cpuPixels, pixel))
+    {
+      pixel = description.cpuPixels.front();
+    }
+    cif::Parameters parameters = TSelf::DescribedParameters(&this->Derived());
+    try
+    {
+      cif::CheckParameters(description, parameters, ExtentOf(this->GetInput()->GetLargestPossibleRegion()), pixel);
+    }
+    catch (const std::invalid_argument & e)
+    {
+      itkExceptionMacro(<< e.what());
+    }
+    return parameters;
+  }
+
+  /** The job of this update: the input's buffered region, the output's
+   * requested region (on the output grid for the Bin grid), with the
+   * filter's progress events. */
+  cif::Job
+  RequestedJob(const cif::Parameters & parameters)
+  {
+    const auto inRegion = this->GetInput()->GetBufferedRegion();
+    const auto outRegion = this->GetOutput()->GetRequestedRegion();
+    cif::Job   job;
+    job.dimension = static_cast<int>(ImageDimension);
+    for (unsigned int a = 0; a < ImageDimension && a < 3; ++a)
+    {
+      job.inputSize[a] = static_cast<std::int64_t>(inRegion.GetSize(a));
+      job.outputSize[a] = static_cast<std::int64_t>(outRegion.GetSize(a));
+      const auto first =
+        this->Derived().Description().grid == cif::OutputGrid::Bin
+          ? outRegion.GetIndex(a) * static_cast<IndexValueType>(cif::Value(parameters, "shrink_factors", a))
+          : outRegion.GetIndex(a);
+      job.outputStart[a] = first - inRegion.GetIndex(a);
+    }
+    job.progress = [this](double f) { this->UpdateProgress(static_cast<float>(f)); };
+    return job;
+  }
+
+  /** The CPU cores' thread count: the filter's multi-threader's. */
+  int
+  CoreThreads() const
+  {
+    const int threads = static_cast<int>(this->GetMultiThreader()->GetMaximumNumberOfThreads());
+    return threads > 0 ? threads : 1;
+  }
+
 private:
+  /** The filter itself (Description() may be static or a member). */
+  const TSelf &
+  Derived() const
+  {
+    return static_cast<const TSelf &>(*this);
+  }
+
   /** The pixel types the cores are written for, in 1 to 3 dimensions. */
   static constexpr bool CoreTypes = ImageDimension <= 3 &&
                                     CudaIsOneOf<InputPixelType, unsigned char, short, unsigned short, float, double> &&
@@ -273,10 +342,10 @@ private:
   }
 
   /** Why the GPU cannot run checked parameters on an image of `extent`. */
-  static std::string
-  GpuProblemOf(const cif::Parameters & parameters, const cif::Extent & extent)
+  std::string
+  GpuProblemOf(const cif::Parameters & parameters, const cif::Extent & extent) const
   {
-    const cif::FilterDescriptor & description = TSelf::Description();
+    const cif::FilterDescriptor & description = this->Derived().Description();
     if (!std::is_same<InputPixelType, OutputPixelType>::value && !description.cudaFloatOutput)
     {
       return "the GPU does not write float from integer pixels for this filter";
@@ -287,37 +356,14 @@ private:
   void
   GenerateDescribedData()
   {
-    const cif::FilterDescriptor & description = TSelf::Description();
+    const cif::FilterDescriptor & description = this->Derived().Description();
     const InputImageType *        input = this->GetInput();
     OutputImageType *             output = this->GetOutput();
     const cif::Pixel              pixel = PixelOf<InputPixelType>();
-    // the whole image's parameters are checked, as every face checks them
-    cif::Parameters   parameters = TSelf::DescribedParameters(static_cast<const TSelf *>(this));
-    const cif::Extent whole = ExtentOf(input->GetLargestPossibleRegion());
-    try
-    {
-      cif::CheckParameters(description, parameters, whole, pixel);
-    }
-    catch (const std::invalid_argument & e)
-    {
-      itkExceptionMacro(<< e.what());
-    }
+    const cif::Parameters         parameters = this->CheckedParameters();
+    const cif::Extent             whole = ExtentOf(input->GetLargestPossibleRegion());
     this->AllocateOutputs();
-    // the job: the input's buffered region, the output's requested region
-    const auto inRegion = input->GetBufferedRegion();
-    const auto outRegion = output->GetRequestedRegion();
-    cif::Job   job;
-    job.dimension = static_cast<int>(ImageDimension);
-    for (unsigned int a = 0; a < ImageDimension; ++a)
-    {
-      job.inputSize[a] = static_cast<std::int64_t>(inRegion.GetSize(a));
-      job.outputSize[a] = static_cast<std::int64_t>(outRegion.GetSize(a));
-      const auto first =
-        description.grid == cif::OutputGrid::Bin
-          ? outRegion.GetIndex(a) * static_cast<IndexValueType>(cif::Value(parameters, "shrink_factors", a))
-          : outRegion.GetIndex(a);
-      job.outputStart[a] = first - inRegion.GetIndex(a);
-    }
+    const cif::Job job = this->RequestedJob(parameters);
     // one type in and out, or integers into float
     constexpr bool     sameType = std::is_same<InputPixelType, OutputPixelType>::value;
     const cif::Entry & cpu = sameType ? description.cpu : description.cpuFloatOutput;
@@ -355,11 +401,8 @@ private:
       },
       [&]
       {
-        const int threads = static_cast<int>(this->GetMultiThreader()->GetMaximumNumberOfThreads());
-        cif::Job  cpuJob = job;
-        cpuJob.progress = [this](double f) { this->UpdateProgress(static_cast<float>(f)); };
-        result = cpu(
-          pixel, input->GetBufferPointer(), output->GetBufferPointer(), cpuJob, parameters, threads > 0 ? threads : 1);
+        result =
+          cpu(pixel, input->GetBufferPointer(), output->GetBufferPointer(), job, parameters, this->CoreThreads());
         m_LastAlgorithm = -1;
       },
       [&](CudaExecutionReport & report) { report.AddNote(result.note); });

@@ -24,34 +24,6 @@ using CudaExecutionMode = cif::ExecutionMode;
 using CudaExecutedOn = cif::ExecutedOn;
 using CudaExecutionReport = cif::ExecutionReport;
 
-/** Runs a filter's GPU or CPU implementation according to `mode`.
- *
- * `gpuUnsupported` is empty when the GPU path can handle the request, or
- * says why not (pixel type, dimension, parameters). In GPU mode an
- * impossible request throws an itk::ExceptionObject that says why; in
- * automatic mode it runs on the CPU and the report says why. A device
- * out-of-memory during the GPU run falls back to the CPU in automatic mode
- * (and is reported); any other CUDA failure becomes an itk::ExceptionObject
- * naming the failed call. */
-template <typename TGpu, typename TCpu, typename TAnnotate>
-CudaExecutionReport
-CudaRunWithFallback(CudaExecutionMode   mode,
-                    const std::string & gpuUnsupported,
-                    const char *        filterName,
-                    TGpu &&             runOnGpu,
-                    TCpu &&             runOnCpu,
-                    TAnnotate &&        annotate);
-template <typename TGpu, typename TCpu>
-CudaExecutionReport
-CudaRunWithFallback(CudaExecutionMode   mode,
-                    const std::string & gpuUnsupported,
-                    const char *        filterName,
-                    TGpu &&             runOnGpu,
-                    TCpu &&             runOnCpu)
-{
-  return CudaRunWithFallback(mode, gpuUnsupported, filterName, runOnGpu, runOnCpu, [](CudaExecutionReport &) {});
-}
-
 /** True when T is one of U... (the pixel types a core is instantiated for). */
 template <typename T, typename... U>
 constexpr bool CudaIsOneOf = (std::is_same<T, U>::value || ...);
@@ -97,6 +69,17 @@ CudaThrowAsItkException(const cif::CudaFailure & failure, const char * filterNam
 [[noreturn]] void
 CudaThrowGpuUnavailable(const cif::GpuUnavailable & impossible, const char * filterName);
 
+/** Runs a filter's GPU or CPU implementation according to `mode`.
+ *
+ * `gpuUnsupported` is empty when the GPU path can handle the request, or
+ * says why not (pixel type, dimension, parameters). In GPU mode an
+ * impossible request throws an itk::ExceptionObject that says why; in
+ * automatic mode it runs on the CPU and the report says why. A device
+ * out-of-memory during the GPU run falls back to the CPU in automatic mode
+ * (and is reported); any other CUDA failure becomes an itk::ExceptionObject
+ * naming the failed call. `annotate(report)` adds the caller's notes
+ * before the one CUDAIMAGEFILTERS_VERBOSE line is printed; the overload
+ * without it adds none. */
 template <typename TGpu, typename TCpu, typename TAnnotate>
 CudaExecutionReport
 CudaRunWithFallback(CudaExecutionMode   mode,
@@ -118,6 +101,17 @@ CudaRunWithFallback(CudaExecutionMode   mode,
   {
     CudaThrowAsItkException(failure, filterName);
   }
+}
+
+template <typename TGpu, typename TCpu>
+CudaExecutionReport
+CudaRunWithFallback(CudaExecutionMode   mode,
+                    const std::string & gpuUnsupported,
+                    const char *        filterName,
+                    TGpu &&             runOnGpu,
+                    TCpu &&             runOnCpu)
+{
+  return CudaRunWithFallback(mode, gpuUnsupported, filterName, runOnGpu, runOnCpu, [](CudaExecutionReport &) {});
 }
 
 class Object;

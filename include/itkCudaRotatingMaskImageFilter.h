@@ -153,8 +153,8 @@ public:
   /** The pixel types the described cores do not take (signed char, int,
    * unsigned int, double, or outputs of another type) run the module's CPU
    * core, which is written for all of them. */
-  static const char *
-  TwinName()
+  std::string
+  TwinName() const
   {
     return "the module's CPU core for these pixel types";
   }

@@ -50,37 +50,20 @@ template <typename TInputImage, typename TOutputImage>
 void
 CudaRotatingMaskImageFilter<TInputImage, TOutputImage>::TwinGenerateData()
 {
-  // the parameters are checked as the description checks them
-  cif::Parameters parameters = DescribedParameters(this);
-  try
-  {
-    cif::CompleteParameters(Description(), parameters, static_cast<int>(ImageDimension));
-  }
-  catch (const std::invalid_argument & e)
-  {
-    itkExceptionMacro(<< e.what());
-  }
+  const cif::Parameters parameters = this->CheckedParameters();
   this->AllocateOutputs();
-  const auto                       in = this->GetInput()->GetBufferedRegion();
-  const auto                       out = this->GetOutput()->GetRequestedRegion();
-  cif::ClampedNeighborhoodGeometry geometry;
-  for (unsigned int a = 0; a < ImageDimension; ++a)
-  {
-    geometry.inputSize[a] = static_cast<std::int64_t>(in.GetSize(a));
-    geometry.outputStart[a] = out.GetIndex(a) - in.GetIndex(a);
-    geometry.outputSize[a] = static_cast<std::int64_t>(out.GetSize(a));
-  }
+  const cif::Job                   job = this->RequestedJob(parameters);
+  const auto                       geometry = cif::GeometryOfJob<cif::ClampedNeighborhoodGeometry>(job);
   cif::RotatingMaskParameters core;
-  core.dimension = static_cast<int>(ImageDimension);
+  core.dimension = job.dimension;
   core.iterations = static_cast<int>(m_NumberOfIterations);
   this->CheckCoreJob(cif::ValidateRotatingMaskJob(geometry, core));
-  const int threads = static_cast<int>(this->GetMultiThreader()->GetMaximumNumberOfThreads());
   cif::RotatingMaskCPU(this->GetInput()->GetBufferPointer(),
                        this->GetOutput()->GetBufferPointer(),
                        geometry,
                        core,
-                       threads > 0 ? threads : 1,
-                       [this](double f) { this->UpdateProgress(static_cast<float>(f)); });
+                       this->CoreThreads(),
+                       job.progress);
 }
 
 template <typename TInputImage, typename TOutputImage>

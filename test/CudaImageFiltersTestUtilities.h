@@ -5,11 +5,13 @@
 #define CudaImageFiltersTestUtilities_h
 
 #include "cif/Runtime.h"
+#include "itkCommand.h"
 #include "itkCudaExecution.h"
 #include "itkImage.h"
 #include "itkImageFileReader.h"
 #include "itkImageRegionConstIterator.h"
 #include "itkImageRegionIterator.h"
+#include "itkProcessObject.h"
 
 #include <gtest/gtest.h>
 #include <algorithm>
@@ -303,5 +305,22 @@ ExpectExecutionModeIsAnItkSetting(TObject * object)
 }
 
 } // namespace cif_test
+
+/** Updates `filter` and returns the progress it reported through ITK's
+ * ProgressEvent, in order. */
+inline std::vector<float>
+UpdateCollectingProgress(itk::ProcessObject * filter)
+{
+  std::vector<float> seen;
+  auto               command = itk::CStyleCommand::New();
+  command->SetClientData(&seen);
+  command->SetCallback(
+    [](itk::Object * caller, const itk::EventObject &, void * data)
+    { static_cast<std::vector<float> *>(data)->push_back(static_cast<itk::ProcessObject *>(caller)->GetProgress()); });
+  const unsigned long tag = filter->AddObserver(itk::ProgressEvent(), command);
+  filter->Update();
+  filter->RemoveObserver(tag);
+  return seen;
+}
 
 #endif

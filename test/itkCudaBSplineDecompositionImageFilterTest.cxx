@@ -500,14 +500,7 @@ TEST(BSplinePrefilterCpu, ReportsProgress)
 {
   auto filter = itk::CudaBSplineDecompositionImageFilter<F3, F3>::New();
   filter->SetInput(RandomImage<F3>(MakeSize<F3>({ 16, 16, 16 }), 0.0, 1.0, 16));
-  std::vector<float> seen;
-  auto               command = itk::CStyleCommand::New();
-  command->SetClientData(&seen);
-  command->SetCallback(
-    [](itk::Object * caller, const itk::EventObject &, void * data)
-    { static_cast<std::vector<float> *>(data)->push_back(static_cast<itk::ProcessObject *>(caller)->GetProgress()); });
-  filter->AddObserver(itk::ProgressEvent(), command);
-  filter->Update();
+  const std::vector<float> seen = UpdateCollectingProgress(filter);
   ASSERT_GE(seen.size(), 3u);
   EXPECT_FLOAT_EQ(seen.back(), 1.0f);
 }

@@ -576,6 +576,81 @@ TEST(BilateralCpu, NonFiniteValuesBehaveAsInItk)
             ItkTableBound(s.rangeSigma, 1e6) + kFloatRel * 100);
 }
 
+/** A pixel pair the description does not list but the CPU core is written
+ * for: the exact core runs (not ITK's table), said in the report, and
+ * matches the independent reference (iterated in the output type; integer
+ * outputs are not iterated here, where one truncation near an integer
+ * would move the next iteration). */
+template <typename TIn, typename TOut>
+void
+CheckPairOutsideTheDescription(const typename TIn::SizeType & size, double lo, double hi, unsigned iterations)
+{
+  Settings s;
+  s.radius = { { 2, 1, 1 } };
+  s.rangeSigma = 0.2 * (hi - lo);
+  auto input = EdgeImage<TIn>(size, lo, hi, 0.06, 23);
+  auto filter = MakeOurs<TIn, TOut>(input.GetPointer(), s, Mode::Automatic, false, iterations);
+  filter->Update();
+  const std::string report = filter->GetLastExecutionReport().Message;
+  EXPECT_EQ(filter->GetLastExecutedOn(), itk::CudaExecutedOn::CPU) << report;
+  EXPECT_NE(report.find("the module's CPU core (exact range Gaussian)"), std::string::npos) << report;
+  auto ref = ToVector(input.GetPointer());
+  for (unsigned i = 0; i < iterations; ++i)
+  {
+    ref = ReferenceBilateral(ref, Extent(input.GetPointer()), SpacingOf(input.GetPointer()), s);
+    for (double & v : ref)
+    {
+      v = static_cast<double>(static_cast<typename TOut::PixelType>(v)); // each iteration's output type
+    }
+  }
+  const double relTol = std::is_same<typename TOut::PixelType, float>::value ? 4 * kFloatRel : kCpuRelTol;
+  double       worst = 0;
+  EXPECT_EQ(CountMismatches(filter->GetOutput(), ref, kCpuRelTol * (hi - lo), relTol, &worst), 0u)
+    << "worst " << worst << " for " << itk::CudaPixelTypeName<typename TIn::PixelType>() << " to "
+    << itk::CudaPixelTypeName<typename TOut::PixelType>() << ", " << iterations << " iterations";
+  // GPU mode refuses the pair
+  EXPECT_THROW((MakeOurs<TIn, TOut>(input.GetPointer(), s, Mode::GPU)->Update()), itk::ExceptionObject);
+}
+
+TEST(BilateralCpu, PairsOnlyTheCpuCoreIsWrittenForRunItExactly)
+{
+  using I2 = itk::Image<int, 2>;
+  using SC3 = itk::Image<signed char, 3>;
+  using UI2 = itk::Image<unsigned int, 2>;
+  using UC3 = itk::Image<unsigned char, 3>;
+  using D3 = itk::Image<double, 3>;
+  using F2 = itk::Image<float, 2>;
+  using S2 = itk::Image<short, 2>;
+  using D2 = itk::Image<double, 2>;
+  CheckPairOutsideTheDescription<I2, I2>(MakeSize<I2>({ 31, 22 }), -70000, 90000, 1);
+  CheckPairOutsideTheDescription<I2, F2>(MakeSize<I2>({ 31, 22 }), -70000, 90000, 2);
+  CheckPairOutsideTheDescription<SC3, SC3>(MakeSize<SC3>({ 13, 11, 6 }), -120, 120, 1);
+  CheckPairOutsideTheDescription<UI2, F2>(MakeSize<UI2>({ 25, 19 }), 0, 3e6, 1);
+  CheckPairOutsideTheDescription<UC3, D3>(MakeSize<UC3>({ 17, 12, 7 }), 0, 255, 1);
+  CheckPairOutsideTheDescription<S2, D2>(MakeSize<S2>({ 23, 17 }), -900, 700, 3);
+}
+
+TEST(BilateralCpu, ReportsProgressFromTheCore)
+{
+  // the described pair and a pair only the core is written for: the core's
+  // progress (once per iteration) reaches ITK's ProgressEvent, ending at 1
+  using S3 = itk::Image<short, 3>;
+  using I3 = itk::Image<int, 3>;
+  Settings s;
+  s.rangeSigma = 40.0;
+  auto short3 = RandomImage<S3>(MakeSize<S3>({ 24, 20, 16 }), 0.0, 200.0, 31);
+  auto int3 = RandomImage<I3>(MakeSize<I3>({ 24, 20, 16 }), 0.0, 200.0, 31);
+  const std::vector<float> described = UpdateCollectingProgress(MakeOurs<S3>(short3.GetPointer(), s, Mode::CPU, false, 4));
+  const std::vector<float> other = UpdateCollectingProgress(MakeOurs<I3>(int3.GetPointer(), s, Mode::CPU, false, 4));
+  for (const auto & seen : { described, other })
+  {
+    const auto between = std::count_if(seen.begin(), seen.end(), [](float f) { return f > 0.0f && f < 1.0f; });
+    EXPECT_GE(between, 3) << "progress events: " << seen.size();
+    ASSERT_FALSE(seen.empty());
+    EXPECT_FLOAT_EQ(seen.back(), 1.0f);
+  }
+}
+
 TEST(BilateralCpu, TypesOutsideTheCoreRunItksFilter)
 {
   // 4D images and `long` pixels: ITK's own filter, said in the report; GPU mode throws.

@@ -740,14 +740,7 @@ TEST(MedianCpu, ReportsProgressFromTheCore)
   filter->SetInput(input);
   filter->SetRadius(1);
   filter->SetExecutionMode(Mode::CPU);
-  std::vector<float> seen;
-  auto               command = itk::CStyleCommand::New();
-  command->SetClientData(&seen);
-  command->SetCallback(
-    [](itk::Object * caller, const itk::EventObject &, void * data)
-    { static_cast<std::vector<float> *>(data)->push_back(static_cast<itk::ProcessObject *>(caller)->GetProgress()); });
-  filter->AddObserver(itk::ProgressEvent(), command);
-  filter->Update();
+  const std::vector<float> seen = UpdateCollectingProgress(filter);
   const auto between = std::count_if(seen.begin(), seen.end(), [](float f) { return f > 0.0f && f < 1.0f; });
   EXPECT_GE(between, 5) << "progress events: " << seen.size();
   ASSERT_FALSE(seen.empty());

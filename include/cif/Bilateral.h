@@ -57,6 +57,13 @@ constexpr double BilateralRangeCutoffInSigmas = 4.0;
 std::string
 BilateralKernelRadius(const Parameters & parameters, int dimension, std::vector<std::int64_t> & radius);
 
+/** The cores' parameters of the description's (after CompleteParameters
+ * and the description's check) on `dimension` axes, 1 to 3: the radius of
+ * BilateralKernelRadius, ITK's domain weights, the range sigma and cutoff,
+ * the iterations. What every face runs, and what the ITK class runs for
+ * the pixel types the description does not list. */
+BilateralParameters
+BilateralParametersOf(const Parameters & parameters, int dimension);
 /** Largest number of domain taps the cores accept (a kernel of 2^22 taps
  * would take hours per volume; larger requests are refused). */
 constexpr std::int64_t BilateralMaxTaps = std::int64_t{ 1 } << 22;

@@ -102,6 +102,16 @@ struct ParameterSpec
    * fills it from the image (the ITK input's, the file's, the itk.Image's)
    * unless the caller gives it (a NumPy array's spacing keyword). */
   bool fromImage{ false };
+  /** Values must exceed `minimum` (a sigma: positive). */
+  bool exclusiveMinimum{ false };
+  /** The command line asks for it although it has a default (a smoothing
+   * width, which a tool's user should choose; ITK's and Python's default
+   * stands elsewhere). */
+  bool commandLineRequired{ false };
+  /** Other spellings of its command-line option, without "--"
+   * ("iterations" for number_of_iterations): the subcommands' names from
+   * before their options came from the description. */
+  std::vector<std::string> optionAliases;
 };
 
 /** A call's parameters: name -> values (one per axis after CheckParameters
@@ -137,6 +147,23 @@ struct Job
    * events; empty for the other faces). GPU entries ignore it. */
   Progress progress;
 };
+
+/** A core's geometry (a struct with inputSize, outputStart and outputSize
+ * on three axes, as the median, box and clamped-neighbourhood jobs have)
+ * with the job's sizes. */
+template <typename TGeometry>
+TGeometry
+GeometryOfJob(const Job & job)
+{
+  TGeometry g;
+  for (int a = 0; a < 3; ++a)
+  {
+    g.inputSize[a] = job.inputSize[a];
+    g.outputStart[a] = job.outputStart[a];
+    g.outputSize[a] = job.outputSize[a];
+  }
+  return g;
+}
 
 /** The whole-image job of an image and an output extent. */
 Job
@@ -205,6 +232,9 @@ struct FilterDescriptor
   std::string itkTwin;
   /** One line: what is computed. */
   std::string summary;
+  /** A few words for the tool's list of commands (empty: the summary's
+   * first sentence). */
+  std::string brief;
   /** Longer help: exactness, boundary, NaN. */
   std::string                details;
   std::vector<ParameterSpec> parameters;

@@ -214,6 +214,10 @@ CheckValue(const FilterDescriptor & filter, const ParameterSpec & spec, const st
       {
         Fail(filter, spec.name + " is NaN");
       }
+      if (spec.exclusiveMinimum && !(v > spec.minimum))
+      {
+        Fail(filter, spec.name + " must be greater than " + Number(spec.minimum) + ", not " + Values(values));
+      }
       if (!(v >= spec.minimum && v <= spec.maximum))
       {
         Fail(filter,

@@ -33,8 +33,10 @@ RadiusOf(const Parameters & p, int dimension, int radius[3])
   }
 }
 
+} // namespace
+
 BilateralParameters
-ParametersOf(const Parameters & p, int dimension)
+BilateralParametersOf(const Parameters & p, int dimension)
 {
   BilateralParameters b;
   RadiusOf(p, dimension, b.radius);
@@ -51,6 +53,8 @@ ParametersOf(const Parameters & p, int dimension)
   return b;
 }
 
+namespace
+{
 ClampedNeighborhoodGeometry
 GeometryOf(const Job & job)
 {
@@ -65,7 +69,8 @@ PositiveReal(const char * name, double fallback, const char * help, bool perAxis
   s.kind = ParameterKind::Real;
   s.perAxis = perAxis;
   s.positional = positional;
-  s.minimum = 0; // and not 0: BilateralKernelRadius
+  s.minimum = 0;
+  s.exclusiveMinimum = true;
   s.defaults = { fallback };
   s.help = help;
   return s;
@@ -124,6 +129,7 @@ BilateralDescriptor()
   d.function = "bilateral_image_filter";
   d.itkClass = "itk::CudaBilateralImageFilter";
   d.itkTwin = "itk::BilateralImageFilter";
+  d.brief = "edge-preserving bilateral smoothing";
   d.summary = "Bilateral smoothing: the mean of the box around each pixel weighted by ITK's normalised domain "
               "Gaussian (in physical units) and an exact range Gaussian cut at 4 range_sigma, with iterations.";
   d.details = "ITK reads the range Gaussian from a table of 100 samples: ours differs from ITK's by at most "
@@ -136,35 +142,30 @@ BilateralDescriptor()
   radius.minimum = 0;
   radius.maximum = MaxRadius;
   radius.help = "half-width of the kernel (default: ITK's automatic size, ceil(domain_mu domain_sigma / spacing))";
-  ParameterSpec iterations;
-  iterations.name = "number_of_iterations";
-  iterations.kind = ParameterKind::Integer;
-  iterations.minimum = 1;
-  iterations.maximum = 1 << 20;
-  iterations.defaults = { 1 };
-  iterations.help = "how often the filter is applied (each iteration filters the previous result)";
   ParameterSpec spacing = PositiveReal("spacing", 1.0, "the image's spacing (x, y, z)", true, false);
   spacing.fromImage = true;
+  ParameterSpec domainSigma =
+    PositiveReal("domain_sigma", 4.0, "standard deviation of the domain Gaussian, in physical units", true, true);
+  ParameterSpec rangeSigma =
+    PositiveReal("range_sigma", 50.0, "standard deviation of the range Gaussian, in intensity units", false, true);
+  domainSigma.commandLineRequired = rangeSigma.commandLineRequired = true;
   d.parameters = {
-    PositiveReal("domain_sigma", 4.0, "standard deviation of the domain Gaussian, in physical units", true, true),
-    PositiveReal("range_sigma", 50.0, "standard deviation of the range Gaussian, in intensity units", false, true),
+    domainSigma,
+    rangeSigma,
     PositiveReal("domain_mu", 2.5, "the automatic radius in domain sigmas", false, false),
     radius,
-    iterations,
+    IterationsParameter(),
     spacing,
   };
   d.gpuPixels = { Pixel::UInt8, Pixel::Int16, Pixel::UInt16, Pixel::Float32 };
   d.cpuPixels = { Pixel::UInt8, Pixel::Int16, Pixel::UInt16, Pixel::Float32, Pixel::Float64 };
   d.check = [](const Parameters & p, const Extent & image, Pixel) -> std::string
   {
+    // the settings and the geometry; the domain weights are built by the
+    // run, not to validate
     std::vector<std::int64_t> radius;
     const std::string         problem = BilateralKernelRadius(p, image.dimension, radius);
-    if (!problem.empty())
-    {
-      return problem;
-    }
-    BilateralParameters b = ParametersOf(p, image.dimension);
-    return ValidateBilateralJob(GeometryOf(WholeImageJob(image, image)), b);
+    return problem.empty() ? ValidateClampedNeighborhoodGeometry(GeometryOf(WholeImageJob(image, image))) : problem;
   };
   // the kernel reaches its radius per iteration
   d.halo = [](const Parameters & p, int dimension)
@@ -174,13 +175,7 @@ BilateralDescriptor()
     const auto it = static_cast<std::int64_t>(Value(p, "number_of_iterations"));
     return std::array<std::int64_t, 3>{ radius[0] * it, radius[1] * it, radius[2] * it };
   };
-  // an iterated kernel filters its whole slab, with one temporary of the
-  // output's type
-  d.slabPolicy = [](const Parameters & p, Pixel outputPixel)
-  {
-    const bool iterated = Value(p, "number_of_iterations") > 1;
-    return SlabPolicy{ true, iterated, iterated ? PixelBytes(outputPixel) : 0 };
-  };
+  d.slabPolicy = &IteratedSlabPolicy;
   d.cudaCompiled = &BilateralCUDAIsCompiled;
   // one type in and out, or the integers into float32 (the ITK class with
   // TOutputImage = float)
@@ -189,14 +184,14 @@ BilateralDescriptor()
     false,
     [](const auto * in, auto * out, const Job & job, const Parameters & p, int threads)
     {
-      BilateralCPU(in, out, GeometryOf(job), ParametersOf(p, job.dimension), threads, job.progress);
+      BilateralCPU(in, out, GeometryOf(job), BilateralParametersOf(p, job.dimension), threads, job.progress);
       return std::string("the module's CPU core (exact range Gaussian)");
     });
   SetTypedEntries<std::uint8_t, std::int16_t, std::uint16_t, float>(
     d,
     true,
     [](const auto * in, auto * out, const Job & job, const Parameters & p, int)
-    { return BilateralCUDA(in, out, GeometryOf(job), ParametersOf(p, job.dimension)); });
+    { return BilateralCUDA(in, out, GeometryOf(job), BilateralParametersOf(p, job.dimension)); });
   d.floatOutputPixels = { Pixel::UInt8, Pixel::Int16, Pixel::UInt16 };
   return d;
 }

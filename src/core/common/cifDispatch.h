@@ -80,23 +80,6 @@ SetTypedEntries(FilterDescriptor & d, bool cuda, TCore core)
   (cuda ? d.cudaFloatOutput : d.cpuFloatOutput) = entry(0.0f);
 }
 
-/** A core's geometry (a struct with inputSize, outputStart and outputSize
- * on three axes, as the median, box and clamped-neighbourhood jobs have)
- * with the job's sizes. */
-template <typename TGeometry>
-TGeometry
-GeometryOfJob(const Job & job)
-{
-  TGeometry g;
-  for (int a = 0; a < 3; ++a)
-  {
-    g.inputSize[a] = job.inputSize[a];
-    g.outputStart[a] = job.outputStart[a];
-    g.outputSize[a] = job.outputSize[a];
-  }
-  return g;
-}
-
 /** The same per-axis values as an int array of three (axes past the
  * image's dimension get `fill`). */
 inline void
@@ -110,6 +93,32 @@ AxisValues(const Parameters &  parameters,
   {
     out[a] = a < dimension ? static_cast<std::int64_t>(Value(parameters, name, a)) : fill;
   }
+}
+
+/** The number_of_iterations parameter of an iterated filter (the
+ * rotating mask, the bilateral): 1 to 2^20, default 1. */
+inline ParameterSpec
+IterationsParameter()
+{
+  ParameterSpec iterations;
+  iterations.name = "number_of_iterations";
+  iterations.kind = ParameterKind::Integer;
+  iterations.minimum = 1;
+  iterations.maximum = 1 << 20;
+  iterations.defaults = { 1 };
+  iterations.help = "how often the filter is applied (each iteration filters the previous result)";
+  iterations.optionAliases = { "iterations" };
+  return iterations;
+}
+
+/** The slab policy of an iterated filter: slabs always; with more than
+ * one iteration the kernel filters its whole slab with one temporary image
+ * in the output's pixel type. */
+inline SlabPolicy
+IteratedSlabPolicy(const Parameters & p, Pixel outputPixel)
+{
+  const bool iterated = Value(p, "number_of_iterations") > 1;
+  return SlabPolicy{ true, iterated, iterated ? PixelBytes(outputPixel) : 0 };
 }
 } // namespace cif
 

@@ -32,18 +32,12 @@ RotatingMaskDescriptor()
   d.command = "rotating-mask";
   d.function = "rotating_mask_image_filter";
   d.itkClass = "itk::CudaRotatingMaskImageFilter";
+  d.brief = "edge-preserving rotating-mask (Nagao) smoothing";
   d.summary = "Nagao-Matsuyama rotating-mask smoothing: each pixel takes the mean of the least dispersed of Nagao's "
               "nine sub-regions of its 5x5 window (2D) or of six 3x3x3 half-masks of its 5x5x5 window (3D).";
   d.details = "Exact integer arithmetic for 8/16-bit images (identical on the GPU and the CPU); float32 in double. NaN "
               "or Inf in a sub-region gives NaN. Boundary: zero-flux Neumann.";
-  ParameterSpec iterations;
-  iterations.name = "number_of_iterations";
-  iterations.kind = ParameterKind::Integer;
-  iterations.minimum = 1;
-  iterations.maximum = 1 << 20;
-  iterations.defaults = { 1 };
-  iterations.help = "how often the filter is applied (each iteration filters the previous result)";
-  d.parameters = { iterations };
+  d.parameters = { IterationsParameter() };
   d.gpuPixels = d.cpuPixels = { Pixel::UInt8, Pixel::Int16, Pixel::UInt16, Pixel::Float32 };
   d.minDimension = 2;
   d.check = [](const Parameters & p, const Extent & image, Pixel)
@@ -62,13 +56,7 @@ RotatingMaskDescriptor()
     const auto reach = static_cast<std::int64_t>(2 * Value(p, "number_of_iterations"));
     return std::array<std::int64_t, 3>{ reach, reach, dimension == 3 ? reach : 0 };
   };
-  // an iterated kernel filters its whole slab, with a second image of work
-  // in the output's pixel type
-  d.slabPolicy = [](const Parameters & p, Pixel outputPixel)
-  {
-    const bool iterated = Value(p, "number_of_iterations") > 1;
-    return SlabPolicy{ true, iterated, iterated ? PixelBytes(outputPixel) : 0 };
-  };
+  d.slabPolicy = &IteratedSlabPolicy;
   d.cudaCompiled = &RotatingMaskCUDAIsCompiled;
   // one type in and out, or the integers into float32 (the ITK class with
   // TOutputImage = float)
