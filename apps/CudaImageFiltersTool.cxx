@@ -41,16 +41,13 @@ const Subcommand Subcommands[] = {
     "B-spline interpolation coefficients of an image",
     BSplinePrefilterMain,
     BSplinePrefilterUsage },
-  { "bilateral", "edge-preserving bilateral smoothing", BilateralMain, BilateralUsage },
   { "grbf", "Gaussian RBF interpolation onto a zoomed or reference grid", GaussianRBFMain, GaussianRBFUsage },
   { "info", "whether CUDA is compiled in, and the GPU", InfoMain, InfoUsage },
   { "kernel-superposition",
     "spatially varying Gaussian blur, a sigma per pixel",
     KernelSuperpositionMain,
     KernelSuperpositionUsage },
-  { "median", "the median of the box around every pixel", MedianMain, MedianUsage },
   { "resample", "an image resampled through a transform onto a grid", ResampleMain, ResampleUsage },
-  { "rotating-mask", "edge-preserving rotating-mask (Nagao) smoothing", RotatingMaskMain, RotatingMaskUsage },
   { "segment", "filter, threshold and pack on the GPU: a packed mask", SegmentMain, SegmentUsage },
   { "threshold", "a label image or a packed mask of L <= value <= U", ThresholdMain, ThresholdUsage },
 };
@@ -75,9 +72,9 @@ PrintUsage(std::ostream & os)
   {
     if (commands.count(filter->command) == 0)
     {
-      std::string summary = filter->summary;
+      std::string summary = filter->brief.empty() ? filter->summary.substr(0, filter->summary.find('.')) : filter->brief;
       summary[0] = static_cast<char>(std::tolower(summary[0]));
-      commands[filter->command] = summary.substr(0, summary.find('.'));
+      commands[filter->command] = summary;
     }
   }
   std::size_t width = std::strlen("-h, --help") + 2;

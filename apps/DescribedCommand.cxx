@@ -4,22 +4,31 @@
  *  checks come from the description, so a filter added to the core gets its
  *  subcommand with no code here.
  *
- *    cudaimagefilters COMMAND IN OUT [--PARAMETER V[,V,V] ...] [--device D] [--quiet]
+ *    cudaimagefilters COMMAND IN OUT [--PARAMETER V[,V,V] ...] [--device D]
+ *                     [--stream] [--stream-memory SIZE] [--verify] [--quiet]
  *
- *  IN is read with ITK, the core's entry runs on its pixels (GPU or CPU, as
- *  cif::RunFilterOnHost decides), and OUT gets IN's pixel type and the
- *  output grid the description names (IN's, or the bins' of a shrink).
+ *  IN runs through the tool's ITK filter over the description
+ *  (DescribedImageFilter.h: the module's GPU, CPU and slab runs), whole or
+ *  streamed in pieces by ITK's streaming reader and writer; OUT gets IN's
+ *  pixel type and the output grid the description names (IN's, or the
+ *  bins' of a shrink). --verify exists where the tool has an implementation
+ *  to compare with (DescribedVerify.h).
  *=========================================================================*/
 #include "DescribedCommand.h"
+#include "DescribedImageFilter.h"
+#include "DescribedVerify.h"
 #include "FilterCommon.h"
 
 #include "cif/Filter.h"
+#include "cif/Runtime.h"
 #include "itkCudaExecution.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <iomanip>
 #include <iostream>
+#include <map>
 #include <sstream>
 
 namespace cif
@@ -84,133 +93,167 @@ CorePixel()
     return cif::Pixel::Float32;
 }
 
-/** The parameters as given on the command line (checked later, once, by cif::CheckParameters). */
-cif::Parameters
-ParseParameters(const cif::FilterDescriptor & filter, const ParsedArguments & parsed)
+/** "uint8, int16, ..." : the pixel types the filter takes. */
+std::string
+PixelNames(const cif::FilterDescriptor & filter)
 {
-  cif::Parameters parameters;
-  for (const auto & spec : filter.parameters)
+  std::string names;
+  for (cif::Pixel p : filter.cpuPixels)
   {
-    const std::string option = OptionOf(spec.name);
-    if (!parsed.Has(option))
-    {
-      continue;
-    }
-    const std::string text = parsed.Get(option);
-    if (spec.kind == cif::ParameterKind::Choice)
-    {
+    names += (names.empty() ? "" : ", ") + std::string(cif::PixelName(p));
+  }
+  return names;
+}
+
+/** The command-line spellings of a parameter: its own, then its aliases. */
+std::vector<std::string>
+OptionsOf(const cif::ParameterSpec & spec)
+{
+  std::vector<std::string> options{ OptionOf(spec.name) };
+  for (const auto & alias : spec.optionAliases)
+  {
+    options.push_back("--" + alias);
+  }
+  return options;
+}
+
+/** Largest value of an integer option: the description's, within the
+ * cores' 32-bit coordinates (MaxRadius). */
+long long
+IntegerMaximum(const cif::ParameterSpec & spec)
+{
+  return spec.maximum >= static_cast<double>(MaxRadius) ? MaxRadius : static_cast<long long>(spec.maximum);
+}
+
+/** One option's text as the parameter's values: integers, numbers (positive
+ * ones where the description wants them), or a choice's name. The ranges of
+ * the values are the description's. */
+std::vector<double>
+ParseValues(const cif::FilterDescriptor & filter,
+            const cif::ParameterSpec &    spec,
+            const std::string &           option,
+            const std::string &           text)
+{
+  std::vector<double> values;
+  switch (spec.kind)
+  {
+    case cif::ParameterKind::Choice:
       try
       {
-        parameters[spec.name] = { cif::ChoiceValue(filter, spec.name, text) };
+        values = { cif::ChoiceValue(filter, spec.name, text) };
       }
       catch (const std::invalid_argument & e)
       {
         throw UsageError(option + ": " + e.what());
       }
-    }
-    else
+      break;
+    case cif::ParameterKind::Integer:
+    case cif::ParameterKind::OptionalInteger:
     {
-      parameters[spec.name] = ParseRealList(option, text);
+      const auto minimum = static_cast<long long>(std::max(spec.minimum, -9.0e18));
+      if (spec.perAxis)
+      {
+        for (long long v : ParseIntegerList(option, text, minimum, IntegerMaximum(spec)))
+        {
+          values.push_back(static_cast<double>(v));
+        }
+      }
+      else
+      {
+        values = { static_cast<double>(ParseInteger(option, text, minimum, IntegerMaximum(spec))) };
+      }
+      break;
     }
+    case cif::ParameterKind::Real:
+    case cif::ParameterKind::OptionalReal:
+      values = ParseRealList(option, text);
+      if (spec.exclusiveMinimum && spec.minimum == 0)
+      {
+        for (double v : values)
+        {
+          if (!(v > 0.0))
+          {
+            throw UsageError(option + ": " + Number(v) + (values.size() == 1 ? std::string() : " in '" + text + "'") +
+                             " is not a positive number (expected numbers greater than 0)");
+          }
+        }
+      }
+      break;
+  }
+  return values;
+}
+
+/** A parameter given on the command line: its values and how it was given. */
+struct GivenParameter
+{
+  std::string Option;
+  std::string Text;
+};
+
+/** The parameters as given on the command line (checked later, once, by
+ * cif::CheckParameters); `given` says under which option. When one of the
+ * options the command line requires (ParameterSpec::commandLineRequired)
+ * is absent, the UsageError names them all. */
+cif::Parameters
+ParseParameters(const cif::FilterDescriptor &            filter,
+                const ParsedArguments &                  parsed,
+                std::map<std::string, GivenParameter> & given)
+{
+  cif::Parameters          parameters;
+  std::vector<std::string> required;
+  bool                     missing = false;
+  for (const auto & spec : filter.parameters)
+  {
+    const std::vector<std::string> options = OptionsOf(spec);
+    std::string                    used;
+    for (const auto & option : options)
+    {
+      if (parsed.Has(option))
+      {
+        if (!used.empty())
+        {
+          throw UsageError(used + " and " + option + " are the same option: give one");
+        }
+        used = option;
+      }
+    }
+    if (spec.commandLineRequired)
+    {
+      required.push_back(options.front() + (spec.perAxis ? " V[,V,V]" : " V"));
+      missing = missing || used.empty();
+    }
+    if (used.empty())
+    {
+      continue;
+    }
+    given[spec.name] = { used, parsed.Get(used) };
+    parameters[spec.name] = ParseValues(filter, spec, used, parsed.Get(used));
+  }
+  if (missing)
+  {
+    std::string list;
+    for (std::size_t i = 0; i < required.size(); ++i)
+    {
+      list += (i == 0 ? "" : i + 1 == required.size() ? " and " : ", ") + required[i];
+    }
+    throw UsageError(filter.command + " needs " + list);
   }
   return parameters;
 }
 
-/** The output image's grid: IN's, or the bins' (itk::BinShrinkImageFilter's
- * grid for an image whose index starts at 0: spacing times f, origin at the
- * centre of the first bin). */
-template <typename TImage>
-void
-SetOutputGrid(const cif::FilterDescriptor & filter,
-              const cif::Parameters &       parameters,
-              const TImage *                input,
-              TImage *                      output,
-              const cif::Extent &           outExtent)
+/** The settings line: every parameter as the run used it. */
+std::string
+SettingsText(const cif::FilterDescriptor & filter, const cif::Parameters & parameters)
 {
-  constexpr unsigned int D = TImage::ImageDimension;
-  output->CopyInformation(input);
-  typename TImage::SizeType size;
-  for (unsigned int a = 0; a < D; ++a)
-  {
-    size[a] = static_cast<itk::SizeValueType>(outExtent.size[a]);
-  }
-  output->SetRegions(size);
-  if (filter.grid == cif::OutputGrid::Bin)
-  {
-    typename TImage::SpacingType    spacing = input->GetSpacing();
-    itk::ContinuousIndex<double, D> firstBinCentre;
-    typename TImage::PointType      origin;
-    for (unsigned int a = 0; a < D; ++a)
-    {
-      const double f = cif::Value(parameters, "shrink_factors", static_cast<int>(a));
-      spacing[a] *= f;
-      firstBinCentre[a] = 0.5 * (f - 1.0);
-    }
-    input->TransformContinuousIndexToPhysicalPoint(firstBinCentre, origin);
-    output->SetSpacing(spacing);
-    output->SetOrigin(origin);
-  }
-  output->Allocate();
-}
-
-template <typename T, unsigned int D>
-int
-RunDescribed(const cif::FilterDescriptor & filter,
-             cif::Parameters               parameters,
-             const std::string &           inputName,
-             const std::string &           outputName,
-             itk::CudaExecutionMode        mode,
-             bool                          quiet)
-{
-  using ImageType = itk::Image<T, D>;
-  const auto  input = ReadImageFile<ImageType>(inputName);
-  cif::Extent extent;
-  extent.dimension = static_cast<int>(D);
-  for (unsigned int a = 0; a < D; ++a)
-  {
-    extent.size[a] = static_cast<std::int64_t>(input->GetBufferedRegion().GetSize(a));
-  }
-  for (const auto & spec : filter.parameters)
-  {
-    // a property of the image (its spacing), unless the option gives it
-    if (spec.fromImage && spec.name == "spacing" && parameters.count(spec.name) == 0)
-    {
-      for (unsigned int a = 0; a < D; ++a)
-      {
-        parameters[spec.name].push_back(input->GetSpacing()[a]);
-      }
-    }
-  }
-  try
-  {
-    cif::CheckParameters(filter, parameters, extent, CorePixel<T>());
-  }
-  catch (const std::invalid_argument & e)
-  {
-    throw UsageError(e.what());
-  }
-  if (mode == itk::CudaExecutionMode::GPU)
-  {
-    CheckGPURequest(cif::GpuProblem(filter, CorePixel<T>(), parameters, extent));
-  }
-  const cif::Extent outExtent = cif::OutputExtent(filter, parameters, extent);
-  auto              output = ImageType::New();
-  SetOutputGrid(filter, parameters, input.GetPointer(), output.GetPointer(), outExtent);
-
-  const auto                 start = std::chrono::steady_clock::now();
-  const cif::ExecutionReport report = cif::RunFilterOnHost(
-    filter, CorePixel<T>(), input->GetBufferPointer(), output->GetBufferPointer(), extent, parameters, mode, 0);
-  const double milliseconds =
-    std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-
   std::ostringstream settings;
   for (const auto & spec : filter.parameters)
   {
-    const auto & values = parameters.at(spec.name);
-    settings << "; " << spec.name << ' ';
+    const auto   it = parameters.find(spec.name);
+    const auto & values = it == parameters.end() ? std::vector<double>{} : it->second;
+    settings << (settings.tellp() > 0 ? "; " : "") << spec.name << ' ';
     if (values.empty())
     {
-      settings << "default";
+      settings << (cif::IsOptional(spec.kind) ? "automatic" : "default");
     }
     else if (spec.kind == cif::ParameterKind::Choice)
     {
@@ -224,15 +267,126 @@ RunDescribed(const cif::FilterDescriptor & filter,
       }
     }
   }
-  (void)quiet;
+  return settings.str();
+}
+
+/** What a run needs besides IN's pixels. */
+struct DescribedRun
+{
+  const cif::FilterDescriptor * Filter{ nullptr };
+  cif::Parameters               Given; ///< as parsed (the image's spacing not filled in)
+  std::string                   Input;
+  std::string                   Output;
+  itk::CudaExecutionMode        Mode{ itk::CudaExecutionMode::Automatic };
+  StreamSettings                Streaming;
+  const DescribedVerifier *     Verify{ nullptr };
+  bool                          Quiet{ false };
+};
+
+/** The given parameters with the image's spacing where the description
+ * takes it from the image, checked for an image of `size` (a UsageError
+ * before any work when they do not pass). */
+template <typename T, unsigned int D>
+cif::Parameters
+CheckedFor(const DescribedRun & run, const std::vector<std::size_t> & size, const std::vector<double> & spacing)
+{
+  cif::Parameters parameters = run.Given;
+  cif::Extent     extent;
+  extent.dimension = static_cast<int>(D);
+  for (unsigned int a = 0; a < D; ++a)
+  {
+    extent.size[a] = static_cast<std::int64_t>(size[a]);
+  }
+  for (const auto & spec : run.Filter->parameters)
+  {
+    if (spec.fromImage && spec.name == "spacing" && parameters.count(spec.name) == 0)
+    {
+      parameters[spec.name] = std::vector<double>(spacing.begin(), spacing.begin() + D);
+    }
+  }
+  try
+  {
+    cif::CheckParameters(*run.Filter, parameters, extent, CorePixel<T>());
+  }
+  catch (const std::invalid_argument & e)
+  {
+    throw UsageError(e.what());
+  }
+  if (run.Mode == itk::CudaExecutionMode::GPU)
+  {
+    CheckGPURequest(cif::GpuProblem(*run.Filter, CorePixel<T>(), parameters, extent));
+  }
+  return parameters;
+}
+
+template <typename T, unsigned int D>
+int
+RunDescribed(const DescribedRun & run, const FilterInput & header)
+{
+  using ImageType = itk::Image<T, D>;
+  const cif::FilterDescriptor & filter = *run.Filter;
+  if (!cif::HasPixel(filter.cpuPixels, CorePixel<T>()))
+  {
+    throw UsageError(filter.command + " takes " + PixelNames(filter) + " images, not " +
+                     itk::CudaPixelTypeName<T>());
+  }
+  const cif::Parameters checked = CheckedFor<T, D>(run, header.Information.Size, header.Information.Spacing);
+  auto                  core = DescribedImageFilter<ImageType>::New();
+  core->SetDescription(filter);
+  core->SetParameters(run.Given);
+  core->SetExecutionMode(run.Mode);
+  if (run.Mode == itk::CudaExecutionMode::Automatic)
+  {
+    cif::Runtime::IsDeviceAvailable(); // discover the device now, outside the timing
+  }
+  if (run.Streaming.Stream)
+  {
+    return RunStreamed<ImageType>(core.GetPointer(),
+                                  filter.command,
+                                  run.Input,
+                                  run.Output,
+                                  run.Streaming.Memory,
+                                  run.Quiet,
+                                  [&] { return SettingsText(filter, checked); });
+  }
+  const auto input = ReadImageFile<ImageType>(run.Input);
+  core->SetInput(input);
+  const double milliseconds = UpdateTimed(core, filter.command.c_str(), run.Quiet);
   std::cout << filter.command << ": " << SizeToString(input->GetLargestPossibleRegion().GetSize()) << " pixels ("
-            << itk::CudaPixelTypeName<T>() << ") to " << SizeToString(output->GetLargestPossibleRegion().GetSize())
-            << settings.str() << "; ran on " << report.Message << "; filter time " << std::fixed << std::setprecision(3)
-            << milliseconds << " ms" << std::endl;
+            << itk::CudaPixelTypeName<T>() << ") to "
+            << SizeToString(core->GetOutput()->GetLargestPossibleRegion().GetSize()) << "; "
+            << SettingsText(filter, checked) << "; ran on " << core->GetLastExecutionReport().Message
+            << "; filter time " << std::fixed << std::setprecision(3) << milliseconds << " ms" << std::endl;
   std::cout.unsetf(std::ios_base::floatfield);
   std::cout << std::setprecision(6);
-  WriteImageFile(output.GetPointer(), outputName);
-  return ExitSuccess;
+  WriteImageFile(core->GetOutput(), run.Output);
+  if (run.Verify == nullptr)
+  {
+    return ExitSuccess;
+  }
+  const auto written = ReadImageFile<ImageType>(run.Output);
+  // the parameters the filter ran with (IN's own spacing)
+  const cif::Parameters ran = CheckedFor<T, D>(run,
+                                               std::vector<std::size_t>(header.Information.Size),
+                                               [&]
+                                               {
+                                                 std::vector<double> spacing;
+                                                 for (unsigned int a = 0; a < D; ++a)
+                                                 {
+                                                   spacing.push_back(input->GetSpacing()[a]);
+                                                 }
+                                                 return spacing;
+                                               }());
+  const auto checks = RunDescribedVerifier<T, D>(*run.Verify,
+                                                 input.GetPointer(),
+                                                 written.GetPointer(),
+                                                 ran,
+                                                 core->GetLastExecutedOn() == itk::CudaExecutedOn::GPU);
+  for (const auto & check : checks)
+  {
+    PrintStageCheck(check);
+  }
+  return StageChecksStatus(checks);
 }
 } // namespace
 
@@ -250,7 +404,11 @@ DescribedUsage(const cif::FilterDescriptor & filter, std::ostream & os)
   {
     std::string head = "  " + OptionOf(spec.name) + (spec.perAxis ? " V[,V,V]" : " V");
     std::string help = spec.help;
-    if (spec.kind == cif::ParameterKind::Choice)
+    if (spec.commandLineRequired)
+    {
+      help += " (required)";
+    }
+    else if (spec.kind == cif::ParameterKind::Choice)
     {
       help += " (default " + spec.choices[static_cast<std::size_t>(spec.defaults.at(0))] + ")";
     }
@@ -266,10 +424,20 @@ DescribedUsage(const cif::FilterDescriptor & filter, std::ostream & os)
     {
       help += " (required)";
     }
+    for (const auto & alias : spec.optionAliases)
+    {
+      help += "; also --" + alias;
+    }
     os << head << std::string(head.size() < 23 ? 23 - head.size() : 1, ' ');
     PrintWrapped(os, help, 23, std::max<std::size_t>(head.size(), 23));
   }
   PrintDeviceOptionHelp(os);
+  PrintStreamOptionHelp(os);
+  if (const DescribedVerifier * verify = FindDescribedVerifier(filter.command))
+  {
+    os << "  --verify             ";
+    PrintWrapped(os, verify->Help, 23, 23);
+  }
   PrintQuietAndHelpOptionHelp(os);
   os << "\nPrints the device that ran the filter and the filter's time. The C++ class is\n"
      << filter.itkClass << "; the Python function cudaimagefilters." << filter.function << ".\n";
@@ -284,31 +452,72 @@ DescribedMain(const cif::FilterDescriptor & filter, const std::vector<std::strin
     DescribedUsage(filter, std::cout);
     return ExitSuccess;
   }
+  DescribedRun run;
+  run.Filter = &filter;
+  run.Verify = FindDescribedVerifier(filter.command);
   std::vector<OptionSpec> specs;
   for (const auto & spec : filter.parameters)
   {
-    specs.push_back({ OptionOf(spec.name), true });
+    for (const auto & option : OptionsOf(spec))
+    {
+      specs.push_back({ option, true });
+    }
   }
   specs.push_back({ "--device", true });
   specs.push_back({ "--quiet", false });
+  if (run.Verify != nullptr)
+  {
+    specs.push_back({ "--verify", false });
+  }
+  AddStreamOptionSpecs(specs);
   const ParsedArguments parsed = ParseArguments(args, specs);
-  std::string           inputName, outputName;
-  ParseInputAndOutput(parsed, filter.command, inputName, outputName);
-  const cif::Parameters        parameters = ParseParameters(filter, parsed);
-  const itk::CudaExecutionMode mode = ParseDeviceOption(parsed);
-  const bool                   quiet = parsed.Has("--quiet");
-  CheckImageOutput(outputName);
-  const FilterInput input = DescribeFilterInput(inputName, filter.command);
-  CheckTypedImageOutput(outputName, input.Pixel, input.Dimension, "OUT");
-  return RunOnFilterInput(inputName,
+  ParseInputAndOutput(parsed, filter.command, run.Input, run.Output);
+  std::map<std::string, GivenParameter> given;
+  run.Given = ParseParameters(filter, parsed, given);
+  run.Mode = ParseDeviceOption(parsed);
+  run.Quiet = parsed.Has("--quiet");
+  const bool verify = run.Verify != nullptr && parsed.Has("--verify");
+  if (!verify)
+  {
+    run.Verify = nullptr;
+  }
+  run.Streaming = ParseStreamOptions(parsed, verify);
+  CheckImageOutput(run.Output);
+  const FilterInput input = DescribeFilterInput(run.Input, filter.command);
+  // an input larger than half the RAM is streamed when its format allows
+  StreamLargeInput(run.Streaming,
+                   input.Information.Voxels() * PixelBytes(input.Pixel),
+                   run.Input,
+                   run.Output,
+                   verify,
+                   run.Quiet);
+  for (const auto & spec : filter.parameters)
+  {
+    const auto it = given.find(spec.name);
+    if (spec.perAxis && it != given.end())
+    {
+      CheckPerAxisCount(
+        it->second.Option, it->second.Text, run.Given.at(spec.name).size(), input.Dimension, run.Input);
+    }
+  }
+  CheckTypedImageOutput(run.Output, input.Pixel, input.Dimension, "OUT");
+  if (run.Verify != nullptr)
+  {
+    const std::string why = run.Verify->Refuse(run.Given, input.Pixel == PixelKind::Float);
+    if (!why.empty())
+    {
+      throw UsageError(why);
+    }
+  }
+  return RunOnFilterInput(run.Input,
                           input,
-                          mode,
-                          quiet,
+                          run.Mode,
+                          run.Quiet,
                           [&](auto pixel, auto dimension)
                           {
                             using T = typename decltype(pixel)::Type;
                             constexpr unsigned int D = decltype(dimension)::value;
-                            return RunDescribed<T, D>(filter, parameters, inputName, outputName, mode, quiet);
+                            return RunDescribed<T, D>(run, input);
                           });
 }
 

@@ -394,6 +394,7 @@ ReadImageFileInformation(const std::string & fileName)
   for (unsigned int a = 0; a < information.Dimension; ++a)
   {
     information.Size.push_back(io->GetDimensions(a));
+    information.Spacing.push_back(io->GetSpacing(a));
   }
   information.Components = io->GetNumberOfComponents();
   information.PixelType = itk::ImageIOBase::GetPixelTypeAsString(io->GetPixelType());

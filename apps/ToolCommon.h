@@ -143,7 +143,8 @@ ParseRealList(const std::string & option, const std::string & text);
 struct ImageFileInformation
 {
   unsigned int             Dimension{ 0 };
-  std::vector<std::size_t> Size; ///< one entry per dimension
+  std::vector<std::size_t> Size;    ///< one entry per dimension
+  std::vector<double>      Spacing; ///< as the header gives it, one entry per dimension
 
   /** The number of pixels (the product of Size). */
   std::size_t
@@ -529,21 +530,6 @@ int
 GaussianRBFMain(const std::vector<std::string> & args);
 void
 GaussianRBFUsage(std::ostream & os);
-
-int
-MedianMain(const std::vector<std::string> & args);
-void
-MedianUsage(std::ostream & os);
-
-int
-BilateralMain(const std::vector<std::string> & args);
-void
-BilateralUsage(std::ostream & os);
-
-int
-RotatingMaskMain(const std::vector<std::string> & args);
-void
-RotatingMaskUsage(std::ostream & os);
 
 int
 ThresholdMain(const std::vector<std::string> & args);

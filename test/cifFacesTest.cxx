@@ -79,11 +79,7 @@ TEST(FacesCpu, EveryDescribedFilterHasEveryFace)
       {
         c = c == '_' ? '-' : c;
       }
-      if (d->command != "median" && d->command != "rotating-mask" &&
-          d->command != "bilateral") // hand-written: their own spellings
-      {
-        EXPECT_NE(help.find(option), std::string::npos) << option << " in\n" << help;
-      }
+      EXPECT_NE(help.find(option), std::string::npos) << option << " in\n" << help;
     }
   }
 }
@@ -161,9 +157,9 @@ TEST(FacesCpu, GeneratedSubcommandsRefuseBadParameters)
   const std::string output = std::string(CIF_TEST_OUTPUT) + "/faces_never_" + std::to_string(getpid()) + ".nrrd";
   std::remove(output.c_str());
   EXPECT_EQ(RunTool("bin-shrink \"" + input + "\" \"" + output + "\" --shrink-factors 0", text), 2) << text;
-  EXPECT_NE(text.find("shrink_factors must hold positive integers"), std::string::npos) << text;
+  EXPECT_NE(text.find("--shrink-factors: 0 is out of range"), std::string::npos) << text;
   EXPECT_EQ(RunTool("mean \"" + input + "\" \"" + output + "\" --radius 1,2", text), 2) << text;
-  EXPECT_NE(text.find("radius needs 1 or 3 values"), std::string::npos) << text;
+  EXPECT_NE(text.find("--radius 1,2 has 2 values, but"), std::string::npos) << text;
   EXPECT_EQ(RunTool("erode \"" + input + "\" \"" + output + "\" --boundary 100000", text), 2) << text;
   EXPECT_NE(text.find("not a value of the image's pixel type"), std::string::npos) << text;
   EXPECT_EQ(RunTool("mean \"" + input + "\" \"" + output + "\" --sigma 2", text), 2) << text;

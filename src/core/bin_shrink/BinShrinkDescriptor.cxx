@@ -48,6 +48,7 @@ BinShrinkDescriptor()
   d.function = "bin_shrink_image_filter";
   d.itkClass = "itk::CudaBinShrinkImageFilter";
   d.itkTwin = "itk::BinShrinkImageFilter";
+  d.brief = "the average of every bin of F pixels per axis (a shrink)";
   d.summary = "Shrinks the image by an integer factor per axis, each output pixel the average of its bin.";
   d.details = "Identical to ITK's BinShrinkImageFilter (bit for bit): the bin summed in double in raster order, times "
               "the reciprocal of its size, rounded half up for integer pixels. Output size floor(n / f) per axis; "

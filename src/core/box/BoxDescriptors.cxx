@@ -128,6 +128,7 @@ MeanDescriptor()
   d.function = "mean_image_filter";
   d.itkClass = "itk::CudaMeanImageFilter";
   d.itkTwin = "itk::MeanImageFilter";
+  d.brief = "the mean of the box around every pixel";
   d.summary = "The mean of the (2r+1)^D box around each pixel.";
   d.details = "Identical to ITK's MeanImageFilter (bit for bit) for uint8, int16, uint16 and float32 images: integer "
               "images are summed exactly, float32 images in double in ITK's order. Boundary: zero-flux Neumann. The "
@@ -153,6 +154,7 @@ GrayscaleErodeDescriptor()
   d.function = "grayscale_erode_image_filter";
   d.itkClass = "itk::CudaGrayscaleErodeImageFilter";
   d.itkTwin = "itk::GrayscaleErodeImageFilter";
+  d.brief = "grey-scale erosion by a flat box";
   d.summary = "Grey-scale erosion by a flat box of radius r (FlatStructuringElement::Box).";
   d.details = "Each output is the minimum of the box's samples inside the image, and of the boundary value (default: "
               "the pixel type's largest, ITK's default) where the box reaches past the image. Identical to ITK's "

@@ -25,6 +25,7 @@ MedianDescriptor()
   d.function = "median_image_filter";
   d.itkClass = "itk::CudaMedianImageFilter";
   d.itkTwin = "itk::MedianImageFilter";
+  d.brief = "the median of the box around every pixel";
   d.summary = "The median of the (2r+1)^D box around each pixel.";
   d.details = "Identical to ITK's MedianImageFilter for uint8, int16, uint16 and NaN-free float32 images, in 1 to 3 "
               "dimensions, on the GPU and the CPU. Boundary: ITK's zero-flux Neumann (indices clamped to the "
@@ -36,6 +37,7 @@ MedianDescriptor()
   radius.positional = true;
   radius.minimum = 0;
   radius.defaults = { 1 };
+  radius.commandLineRequired = true;
   radius.help = "half-width of the window: one value for every axis, or one per axis (x, y, z)";
   ParameterSpec kernel;
   kernel.name = "kernel";

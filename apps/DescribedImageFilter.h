@@ -1,0 +1,225 @@
+/*=========================================================================
+ *  CudaImageFilters: the tool's ITK filter for any filter the core
+ *  describes (cif/Filter.h), so that a generated subcommand runs in ITK's
+ *  pipeline like the module's classes: whole, or streamed in pieces through
+ *  ITK's streaming reader and writer.
+ *
+ *  It is itk::CudaDescribedImageFilter (the GPU, CPU and slab runs every
+ *  module class shares) over a description chosen at run time, with the
+ *  requested regions a description implies: the output piece padded by the
+ *  description's halo, the whole image for filters that need it (iterated
+ *  kernels, SlabPolicy::kernelWritesInputPlanes), the bins of the Bin grid.
+ *=========================================================================*/
+#ifndef cifToolDescribedImageFilter_h
+#define cifToolDescribedImageFilter_h
+
+#include "itkCudaDescribedImageFilter.h"
+#include "itkImageToImageFilter.h"
+
+#include <string>
+
+namespace cif
+{
+namespace tool
+{
+
+/** Runs the description `SetDescription` names on an image of one pixel
+ * type in and out, with `SetParameters`' values; parameters the
+ * description fills from the image (ParameterSpec::fromImage: the spacing)
+ * come from the input unless given. The pixel types and dimensions must be
+ * ones the description takes (the runner checks them first). */
+template <typename TImage>
+class DescribedImageFilter
+  : public itk::CudaDescribedImageFilter<DescribedImageFilter<TImage>, itk::ImageToImageFilter<TImage, TImage>>
+{
+public:
+  ITK_DISALLOW_COPY_AND_MOVE(DescribedImageFilter);
+  using Self = DescribedImageFilter;
+  using Superclass = itk::CudaDescribedImageFilter<Self, itk::ImageToImageFilter<TImage, TImage>>;
+  using Pointer = itk::SmartPointer<Self>;
+  itkNewMacro(Self);
+  itkTypeMacro(DescribedImageFilter, ImageToImageFilter);
+  static constexpr unsigned int ImageDimension = TImage::ImageDimension;
+
+  void
+  SetDescription(const cif::FilterDescriptor & description)
+  {
+    m_Description = &description;
+    this->Modified();
+  }
+  const cif::FilterDescriptor &
+  Description() const
+  {
+    return *m_Description;
+  }
+  void
+  SetParameters(const cif::Parameters & parameters)
+  {
+    m_Parameters = parameters;
+    this->Modified();
+  }
+
+  /** The parameters, with the input's spacing where the description takes
+   * it from the image and the caller did not give it. */
+  static cif::Parameters
+  DescribedParameters(const Self * filter)
+  {
+    cif::Parameters parameters = filter->m_Parameters;
+    for (const auto & spec : filter->Description().parameters)
+    {
+      if (spec.fromImage && spec.name == "spacing" && parameters.count(spec.name) == 0 && filter->GetInput())
+      {
+        parameters[spec.name] = itk::CudaPerAxisValues<ImageDimension>(filter->GetInput()->GetSpacing());
+      }
+    }
+    return parameters;
+  }
+
+  /** The runner only builds the pixel types and dimensions the description
+   * takes; nothing else runs. */
+  std::string
+  TwinName() const
+  {
+    return "nothing";
+  }
+  void
+  TwinGenerateData()
+  {
+    itkExceptionMacro(<< this->GetCoreUnsupportedReason());
+  }
+
+protected:
+  DescribedImageFilter() = default;
+  ~DescribedImageFilter() override = default;
+
+  void
+  GenerateOutputInformation() override
+  {
+    Superclass::GenerateOutputInformation();
+    if (Description().grid != cif::OutputGrid::Bin)
+    {
+      return;
+    }
+    // itk::BinShrinkImageFilter's grid for an image whose index starts at 0:
+    // floor(n / f) pixels, spacing times f, origin at the first bin's centre
+    const TImage *  input = this->GetInput();
+    TImage *        output = this->GetOutput();
+    cif::Parameters parameters = Completed();
+    const auto      outExtent = cif::OutputExtent(Description(), parameters, ExtentOf(input->GetLargestPossibleRegion()));
+    typename TImage::SpacingType           spacing = input->GetSpacing();
+    itk::ContinuousIndex<double, ImageDimension> firstBinCentre;
+    typename TImage::SizeType              size;
+    for (unsigned int a = 0; a < ImageDimension; ++a)
+    {
+      const double f = cif::Value(parameters, "shrink_factors", static_cast<int>(a));
+      spacing[a] *= f;
+      firstBinCentre[a] = input->GetLargestPossibleRegion().GetIndex(a) + 0.5 * (f - 1.0);
+      size[a] = static_cast<itk::SizeValueType>(outExtent.size[a]);
+    }
+    typename TImage::PointType origin;
+    input->TransformContinuousIndexToPhysicalPoint(firstBinCentre, origin);
+    output->SetSpacing(spacing);
+    output->SetOrigin(origin);
+    output->SetLargestPossibleRegion(typename TImage::RegionType(size));
+  }
+
+  void
+  GenerateInputRequestedRegion() override
+  {
+    auto * input = const_cast<TImage *>(this->GetInput());
+    if (input == nullptr)
+    {
+      return;
+    }
+    const auto      whole = input->GetLargestPossibleRegion();
+    cif::Parameters parameters = Completed();
+    const auto      out = this->GetOutput()->GetRequestedRegion();
+    auto            region = out;
+    if (Description().grid == cif::OutputGrid::Bin)
+    {
+      // the output pixel i bins input pixels [i f, i f + f)
+      for (unsigned int a = 0; a < ImageDimension; ++a)
+      {
+        const auto f = static_cast<itk::IndexValueType>(cif::Value(parameters, "shrink_factors", static_cast<int>(a)));
+        region.SetIndex(a, whole.GetIndex(a) + out.GetIndex(a) * f);
+        region.SetSize(a, out.GetSize(a) * static_cast<itk::SizeValueType>(f));
+      }
+    }
+    else if (NeedsWholeImage(parameters))
+    {
+      region = whole;
+    }
+    else if (Description().halo)
+    {
+      const auto halo = Description().halo(parameters, static_cast<int>(ImageDimension));
+      typename TImage::SizeType pad;
+      for (unsigned int a = 0; a < ImageDimension; ++a)
+      {
+        pad[a] = a < 3 ? static_cast<itk::SizeValueType>(halo[a]) : 0;
+      }
+      region.PadByRadius(pad);
+    }
+    region.Crop(whole);
+    input->SetRequestedRegion(region);
+  }
+
+  void
+  EnlargeOutputRequestedRegion(itk::DataObject * output) override
+  {
+    Superclass::EnlargeOutputRequestedRegion(output);
+    if (output != nullptr && this->GetInput() != nullptr &&
+        NeedsWholeImage(Completed()))
+    {
+      output->SetRequestedRegionToLargestPossibleRegion();
+    }
+  }
+
+private:
+  static cif::Extent
+  ExtentOf(const typename TImage::RegionType & region)
+  {
+    cif::Extent extent;
+    extent.dimension = static_cast<int>(ImageDimension);
+    for (unsigned int a = 0; a < ImageDimension && a < 3; ++a)
+    {
+      extent.size[a] = static_cast<std::int64_t>(region.GetSize(a));
+    }
+    return extent;
+  }
+
+  /** The parameters with their defaults (an itk::ExceptionObject when they
+   * do not pass the description's checks of single values; the update
+   * checks them all). */
+  cif::Parameters
+  Completed() const
+  {
+    cif::Parameters parameters = DescribedParameters(this);
+    try
+    {
+      cif::CompleteParameters(Description(), parameters, static_cast<int>(ImageDimension));
+    }
+    catch (const std::invalid_argument & e)
+    {
+      itkExceptionMacro(<< e.what());
+    }
+    return parameters;
+  }
+
+  /** Iterated kernels filter their whole buffer (the description's slab
+   * policy says their entry writes every input plane). */
+  bool
+  NeedsWholeImage(const cif::Parameters & parameters) const
+  {
+    // (the pixel type only sizes the work memory)
+    return Description().slabPolicy &&
+           Description().slabPolicy(parameters, cif::Pixel::Float32).kernelWritesInputPlanes;
+  }
+
+  const cif::FilterDescriptor * m_Description{ nullptr };
+  cif::Parameters               m_Parameters;
+};
+
+} // namespace tool
+} // namespace cif
+
+#endif
