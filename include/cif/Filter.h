@@ -134,9 +134,10 @@ struct Extent
 /** One call's job: the input buffer's size, and the output buffer's size
  * and place. For filters on the input's grid the output is the region
  * starting at outputStart (in input pixels) inside the input; for the Bin
- * grid outputStart is the first output pixel's index on the output grid,
- * whose pixel i bins input pixels [i f, i f + f). The slab runner cuts
- * jobs of the first kind (cif::SlabGeometry). */
+ * grid outputStart is where the first output pixel's bin starts in the
+ * input buffer (in input pixels too): output pixel i bins input pixels
+ * [outputStart + i f, outputStart + i f + f). The slab runner cuts jobs of
+ * the first kind (cif::SlabGeometry). */
 struct Job
 {
   int          dimension{ 0 };
