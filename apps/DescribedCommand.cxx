@@ -365,18 +365,9 @@ RunDescribed(const DescribedRun & run, const FilterInput & header)
     return ExitSuccess;
   }
   const auto written = ReadImageFile<ImageType>(run.Output);
-  // the parameters the filter ran with (IN's own spacing)
-  const cif::Parameters ran = CheckedFor<T, D>(run,
-                                               std::vector<std::size_t>(header.Information.Size),
-                                               [&]
-                                               {
-                                                 std::vector<double> spacing;
-                                                 for (unsigned int a = 0; a < D; ++a)
-                                                 {
-                                                   spacing.push_back(input->GetSpacing()[a]);
-                                                 }
-                                                 return spacing;
-                                               }());
+  // the parameters the filter ran with (IN's own spacing), checked before the run
+  cif::Parameters ran = DescribedImageFilter<ImageType>::DescribedParameters(core.GetPointer());
+  cif::CompleteParameters(filter, ran, static_cast<int>(D));
   const auto checks = RunDescribedVerifier<T, D>(*run.Verify,
                                                  input.GetPointer(),
                                                  written.GetPointer(),

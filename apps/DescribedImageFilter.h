@@ -105,7 +105,7 @@ protected:
     const TImage *  input = this->GetInput();
     TImage *        output = this->GetOutput();
     cif::Parameters parameters = Completed();
-    const auto      outExtent = cif::OutputExtent(Description(), parameters, ExtentOf(input->GetLargestPossibleRegion()));
+    const auto      outExtent = cif::OutputExtent(Description(), parameters, this->ExtentOf(input->GetLargestPossibleRegion()));
     typename TImage::SpacingType           spacing = input->GetSpacing();
     itk::ContinuousIndex<double, ImageDimension> firstBinCentre;
     typename TImage::SizeType              size;
@@ -175,18 +175,6 @@ protected:
   }
 
 private:
-  static cif::Extent
-  ExtentOf(const typename TImage::RegionType & region)
-  {
-    cif::Extent extent;
-    extent.dimension = static_cast<int>(ImageDimension);
-    for (unsigned int a = 0; a < ImageDimension && a < 3; ++a)
-    {
-      extent.size[a] = static_cast<std::int64_t>(region.GetSize(a));
-    }
-    return extent;
-  }
-
   /** The parameters with their defaults (an itk::ExceptionObject when they
    * do not pass the description's checks of single values; the update
    * checks them all). */

@@ -291,6 +291,20 @@ protected:
     return job;
   }
 
+  /** The extent (dimension, size per axis) of a region of the images. */
+  template <typename TRegion>
+  static cif::Extent
+  ExtentOf(const TRegion & region)
+  {
+    cif::Extent extent;
+    extent.dimension = static_cast<int>(ImageDimension);
+    for (unsigned int a = 0; a < ImageDimension && a < 3; ++a)
+    {
+      extent.size[a] = static_cast<std::int64_t>(region.GetSize(a));
+    }
+    return extent;
+  }
+
   /** The CPU cores' thread count: the filter's multi-threader's. */
   int
   CoreThreads() const
@@ -326,19 +340,6 @@ private:
       return cif::Pixel::Float32;
     else
       return cif::Pixel::Float64;
-  }
-
-  template <typename TRegion>
-  static cif::Extent
-  ExtentOf(const TRegion & region)
-  {
-    cif::Extent extent;
-    extent.dimension = static_cast<int>(ImageDimension);
-    for (unsigned int a = 0; a < ImageDimension && a < 3; ++a)
-    {
-      extent.size[a] = static_cast<std::int64_t>(region.GetSize(a));
-    }
-    return extent;
   }
 
   /** Why the GPU cannot run checked parameters on an image of `extent`. */
