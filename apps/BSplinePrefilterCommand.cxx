@@ -50,9 +50,11 @@ struct PrefilterOptions
 };
 
 PrefilterOptions
-ParsePrefilterOptions(const std::vector<std::string> & args)
+ParsePrefilterOptions(const std::vector<std::string> & toolArgs)
 {
-  std::vector<OptionSpec> specs{ { "--method", true }, { "--fir-half-width", true }, { "--fir-tolerance", true },
+  // the description's name (cif/Filter.h, "bspline-prefilter"), as the Python keyword
+  const std::vector<std::string> args = WithToolSpellings(toolArgs, { { "--spline-order", "--order" } });
+  std::vector<OptionSpec>        specs{ { "--method", true }, { "--fir-half-width", true }, { "--fir-tolerance", true },
                                  { "--order", true },  { "--device", true },         { "--verify", false },
                                  { "--quiet", false } };
   AddStreamOptionSpecs(specs);
@@ -273,7 +275,8 @@ BSplinePrefilterUsage(std::ostream & os)
      << "  --fir-half-width K   FIR half-width: 2K + 1 taps, 0 to " << MaxFIRHalfWidth << '\n'
      << "  --fir-tolerance T    FIR truncation error per axis, relative to the largest\n"
      << "                       input magnitude, in (0, 1); picks K (default 1e-7: K = 13)\n"
-     << "  --order N            spline order, 0 to 5 (default 3; the GPU runs order 3)\n"
+     << "  --order N            spline order, 0 to 5 (default 3; the GPU runs order 3);\n"
+     << "                       also spelt --spline-order\n"
      << "  --device D           auto (default): the GPU when it can run the job, else\n"
      << "                       the CPU; gpu: the GPU only; cpu: the CPU only\n"
      << "  --verify             read OUT back and compare it with ITK's own\n"

@@ -40,9 +40,15 @@ struct ThresholdOptions
 };
 
 ThresholdOptions
-ParseThresholdOptions(const std::vector<std::string> & args)
+ParseThresholdOptions(const std::vector<std::string> & toolArgs)
 {
-  std::vector<OptionSpec> specs{ { "--lower", true },   { "--upper", true },   { "--inside", true },
+  // the description's names (cif/Filter.h, "threshold"), as the Python keywords
+  const std::vector<std::string> args = WithToolSpellings(toolArgs,
+                                                          { { "--lower-threshold", "--lower" },
+                                                            { "--upper-threshold", "--upper" },
+                                                            { "--inside-value", "--inside" },
+                                                            { "--outside-value", "--outside" } });
+  std::vector<OptionSpec>        specs{ { "--lower", true },   { "--upper", true },   { "--inside", true },
                                  { "--outside", true }, { "--packed", false }, { "--device", true },
                                  { "--verify", false }, { "--quiet", false } };
   AddStreamOptionSpecs(specs);
@@ -240,6 +246,9 @@ ThresholdUsage(std::ostream & os)
      << "  --upper U            upper threshold, inclusive, U >= L (required)\n"
      << "  --inside V           label of inside voxels, 0 to 255 (default 255, ITK's)\n"
      << "  --outside V          label of outside voxels, 0 to 255 (default 0)\n"
+     << "                       (also spelt --lower-threshold, --upper-threshold,\n"
+     << "                       --inside-value, --outside-value: the names of the\n"
+     << "                       Python function's keywords)\n"
      << "  --packed             write a packed mask instead of a label image\n";
   PrintDeviceOptionHelp(os);
   PrintStreamOptionHelp(os);

@@ -103,6 +103,26 @@ ParsedArguments::Set(const std::string & name, const std::string & value)
   m_Options[name] = value;
 }
 
+std::vector<std::string>
+WithToolSpellings(std::vector<std::string> args, const std::vector<std::pair<std::string, std::string>> & spellings)
+{
+  for (auto & arg : args)
+  {
+    if (arg == "--")
+    {
+      break; // positional from here
+    }
+    for (const auto & spelling : spellings)
+    {
+      if (arg == spelling.first || arg.rfind(spelling.first + "=", 0) == 0)
+      {
+        arg = spelling.second + arg.substr(spelling.first.size());
+      }
+    }
+  }
+  return args;
+}
+
 ParsedArguments
 ParseArguments(const std::vector<std::string> & args, const std::vector<OptionSpec> & specs)
 {

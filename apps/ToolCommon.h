@@ -24,6 +24,7 @@
 #include <stdexcept>
 #include <string>
 #include <vector>
+#include <utility>
 
 namespace cif
 {
@@ -109,6 +110,13 @@ private:
  * repeated option and for a missing value. */
 ParsedArguments
 ParseArguments(const std::vector<std::string> & args, const std::vector<OptionSpec> & specs);
+
+/** args with other spellings of options replaced by the tool's own
+ * (`{ "--lower-threshold", "--lower" }`: the description's names, which
+ * the Python keywords use, for a hand-written subcommand's options), in
+ * both "--name VALUE" and "--name=VALUE" forms. */
+std::vector<std::string>
+WithToolSpellings(std::vector<std::string> args, const std::vector<std::pair<std::string, std::string>> & spellings);
 
 /** The input and output file names: exactly two positional arguments. */
 void

@@ -128,7 +128,9 @@ def jobs():
             "bilateral", *io(), {"domain_sigma": 0.8, "range_sigma": 200.0}, "gpu", 0, 0
         )
         RAW[("rotating mask", shape)] = lambda: _cif.run_filter("rotating-mask", *io(), {}, "gpu", 0, 0)
-        RAW[("threshold", shape)] = lambda: _cif.binary_threshold(pick(xs), pick(ls), lo, hi, 255, 0, "gpu", 0, 0)
+        RAW[("threshold", shape)] = lambda: _cif.run_filter(
+            "threshold", pick(xs), pick(ls), {"lower_threshold": lo, "upper_threshold": hi}, "gpu", 0, 0
+        )
         yield "median r=1", shape, lambda: cif.median_image_filter(pick(xs), radius=1), lambda: cndi.median_filter(
             pick(xs), size=3, mode="nearest"
         ), "median_filter"

@@ -5,8 +5,9 @@
 #define itkCudaBSplineDecompositionImageFilter_h
 
 #include "itkBSplineDecompositionImageFilter.h"
-#include "itkCudaExecution.h"
+#include "itkCudaDescribedImageFilter.h"
 #include "itkCudaFilterImage.h"
+#include "cif/BSplinePrefilter.h"
 #include <ostream>
 
 namespace itk
@@ -57,10 +58,15 @@ operator<<(std::ostream & os, CudaBSplinePrefilterMethod method)
  * only; GetLastExecutionReport() says where the last update ran and why.
  * The GPU path handles spline order 3, 1 to 3 dimensions, input pixels
  * unsigned char, short, unsigned short, float or double, and float or double
- * output; other requests run on the CPU in automatic mode. A device
- * out-of-memory falls back to the CPU in automatic mode (reported, with a
- * warning) and throws in GPU mode. With CudaFilterImage input and output the data
- * stays on the device between consecutive GPU filters.
+ * output; other requests run on the CPU in automatic mode (the module's core,
+ * which also takes signed char, int and unsigned int, else ITK's own
+ * implementation). A device out-of-memory falls back to the CPU in automatic
+ * mode (reported, with a warning) and throws in GPU mode; host images too
+ * large for the device run in the prefilter's exact slabs. With
+ * CudaFilterImage input and output the data stays on the device between
+ * consecutive GPU filters. The settings are checked by the core's
+ * description ("bspline-prefilter", cif/Filter.h), as the Python function
+ * and the command line check them.
  *
  * Accuracy: both paths compute in double precision and round to the output
  * type after each axis pass, as ITK does. The GPU restarts the recursion on
@@ -76,14 +82,15 @@ operator<<(std::ostream & os, CudaBSplinePrefilterMethod method)
  */
 template <typename TInputImage, typename TOutputImage>
 class ITK_TEMPLATE_EXPORT CudaBSplineDecompositionImageFilter
-  : public BSplineDecompositionImageFilter<TInputImage, TOutputImage>
-  , public CudaExecutionControl
+  : public CudaDescribedImageFilter<CudaBSplineDecompositionImageFilter<TInputImage, TOutputImage>,
+                                    BSplineDecompositionImageFilter<TInputImage, TOutputImage>>
 {
 public:
   ITK_DISALLOW_COPY_AND_MOVE(CudaBSplineDecompositionImageFilter);
 
   using Self = CudaBSplineDecompositionImageFilter;
-  using Superclass = BSplineDecompositionImageFilter<TInputImage, TOutputImage>;
+  using Twin = BSplineDecompositionImageFilter<TInputImage, TOutputImage>;
+  using Superclass = CudaDescribedImageFilter<Self, Twin>;
   using Pointer = SmartPointer<Self>;
   using ConstPointer = SmartPointer<const Self>;
 
@@ -113,9 +120,32 @@ public:
   unsigned int
   GetFIRHalfWidth() const;
 
-  /** Why the GPU path cannot serve the current request (empty if it can). */
+  /** The core's description of the filter (cif/Filter.h). */
+  static const cif::FilterDescriptor &
+  Description()
+  {
+    return cif::FindFilter("bspline-prefilter");
+  }
+  /** The filter's settings as the description's parameters. */
+  static cif::Parameters
+  DescribedParameters(const Self * filter)
+  {
+    const bool fir = filter->GetMethod() == CudaBSplinePrefilterMethod::FIR;
+    return { { "spline_order", { static_cast<double>(filter->GetSplineOrder()) } },
+             { "method", { fir ? 1.0 : 0.0 } },
+             { "fir_half_width",
+               fir ? std::vector<double>{ static_cast<double>(filter->GetFIRHalfWidth()) } : std::vector<double>{} },
+             { "fir_tolerance", {} } };
+  }
+
+  /** What runs the requests the described cores do not take: the module's
+   * CPU core for the pixel types it is written for beyond the
+   * description's (signed char, int, unsigned int), else ITK's own
+   * implementation (which has no FIR: that throws). */
   std::string
-  GetGPUUnsupportedReason() const;
+  TwinName() const;
+  void
+  TwinGenerateData();
 
 protected:
   CudaBSplineDecompositionImageFilter() = default;
@@ -127,15 +157,14 @@ protected:
   GenerateInputRequestedRegion() override;
   void
   EnlargeOutputRequestedRegion(DataObject * output) override;
-  void
-  GenerateData() override;
-
-  void
-  GPUGenerateData();
-  void
-  CPUGenerateData();
 
 private:
+  /** The module's CPU core takes this pixel pair (src/core/bspline_prefilter/BSplinePrefilterCPU.cxx). */
+  static constexpr bool CoreWritesThisPair =
+    ImageDimension <= 3 &&
+    CudaIsOneOf<InputPixelType, unsigned char, signed char, short, unsigned short, int, unsigned int, float, double> &&
+    CudaIsOneOf<OutputPixelType, float, double>;
+
   CudaBSplinePrefilterMethod m_Method{ CudaBSplinePrefilterMethod::Recursive };
   double                     m_FIRTolerance{ 1e-7 };
   unsigned int               m_FIRHalfWidth{ 0 };

@@ -5,9 +5,8 @@
 #define itkCudaBinaryThresholdImageFilter_h
 
 #include "itkBinaryThresholdImageFilter.h"
-#include "itkCudaExecution.h"
+#include "itkCudaDescribedImageFilter.h"
 #include "itkCudaFilterImage.h"
-#include <ostream>
 
 namespace itk
 {
@@ -30,59 +29,58 @@ namespace itk
  * In-place operation (InPlaceImageFilter, on by default when the pixel
  * types match) works on both devices.
  *
+ * The settings are checked by the core's description ("threshold",
+ * cif/Filter.h), as the Python function and the command line check them.
+ *
  * Where it runs (SetExecutionMode): automatic (default), GPU only or CPU
  * only; GetLastExecutionReport() says where the last update ran and why.
  * The GPU and the module's CPU core handle 1 to 3 dimensions with input and
  * output pixels each among unsigned char, short, unsigned short and float;
- * other requests run ITK's own implementation on the CPU. With CudaFilterImage
- * input and output the data stays on the device between GPU filters.
+ * other requests run ITK's own implementation on the CPU. Host images too
+ * large for the device run in slabs. With CudaFilterImage input and output
+ * the data stays on the device between GPU filters.
  *
  * \ingroup CudaImageFilters
  */
 template <typename TInputImage, typename TOutputImage>
 class ITK_TEMPLATE_EXPORT CudaBinaryThresholdImageFilter
-  : public BinaryThresholdImageFilter<TInputImage, TOutputImage>
-  , public CudaExecutionControl
+  : public CudaDescribedImageFilter<CudaBinaryThresholdImageFilter<TInputImage, TOutputImage>,
+                                    BinaryThresholdImageFilter<TInputImage, TOutputImage>>
 {
 public:
   ITK_DISALLOW_COPY_AND_MOVE(CudaBinaryThresholdImageFilter);
 
   using Self = CudaBinaryThresholdImageFilter;
-  using Superclass = BinaryThresholdImageFilter<TInputImage, TOutputImage>;
+  using Superclass = CudaDescribedImageFilter<Self, BinaryThresholdImageFilter<TInputImage, TOutputImage>>;
   using Pointer = SmartPointer<Self>;
   using ConstPointer = SmartPointer<const Self>;
 
   itkNewMacro(Self);
   itkTypeMacro(CudaBinaryThresholdImageFilter, BinaryThresholdImageFilter);
 
-  static constexpr unsigned int ImageDimension = TInputImage::ImageDimension;
-  using InputPixelType = typename TInputImage::PixelType;
-  using OutputPixelType = typename TOutputImage::PixelType;
-
-  /** Why the GPU cannot run the current request (empty if it can). */
-  std::string
-  GetGPUUnsupportedReason() const;
+  /** The core's description of the filter (cif/Filter.h). */
+  static const cif::FilterDescriptor &
+  Description()
+  {
+    return cif::FindFilter("threshold");
+  }
+  /** The filter's settings as the description's parameters (the
+   * thresholds as GetLowerThreshold() gives them: set, decorated or ITK's
+   * defaults). */
+  static cif::Parameters
+  DescribedParameters(const Self * filter)
+  {
+    return { { "lower_threshold", { static_cast<double>(filter->GetLowerThreshold()) } },
+             { "upper_threshold", { static_cast<double>(filter->GetUpperThreshold()) } },
+             { "inside_value", { static_cast<double>(filter->GetInsideValue()) } },
+             { "outside_value", { static_cast<double>(filter->GetOutsideValue()) } } };
+  }
 
 protected:
   CudaBinaryThresholdImageFilter() = default;
   ~CudaBinaryThresholdImageFilter() override = default;
-
-  void
-  PrintSelf(std::ostream & os, Indent indent) const override;
-  void
-  GenerateData() override;
-  void
-  GPUGenerateData();
-  void
-  CPUGenerateData();
-
-private:
 };
 
 } // namespace itk
-
-#ifndef ITK_MANUAL_INSTANTIATION
-#  include "itkCudaBinaryThresholdImageFilter.hxx"
-#endif
 
 #endif

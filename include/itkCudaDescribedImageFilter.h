@@ -74,7 +74,11 @@ CudaRadiusValues(const Size<D> & radius)
  * Pixel types, dimensions or settings the cores do not take run the twin's
  * own GenerateData, and the report says why. Input and output pixels are
  * one type, or an integer input written as float where the description has
- * float-output entries.
+ * float-output entries, or any pair of the description's input and output
+ * types where it chooses the output's apart (outputPixels: the threshold).
+ * A twin that filters in place (InPlaceImageFilter) does so on both
+ * devices: AllocateOutputs grafts the input, and the GPU reads it before
+ * the output claims the buffer.
  *
  * \ingroup CudaImageFilters
  */
@@ -110,17 +114,25 @@ public:
       const cif::FilterDescriptor & description = this->Derived().Description();
       const cif::Pixel              in = PixelOf<InputPixelType>();
       const cif::Pixel              out = PixelOf<OutputPixelType>();
-      const bool                    sameType = in == out && cif::HasPixel(description.cpuPixels, in);
-      const bool                    toFloat = in != out && out == cif::Pixel::Float32 &&
+      const bool                    chosenOutput = !description.outputPixels.empty();
+      const bool                    sameType = !chosenOutput && in == out && cif::HasPixel(description.cpuPixels, in);
+      const bool                    toFloat = !chosenOutput && in != out && out == cif::Pixel::Float32 &&
                            cif::HasPixel(description.floatOutputPixels, in) && description.cpuFloatOutput;
-      if (!sameType && !toFloat)
+      const bool anyOutput =
+        chosenOutput && cif::HasPixel(description.cpuPixels, in) && cif::HasPixel(description.outputPixels, out);
+      if (!sameType && !toFloat && !anyOutput)
       {
-        std::string types;
-        for (cif::Pixel p : description.cpuPixels)
+        const auto names = [](const std::vector<cif::Pixel> & pixels)
         {
-          types += std::string(types.empty() ? "" : ", ") + cif::PixelName(p);
-        }
-        return "the module's cores take " + types + " pixels into the same type" +
+          std::string types;
+          for (cif::Pixel p : pixels)
+          {
+            types += std::string(types.empty() ? "" : ", ") + cif::PixelName(p);
+          }
+          return types;
+        };
+        return "the module's cores take " + names(description.cpuPixels) + " pixels into " +
+               (chosenOutput ? names(description.outputPixels) : std::string("the same type")) +
                (description.floatOutputPixels.empty() ? std::string() : " (or integer pixels into float)") + " (here " +
                CudaPixelTypeName<InputPixelType>() + " to " + CudaPixelTypeName<OutputPixelType>() + ")";
       }
@@ -154,7 +166,7 @@ public:
         if (input != nullptr && input->GetLargestPossibleRegion().GetNumberOfPixels() > 0)
         {
           extent = ExtentOf(input->GetLargestPossibleRegion());
-          cif::CheckParameters(description, parameters, extent, PixelOf<InputPixelType>());
+          Check(description, parameters, extent, PixelOf<InputPixelType>());
         }
         else
         {
@@ -258,7 +270,7 @@ protected:
     cif::Parameters parameters = TSelf::DescribedParameters(&this->Derived());
     try
     {
-      cif::CheckParameters(description, parameters, ExtentOf(this->GetInput()->GetLargestPossibleRegion()), pixel);
+      Check(description, parameters, ExtentOf(this->GetInput()->GetLargestPossibleRegion()), pixel);
     }
     catch (const std::invalid_argument & e)
     {
@@ -288,6 +300,10 @@ protected:
       job.outputStart[a] = first - inRegion.GetIndex(a);
     }
     job.progress = [this](double f) { this->UpdateProgress(static_cast<float>(f)); };
+    if (!this->Derived().Description().outputPixels.empty())
+    {
+      job.outputPixel = PixelOf<OutputPixelType>();
+    }
     return job;
   }
 
@@ -342,12 +358,31 @@ private:
       return cif::Pixel::Float64;
   }
 
+  /** cif::CheckParameters, with the output's pixel type for a filter
+   * whose output type is chosen apart from the input's. */
+  static void
+  Check(const cif::FilterDescriptor & description,
+        cif::Parameters &             parameters,
+        const cif::Extent &           extent,
+        cif::Pixel                    pixel)
+  {
+    if (description.outputPixels.empty())
+    {
+      cif::CheckParameters(description, parameters, extent, pixel);
+    }
+    else
+    {
+      cif::CheckParameters(description, parameters, extent, pixel, PixelOf<OutputPixelType>());
+    }
+  }
+
   /** Why the GPU cannot run checked parameters on an image of `extent`. */
   std::string
   GpuProblemOf(const cif::Parameters & parameters, const cif::Extent & extent) const
   {
     const cif::FilterDescriptor & description = this->Derived().Description();
-    if (!std::is_same<InputPixelType, OutputPixelType>::value && !description.cudaFloatOutput)
+    if (!std::is_same<InputPixelType, OutputPixelType>::value && description.outputPixels.empty() &&
+        !description.cudaFloatOutput)
     {
       return "the GPU does not write float from integer pixels for this filter";
     }
@@ -365,8 +400,8 @@ private:
     const cif::Extent             whole = ExtentOf(input->GetLargestPossibleRegion());
     this->AllocateOutputs();
     const cif::Job job = this->RequestedJob(parameters);
-    // one type in and out, or integers into float
-    constexpr bool     sameType = std::is_same<InputPixelType, OutputPixelType>::value;
+    // one type in and out (or an output type the filter chooses apart), or integers into float
+    const bool sameType = std::is_same<InputPixelType, OutputPixelType>::value || !description.outputPixels.empty();
     const cif::Entry & cpu = sameType ? description.cpu : description.cpuFloatOutput;
     const cif::Entry & cuda = sameType ? description.cuda : description.cudaFloatOutput;
     const std::string  gpuProblem = GpuProblemOf(parameters, whole);
@@ -379,7 +414,25 @@ private:
         { result = cuda(pixel, in, out, piece, parameters, 0); };
         const cif::SlabPolicy policy =
           description.slabPolicy ? description.slabPolicy(parameters, PixelOf<OutputPixelType>()) : cif::SlabPolicy{};
-        if (policy.slabs && description.grid == cif::OutputGrid::Same)
+        const auto whole = [&]
+        {
+          CudaInputBuffer<InputImageType>   in(input);
+          CudaOutputBuffer<OutputImageType> out(output);
+          core(in.Get(), out.Get(), job);
+          out.Commit();
+        };
+        if (description.cudaOnHost)
+        {
+          // the filter's own pieces (the prefilter's exact passes)
+          this->SetLastSlabs(description.cudaOnHost(CudaHostImages(input, output),
+                                                    pixel,
+                                                    input->GetBufferPointer(),
+                                                    output->GetBufferPointer(),
+                                                    job,
+                                                    parameters,
+                                                    whole));
+        }
+        else if (policy.slabs && description.grid == cif::OutputGrid::Same)
         {
           this->SetLastSlabs(CudaRunNeighbourhoodJob(
             input,
@@ -393,10 +446,7 @@ private:
         }
         else
         {
-          CudaInputBuffer<InputImageType>   in(input);
-          CudaOutputBuffer<OutputImageType> out(output);
-          core(in.Get(), out.Get(), job);
-          out.Commit();
+          whole();
         }
         m_LastAlgorithm = result.algorithm;
       },

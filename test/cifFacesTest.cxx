@@ -8,6 +8,7 @@
 #include "CudaImageFiltersTestUtilities.h"
 #include "cif/Filter.h"
 #include "itkBinShrinkImageFilter.h"
+#include "itkBinaryThresholdImageFilter.h"
 #include "itkFlatStructuringElement.h"
 #include "itkGrayscaleErodeImageFilter.h"
 #include "itkMeanImageFilter.h"
@@ -143,6 +144,17 @@ ExpectToolEqualsItk(const std::string & device)
   erode->SetKernel(Kernel::Box(r));
   erode->Update();
   ExpectSame(ToolResult("erode", "--radius 1", device).GetPointer(), erode->GetOutput(), "erode");
+
+  // the threshold's subcommand is hand-written (--packed, real bounds) over the described ITK class
+  auto threshold = itk::BinaryThresholdImageFilter<Image, Image>::New();
+  threshold->SetInput(input);
+  threshold->SetLowerThreshold(50);
+  threshold->SetUpperThreshold(150);
+  threshold->SetInsideValue(1);
+  threshold->Update();
+  ExpectSame(ToolResult("threshold", "--lower-threshold 50 --upper 150 --inside-value 1", device).GetPointer(),
+             threshold->GetOutput(),
+             "threshold");
 }
 
 TEST(FacesCpu, GeneratedSubcommandsEqualItk)

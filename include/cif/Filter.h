@@ -25,6 +25,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -112,6 +113,10 @@ struct ParameterSpec
    * ("iterations" for number_of_iterations): the subcommands' names from
    * before their options came from the description. */
   std::vector<std::string> optionAliases;
+  /** NaN is a value of this real parameter, compared as ITK compares it
+   * (a threshold: no pixel lies beyond a NaN bound, so every pixel is
+   * outside); else NaN is refused. */
+  bool nanAllowed{ false };
 };
 
 /** A call's parameters: name -> values (one per axis after CheckParameters
@@ -147,6 +152,10 @@ struct Job
   /** Where a CPU entry reports its progress (the ITK classes' progress
    * events; empty for the other faces). GPU entries ignore it. */
   Progress progress;
+  /** The output buffer's pixel type, for filters whose output type is
+   * chosen apart from the input's (FilterDescriptor::outputPixels: the
+   * threshold's labels); unset for the others. */
+  std::optional<Pixel> outputPixel;
 };
 
 /** A core's geometry (a struct with inputSize, outputStart and outputSize
@@ -200,7 +209,8 @@ struct EntryResult
 
 /** One entry point: fills the output buffer of `job` from the input
  * buffer, both of `pixel` (for the float-output entries: the input of
- * `pixel`, the output float32), on the CPU with `threads` threads or on the
+ * `pixel`, the output float32; for filters with outputPixels: the output
+ * of job.outputPixel), on the CPU with `threads` threads or on the
  * current CUDA stream (device buffers; `threads` unused). Parameters have
  * passed CheckParameters; `threads` is at least 1 (the faces resolve "all
  * cores"). */
@@ -265,12 +275,43 @@ struct FilterDescriptor
   std::vector<Pixel> floatOutputPixels;
   Entry              cpuFloatOutput;
   Entry              cudaFloatOutput;
+  /** Filters whose output pixel type is chosen apart from the input's
+   * (the threshold's label image): the output types the entries write, for
+   * every input type of the devices' lists, with the output's type in
+   * Job::outputPixel; the first is the default (Python's output_dtype).
+   * Empty: the output is of the input's type (or float32, above). */
+  std::vector<Pixel> outputPixels;
+  /** With outputPixels: the default output type for an input type (empty:
+   * outputPixels' first). */
+  std::function<Pixel(Pixel input)> defaultOutputPixel;
+  /** With outputPixels: the checks that need the output's type (a label
+   * value the type cannot hold), after `check`; empty: fine. May be empty. */
+  std::function<std::string(const Parameters &, Pixel input, Pixel output)> outputCheck;
   /** How a host image too large for the device is cut (see SlabPolicy),
    * for the parameters and the output's pixel type (the input's, or float32
    * for the float-output entries); empty: slabs with the halo above and no
    * work memory. */
   std::function<SlabPolicy(const Parameters &, Pixel)> slabPolicy;
+  /** A filter's own pieces for a CUDA job on host buffers (the prefilter's
+   * exact two-pass slabs), in place of the halo's slabs: `whole()` when
+   * `mayCut` is false (device-resident images) or the job fits the device,
+   * else the CUDA core on pieces read from `in` into `out`. Returns how it
+   * cut the job (empty: one piece). Empty: the slabs of the halo and
+   * slabPolicy. */
+  std::function<std::string(bool                          mayCut,
+                            Pixel                         pixel,
+                            const void *                  in,
+                            void *                        out,
+                            const Job &                   job,
+                            const Parameters &            parameters,
+                            const std::function<void()> & whole)>
+    cudaOnHost;
 };
+
+/** The output pixel type of a call on `input` pixels: the input's, or the
+ * description's default where it chooses the output's apart. */
+Pixel
+DefaultOutputPixel(const FilterDescriptor & filter, Pixel input);
 
 /** The pixel type of a NumPy-style name ("uint8", ...); false for others. */
 bool
@@ -292,6 +333,14 @@ FindFilter(const std::string & name);
  * "<function>: <problem>". */
 void
 CheckParameters(const FilterDescriptor & filter, Parameters & parameters, const Extent & image, Pixel pixel);
+/** The same for a filter with outputPixels (the output's type among them,
+ * then the filter's outputCheck). */
+void
+CheckParameters(const FilterDescriptor & filter,
+                Parameters &             parameters,
+                const Extent &           image,
+                Pixel                    pixel,
+                Pixel                    outputPixel);
 
 /** The part of CheckParameters that needs no image: unknown names,
  * defaults, per-axis expansion to `dimension` values, counts, kinds and
@@ -335,22 +384,6 @@ RunOnHostBuffersCUDA(const FilterDescriptor &      filter,
                      const Parameters &            parameters,
                      const std::function<void()> & whole,
                      std::string &                 note);
-
-/** Runs a checked call (CheckParameters) on host buffers, on the device
- * `mode` decides (cif::RunWithFallback: automatic falls back to the CPU,
- * with the reason, when the GPU cannot take it or runs out of memory). On
- * the GPU the buffers go up and down through the runtime's staged copies,
- * and images too large for the device run in slabs when the descriptor
- * allows it. `name` starts error messages. */
-ExecutionReport
-RunFilterOnHost(const FilterDescriptor & filter,
-                Pixel                    pixel,
-                const void *             in,
-                void *                   out,
-                const Extent &           inExtent,
-                const Parameters &       parameters,
-                ExecutionMode            mode,
-                int                      threads);
 
 } // namespace cif
 

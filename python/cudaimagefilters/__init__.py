@@ -38,9 +38,7 @@ from ._runtime import (
 from .filters import (
     PackedMask,
     apply_packed_mask,
-    b_spline_decomposition_image_filter,
-    binary_threshold_image_filter,
-    bspline_decomposition_image_filter,
+    decomposition_halo as _decomposition_halo,
     threshold_to_packed_mask,
     unpack_mask,
 )
@@ -63,7 +61,6 @@ __all__ = [
     "apply_packed_mask",
     "b_spline_decomposition_image_filter",
     "bilateral_image_filter",
-    "binary_threshold_image_filter",
     "bspline_decomposition_image_filter",
     "device_description",
     "gpu_unavailable_reason",
@@ -86,3 +83,8 @@ __all__ = [
 # erosion, rotating mask, bin shrink, ...), made from its description.
 globals().update(_DESCRIBED)
 __all__ = sorted(set(__all__) | set(_DESCRIBED))
+# The recursive prefilter has no exact halo (whole lines): its chunks' depth
+# follows a tolerance (halo(tolerance=...)), which its description cannot give.
+bspline_decomposition_image_filter.halo = _decomposition_halo  # noqa: F821 (made from its description)
+#: ITK's own functional name (itk.b_spline_decomposition_image_filter).
+b_spline_decomposition_image_filter = bspline_decomposition_image_filter  # noqa: F821

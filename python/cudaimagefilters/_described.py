@@ -52,6 +52,9 @@ def _doc(d: Dict[str, Any]) -> str:
             axes += " (default: an itk.Image's own; 1 for arrays)"
         choices = f" One of {', '.join(repr(c) for c in p['choices'])}." if p["kind"] == "choice" else ""
         lines.append(f"{p['name']}: {p['help']}{axes}.{choices}")
+    if d.get("output_pixels"):
+        default = "by the input's type" if d.get("output_follows_input") else d["output_pixels"][0]
+        lines.append(f"output_dtype: the output's pixel type: {', '.join(d['output_pixels'])} (default {default}).")
     lines += [
         'device: "auto", "gpu" or "cpu".',
         "number_of_threads: threads of the CPU core (default: all cores).",
@@ -79,17 +82,21 @@ def _runner(d: Dict[str, Any]) -> Callable[..., Any]:
     takes_spacing = any(p["from_image"] and p["name"] == "spacing" for p in d["parameters"])
     from ._runtime import _record
 
-    def run(image: Any, values: Dict[str, Any], device: str, number_of_threads: Optional[int]) -> Any:
+    def run(
+        image: Any, values: Dict[str, Any], device: str, number_of_threads: Optional[int], output_dtype: Any = None
+    ) -> Any:
         if takes_spacing:
             arg = prepare(image, device, spacing=values["spacing"])
             values["spacing"] = list(arg.geometry.spacing)
         else:
             arg = prepare(image, device)
-        call, shape = _cif.check_filter(command, arg.array, values)  # the one check of the parameters
+        dtype_name = None if output_dtype is None else np.dtype(output_dtype).name
+        # the one check of the parameters (and of the output's type, where the filter chooses it)
+        call, shape, out_dtype = _cif.check_filter(command, arg.array, values, dtype_name)
         geometry = None
         if bins and arg.kind == _arrays.ITK:
             geometry = _bin_geometry(arg.geometry, _per_axis_values(values["shrink_factors"], arg.ndim))
-        result, out = _arrays.empty_output(arg, shape, _arrays.numpy_dtype(arg.array), geometry)
+        result, out = _arrays.empty_output(arg, shape, np.dtype(out_dtype), geometry)
         _record(_cif.run_checked(call, arg.array, out, device, arg.stream, threads(number_of_threads)))
         return result
 
@@ -110,11 +117,19 @@ def _make(d: Dict[str, Any]) -> Callable[..., Any]:
     for i, p in enumerate(parameters):
         namespace[f"_d{i}"] = _default(p)
         (positional if p["positional"] else keyword).append(f"{p['name']}=_d{i}")
+    # a filter that chooses its output's pixel type apart from the input's
+    # (the threshold's labels) takes output_dtype, default the description's first
+    outputs = list(d.get("output_pixels", []))
+    if outputs:
+        # None: the description's default for the input's type (the prefilter's float64 for float64)
+        namespace["_dtype"] = None if d.get("output_follows_input") else np.dtype(outputs[0]).type
+        keyword.append("output_dtype=_dtype")
     keyword += ['device="auto"', "number_of_threads=None"]
     values = ", ".join(f"{n!r}: {n}" for n in names)
+    dtype_argument = ", output_dtype" if outputs else ""
     source = (
         f"def {name}({', '.join(positional)}, *, {', '.join(keyword)}):\n"
-        f"    return _run(image, {{{values}}}, device, number_of_threads)\n"
+        f"    return _run(image, {{{values}}}, device, number_of_threads{dtype_argument})\n"
     )
     exec(compile(source, f"<cudaimagefilters {name}>", "exec"), namespace)
     function = namespace[name]
@@ -126,6 +141,10 @@ def _make(d: Dict[str, Any]) -> Callable[..., Any]:
         kind = inspect.Parameter.POSITIONAL_OR_KEYWORD if p["positional"] else inspect.Parameter.KEYWORD_ONLY
         parameter = inspect.Parameter(p["name"], kind, default=_default(p), annotation=_KIND_TYPES[p["kind"]])
         (signature if p["positional"] else keyword_only).append(parameter)
+    if outputs:
+        keyword_only.append(
+            inspect.Parameter("output_dtype", inspect.Parameter.KEYWORD_ONLY, default=namespace["_dtype"], annotation=Any)
+        )
     keyword_only.insert(0, inspect.Parameter("device", inspect.Parameter.KEYWORD_ONLY, default="auto", annotation=str))
     keyword_only.append(
         inspect.Parameter("number_of_threads", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=Optional[int])

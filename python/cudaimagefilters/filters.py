@@ -28,18 +28,16 @@ from . import _arrays, _cif
 from ._common import Radius, attach_halo, halo_from_radius, prepare, radius_axes, run, threads
 
 __all__ = [
-    "binary_threshold_image_filter",
     "threshold_to_packed_mask",
     "unpack_mask",
     "apply_packed_mask",
     "PackedMask",
-    "bspline_decomposition_image_filter",
-    "b_spline_decomposition_image_filter",
 ]
 
 
-# The median, mean, erosion, rotating mask, bin shrink and bilateral are
-# made from the core's descriptions (_described.py), not written here.
+# The median, mean, erosion, rotating mask, bin shrink, bilateral, binary
+# threshold and B-spline decomposition are made from the core's descriptions
+# (_described.py), not written here; the decomposition's halo is below.
 
 
 
@@ -61,41 +59,9 @@ def _limits(dtype) -> Tuple[float, float]:
     return _LIMITS[name]
 
 
-def binary_threshold_image_filter(
-    image: Any,
-    lower_threshold: Optional[float] = None,
-    upper_threshold: Optional[float] = None,
-    *,
-    inside_value: Optional[float] = None,
-    outside_value: float = 0,
-    output_dtype=np.uint8,
-    device: str = "auto",
-    number_of_threads: Optional[int] = None,
-) -> Any:
-    """Labels (itk::BinaryThresholdImageFilter): inside_value where
-    lower_threshold <= v <= upper_threshold (compared in the input's type, so
-    NaN is outside), outside_value elsewhere. Defaults as ITK: the
-    thresholds span the input type, inside_value is the output type's
-    largest value (255 for uint8), outside_value 0. Identical to ITK.
-    Types: uint8, int16, uint16, float32 in and out.
-    """
-    arg = prepare(image, device)
-    in_dtype = _arrays.numpy_dtype(arg.array)
-    lo_default, hi_default = _limits(in_dtype)
-    out_lo, out_hi = _limits(output_dtype)
-    lower = lo_default if lower_threshold is None else float(lower_threshold)
-    upper = hi_default if upper_threshold is None else float(upper_threshold)
-    inside = out_hi if inside_value is None else float(inside_value)
-    return run(
-        arg,
-        output_dtype,
-        lambda i, o: _cif.binary_threshold(
-            i, o, lower, upper, inside, float(outside_value), device, arg.stream, threads(number_of_threads)
-        ),
-    )
-
-
-attach_halo(binary_threshold_image_filter, lambda ndim=None, **_: 0 if ndim is None else (0,) * ndim)
+def _elementwise_halo(ndim: Optional[int] = None, **_: Any) -> Union[int, Tuple[int, ...]]:
+    """Element-wise filters need no overlap between chunks."""
+    return 0 if ndim is None else (0,) * ndim
 
 
 @dataclass
@@ -161,7 +127,7 @@ def threshold_to_packed_mask(
     return PackedMask(words, arg.shape, arg.geometry, arg.kind, region)
 
 
-attach_halo(threshold_to_packed_mask, binary_threshold_image_filter.halo)
+attach_halo(threshold_to_packed_mask, _elementwise_halo)
 
 
 def _mask_arg(mask: PackedMask, device: str) -> _arrays.ImageArg:
@@ -236,49 +202,10 @@ def apply_packed_mask(
     )
 
 
-attach_halo(apply_packed_mask, binary_threshold_image_filter.halo)
+attach_halo(apply_packed_mask, _elementwise_halo)
 
 
 # --------------------------------------------------------------------------
-def bspline_decomposition_image_filter(
-    image: Any,
-    spline_order: int = 3,
-    *,
-    method: str = "recursive",
-    fir_half_width: Optional[int] = None,
-    fir_tolerance: Optional[float] = None,
-    output_dtype=None,
-    device: str = "auto",
-    number_of_threads: Optional[int] = None,
-) -> Any:
-    """B-spline coefficients (itk::BSplineDecompositionImageFilter): the
-    image's interpolating B-spline of `spline_order` (0 to 5) with ITK's
-    mirror boundary.
-
-    method: "recursive" (exact, Unser's causal/anticausal recursion, whole
-        lines; equal to ITK within 1e-6 of the range on the GPU, identical
-        on the CPU) or "fir" (order 3: a direct convolution with 2K+1 taps,
-        K = fir_half_width, or the smallest K whose truncation bound is at
-        most fir_tolerance; default K = 13, float32-level agreement).
-    output_dtype: float32 (default for non-float64 images) or float64.
-    The GPU runs order 3; other orders run on the CPU.
-    """
-    arg = prepare(image, device)
-    if method not in ("recursive", "fir"):
-        raise ValueError(f"method must be 'recursive' or 'fir', not {method!r}")
-    k = _fir_half_width(fir_half_width, fir_tolerance)
-    in_dtype = _arrays.numpy_dtype(arg.array)
-    if output_dtype is None:
-        output_dtype = np.float64 if in_dtype == np.float64 else np.float32
-    return run(
-        arg,
-        output_dtype,
-        lambda i, o: _cif.bspline_decomposition(
-            i, o, int(spline_order), method, k, device, arg.stream, threads(number_of_threads)
-        ),
-    )
-
-
 def _fir_half_width(fir_half_width, fir_tolerance) -> int:
     if fir_half_width is not None and fir_tolerance is not None:
         raise ValueError("give fir_half_width or fir_tolerance, not both")
@@ -289,7 +216,7 @@ def _fir_half_width(fir_half_width, fir_tolerance) -> int:
     return 13 if fir_half_width is None else int(fir_half_width)
 
 
-def _decomposition_halo(
+def decomposition_halo(
     spline_order=3, method="recursive", fir_half_width=None, fir_tolerance=None, tolerance=1e-7, ndim=None, **_
 ):
     """FIR: K samples. Recursive (whole lines in one piece): the depth at which
@@ -303,8 +230,3 @@ def _decomposition_halo(
     return depth if ndim is None else (depth,) * ndim
 
 
-attach_halo(bspline_decomposition_image_filter, _decomposition_halo)
-
-
-#: ITK's own functional name (itk.b_spline_decomposition_image_filter).
-b_spline_decomposition_image_filter = bspline_decomposition_image_filter

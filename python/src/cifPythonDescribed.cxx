@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 namespace cifpy
 {
@@ -92,9 +93,44 @@ ExtentOf(const ArrayInfo & a)
   return e;
 }
 
+/** The output's pixel type: the input's, or for a filter that chooses it
+ * apart (outputPixels: the threshold, the prefilter) `dtype` (None: the
+ * description's default for the input's type). */
+std::optional<cif::Pixel>
+OutputPixelOf(const cif::FilterDescriptor & filter, const nb::handle & dtype, cif::Pixel input)
+{
+  if (filter.outputPixels.empty())
+  {
+    if (!dtype.is_none())
+    {
+      throw std::invalid_argument(filter.function + ": the output is of the image's pixel type");
+    }
+    return std::nullopt;
+  }
+  if (dtype.is_none())
+  {
+    return cif::DefaultOutputPixel(filter, input);
+  }
+  const std::string name = nb::cast<std::string>(dtype);
+  cif::Pixel        pixel;
+  if (!cif::PixelFromName(name, pixel) || !cif::HasPixel(filter.outputPixels, pixel))
+  {
+    std::string names;
+    for (cif::Pixel p : filter.outputPixels)
+    {
+      names += (names.empty() ? "" : ", ") + std::string(cif::PixelName(p));
+    }
+    throw nb::type_error((filter.function + ": output_dtype " + name + " is not supported; use " + names).c_str());
+  }
+  return pixel;
+}
+
 /** The checked parameters of a call (cif::CheckParameters, once). */
 cif::Parameters
-CheckedParameters(const cif::FilterDescriptor & filter, const nb::dict & keywords, const ArrayInfo & in)
+CheckedParameters(const cif::FilterDescriptor & filter,
+                  const nb::dict &              keywords,
+                  const ArrayInfo &             in,
+                  std::optional<cif::Pixel>     outputPixel)
 {
   cif::Parameters parameters;
   for (auto item : keywords)
@@ -111,7 +147,14 @@ CheckedParameters(const cif::FilterDescriptor & filter, const nb::dict & keyword
       parameters[name] = values;
     }
   }
-  cif::CheckParameters(filter, parameters, ExtentOf(in), CorePixel(filter, in));
+  if (outputPixel)
+  {
+    cif::CheckParameters(filter, parameters, ExtentOf(in), CorePixel(filter, in), *outputPixel);
+  }
+  else
+  {
+    cif::CheckParameters(filter, parameters, ExtentOf(in), CorePixel(filter, in));
+  }
   return parameters;
 }
 
@@ -125,34 +168,39 @@ struct CheckedCall
   cif::Extent                   output;
   cif::Pixel                    pixel{ cif::Pixel::UInt8 };
   std::string                   dtype;
+  /** the output's type where the filter chooses it apart from the input's */
+  std::optional<cif::Pixel> outputPixel;
 };
 
 CheckedCall
-Check(const std::string & name, const ArrayInfo & in, const nb::dict & keywords)
+Check(const std::string & name, const ArrayInfo & in, const nb::dict & keywords, const nb::handle & outputDtype)
 {
   CheckedCall call;
   call.filter = &cif::FindFilter(name);
   RequireImageDimension(in, call.filter->function.c_str());
   call.pixel = CorePixel(*call.filter, in);
-  call.parameters = CheckedParameters(*call.filter, keywords, in);
+  call.outputPixel = OutputPixelOf(*call.filter, outputDtype, call.pixel);
+  call.parameters = CheckedParameters(*call.filter, keywords, in, call.outputPixel);
   call.input = ExtentOf(in);
   call.output = cif::OutputExtent(*call.filter, call.parameters, call.input);
   call.dtype = in.dtype;
   return call;
 }
 
-/** (the checked call, the output's shape, slowest axis first). */
+/** (the checked call, the output's shape, slowest axis first, the
+ * output's dtype name). */
 nb::tuple
-CheckFilter(const std::string & name, const InArray & input, const nb::dict & keywords)
+CheckFilter(const std::string & name, const InArray & input, const nb::dict & keywords, const nb::handle & outputDtype)
 {
   const ArrayInfo in = Inspect(input, "image");
-  CheckedCall     call = Check(name, in, keywords);
+  CheckedCall     call = Check(name, in, keywords, outputDtype);
   nb::list        shape;
   for (int axis = in.ndim - 1; axis >= 0; --axis)
   {
     shape.append(call.output.size[axis]);
   }
-  return nb::make_tuple(nb::cast(std::move(call)), nb::tuple(shape));
+  const std::string dtype = call.outputPixel ? std::string(cif::PixelName(*call.outputPixel)) : in.dtype;
+  return nb::make_tuple(nb::cast(std::move(call)), nb::tuple(shape), dtype);
 }
 
 Report
@@ -179,11 +227,23 @@ RunChecked(const CheckedCall & call,
       throw std::invalid_argument(std::string(function) + ": the output array has the wrong shape");
     }
   }
-  RequirePixel(out, in.pixel, function);
+  if (call.outputPixel)
+  {
+    if (out.dtype != cif::PixelName(*call.outputPixel))
+    {
+      throw std::invalid_argument(std::string(function) + ": the output array is " + out.dtype + ", not " +
+                                  cif::PixelName(*call.outputPixel));
+    }
+  }
+  else
+  {
+    RequirePixel(out, in.pixel, function);
+  }
   const cif::Pixel        pixel = call.pixel;
   const cif::Parameters & parameters = call.parameters;
-  const cif::Job          job = cif::WholeImageJob(inExtent, call.output);
-  std::string             note, slabs;
+  cif::Job                job = cif::WholeImageJob(inExtent, call.output);
+  job.outputPixel = call.outputPixel;
+  std::string note, slabs;
   // host arrays on the GPU: whole, or in slabs when they do not fit the device
   const HostSlabRunner hostSlabs = [&](const std::function<void()> & whole)
   { slabs = cif::RunOnHostBuffersCUDA(filter, pixel, in.data, out.data, job, parameters, whole, note); };
@@ -220,7 +280,7 @@ RunFilter(const std::string & name,
           std::uintptr_t      stream,
           int                 threads)
 {
-  return RunChecked(Check(name, Inspect(input, "image"), keywords), input, output, device, stream, threads);
+  return RunChecked(Check(name, Inspect(input, "image"), keywords, nb::none()), input, output, device, stream, threads);
 }
 
 /** The descriptions, as plain Python data for the package. */
@@ -251,6 +311,13 @@ Descriptions()
     }
     d["gpu_pixels"] = gpu;
     d["cpu_pixels"] = cpu;
+    nb::list outputs;
+    for (auto p : f->outputPixels)
+    {
+      outputs.append(cif::PixelName(p));
+    }
+    d["output_pixels"] = outputs;
+    d["output_follows_input"] = static_cast<bool>(f->defaultOutputPixel);
     nb::list parameters;
     for (const auto & spec : f->parameters)
     {
@@ -320,7 +387,9 @@ RegisterDescribed(nb::module_ & m)
         "name"_a,
         "image"_a,
         "parameters"_a,
-        "Checks a call's parameters once (cif::CheckParameters): (the checked call, the output's shape).");
+        "output_dtype"_a = nb::none(),
+        "Checks a call's parameters once (cif::CheckParameters): (the checked call, the output's shape, the "
+        "output's dtype name).");
   m.def("run_checked", &RunChecked, "call"_a, "image"_a, "output"_a, "device"_a, "stream"_a, "threads"_a);
   m.def("filter_halo", &Halo, "name"_a, "parameters"_a, "ndim"_a);
 }

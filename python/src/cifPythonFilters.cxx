@@ -1,6 +1,8 @@
 /*=========================================================================
- *  CudaImageFilters Python extension: the neighbourhood filters, the
- *  threshold and packed-mask filters and the B-spline prefilter. Each
+ *  CudaImageFilters Python extension: the packed-mask filters and the
+ *  B-spline prefilter's helpers (the described filters, the binary
+ *  threshold and the prefilter among them, are bound once in
+ *  cifPythonDescribed.cxx). Each
  *  binding checks its arrays, builds the core's job from plain parameters
  *  (sizes x fastest) and runs the core through RunJob.
  *=========================================================================*/
@@ -39,17 +41,15 @@ NoCudaReason(bool compiled)
   return compiled ? std::string() : std::string("this build has no CUDA code");
 }
 
-/** A threshold given as a Python number, in the pixel type T: ITK's
- * BinaryThresholdImageFilter compares in the input type, so a value the
- * type cannot hold exactly is refused. */
+/** A threshold or label given as a Python number, in the pixel type T, by
+ * the rule of the binary threshold's description (cif/Filter.h,
+ * "threshold"): ITK compares in the input type, so an integer type refuses
+ * a value it cannot hold; float takes every number (NaN too: no pixel lies
+ * inside a NaN bound, as in ITK), with the infinities beyond its range. */
 template <typename T>
 T
 ThresholdValue(double v, const char * what, const char * function)
 {
-  if (std::isnan(v))
-  {
-    throw std::invalid_argument(std::string(function) + ": " + what + " is NaN");
-  }
   if constexpr (std::is_integral<T>::value)
   {
     if (!(v >= static_cast<double>(std::numeric_limits<T>::lowest()) &&
@@ -60,16 +60,20 @@ ThresholdValue(double v, const char * what, const char * function)
       why << function << ": " << what << " = " << v << " is not a value of the image's pixel type";
       throw std::invalid_argument(why.str());
     }
+    return static_cast<T>(v);
   }
-  return static_cast<T>(v);
-}
-
-/** Calls f(TOut{}) for an output pixel type of the threshold filters. */
-template <typename F>
-void
-DispatchOutput(const ArrayInfo & a, const char * function, F && f)
-{
-  DispatchScalar(a, function, std::forward<F>(f));
+  else
+  {
+    if (v > static_cast<double>(std::numeric_limits<T>::max()))
+    {
+      return std::numeric_limits<T>::infinity();
+    }
+    if (v < static_cast<double>(std::numeric_limits<T>::lowest()))
+    {
+      return -std::numeric_limits<T>::infinity();
+    }
+    return static_cast<T>(v);
+  }
 }
 
 cif::MaskExtent
@@ -163,81 +167,6 @@ RunMaskJob(const char *                     name,
     nullptr,
     hostSlabs);
   AddSlabs(report, slabs);
-  return report;
-}
-
-Report
-BinaryThreshold(const InArray &     input,
-                const OutArray &    output,
-                double              lower,
-                double              upper,
-                double              inside,
-                double              outside,
-                const std::string & device,
-                std::uintptr_t      stream,
-                int                 threads)
-{
-  const char * name = "binary_threshold_image_filter";
-  const auto   in = Inspect(input, "image");
-  const auto   out = Inspect(output, "output");
-  RequireImageDimension(in, name);
-  RequireSameShape(in, out, name);
-  const auto e = ExtentOf(in);
-  // dense arrays: the geometry of the whole, or of a slab's extent
-  auto geometryOf = [](const cif::MaskExtent & extent)
-  {
-    cif::ElementwiseGeometry g;
-    for (int a = 0; a < 3; ++a)
-    {
-      g.size[a] = extent.size[a];
-    }
-    g.inputRowPitch = g.size[0];
-    g.inputSlicePitch = g.size[0] * g.size[1];
-    return g;
-  };
-  Report report;
-  DispatchScalar(
-    in,
-    name,
-    [&](auto tagIn)
-    {
-      using TIn = decltype(tagIn);
-      const TIn lo = ThresholdValue<TIn>(lower, "lower", name);
-      const TIn hi = ThresholdValue<TIn>(upper, "upper", name);
-      DispatchOutput(
-        out,
-        name,
-        [&](auto tagOut)
-        {
-          using TOut = decltype(tagOut);
-          const TOut vin = ThresholdValue<TOut>(inside, "inside_value", name);
-          const TOut vout = ThresholdValue<TOut>(outside, "outside_value", name);
-          report = RunMaskJob(
-            name,
-            device,
-            { in },
-            out,
-            stream,
-            e,
-            { sizeof(TIn) },
-            sizeof(TOut),
-            [&](const void * const * x, void * y, const cif::MaskExtent & job) {
-              cif::ThresholdCUDA(
-                static_cast<const TIn *>(x[0]), static_cast<TOut *>(y), geometryOf(job), lo, hi, vin, vout);
-            },
-            [&](const void * const * x, void * y)
-            {
-              cif::ThresholdCPU(static_cast<const TIn *>(x[0]),
-                                static_cast<TOut *>(y),
-                                geometryOf(e),
-                                lo,
-                                hi,
-                                vin,
-                                vout,
-                                Threads(threads));
-            });
-        });
-    });
   return report;
 }
 
@@ -378,142 +307,12 @@ ApplyPackedMask(const InArray &     input,
   return report;
 }
 
-Report
-BSplineDecomposition(const InArray &     input,
-                     const OutArray &    output,
-                     int                 splineOrder,
-                     const std::string & method,
-                     int                 firHalfWidth,
-                     const std::string & device,
-                     std::uintptr_t      stream,
-                     int                 threads)
-{
-  const char * name = "bspline_decomposition_image_filter";
-  const auto   in = Inspect(input, "image");
-  const auto   out = Inspect(output, "output");
-  RequireImageDimension(in, name);
-  RequireSameShape(in, out, name);
-  cif::PrefilterGeometry   g;
-  cif::PrefilterParameters p;
-  for (int a = 0; a < 3; ++a)
-  {
-    g.imageSize[a] = g.inputSize[a] = g.outputSize[a] = in.Size(a);
-  }
-  if (method == "recursive")
-  {
-    p.method = cif::PrefilterMethod::Recursive;
-  }
-  else if (method == "fir")
-  {
-    p.method = cif::PrefilterMethod::FIR;
-    if (splineOrder != 3)
-    {
-      throw std::invalid_argument(std::string(name) + ": the FIR method is for spline order 3 only");
-    }
-  }
-  else
-  {
-    throw std::invalid_argument(std::string(name) + ": method must be 'recursive' or 'fir', not '" + method + "'");
-  }
-  p.poles = cif::BSplinePoles(splineOrder);
-  p.firHalfWidth = firHalfWidth;
-  const std::string problem = cif::ValidatePrefilterJob(g, p);
-  if (!problem.empty())
-  {
-    throw std::invalid_argument(std::string(name) + ": " + problem);
-  }
-  std::string gpuProblem = NoCudaReason(cif::PrefilterCUDAIsCompiled());
-  if (splineOrder != 3)
-  {
-    gpuProblem = "the GPU path handles spline order 3 only, not " + std::to_string(splineOrder);
-  }
-  Report      report;
-  std::string slabs;
-  auto        run = [&](auto tagIn, auto tagOut)
-  {
-    using TIn = decltype(tagIn);
-    using TOut = decltype(tagOut);
-    // host arrays larger than the device: exact slabs (cif::RunPrefilterJobCUDA)
-    const HostSlabRunner hostSlabs = [&](const std::function<void()> & whole)
-    {
-      slabs = cif::RunPrefilterJobCUDA<TIn, TOut>(
-        true,
-        [&] { return static_cast<const TIn *>(in.data); },
-        [&] { return static_cast<TOut *>(out.data); },
-        g,
-        p,
-        whole);
-    };
-    report = RunJob(
-      name,
-      device,
-      gpuProblem,
-      { in },
-      { out },
-      stream,
-      [&](const JobPointers & q)
-      { cif::PrefilterCUDA(static_cast<const TIn *>(q.in[0]), static_cast<TOut *>(q.out[0]), g, p); },
-      [&](const JobPointers & q)
-      { cif::PrefilterCPU(static_cast<const TIn *>(q.in[0]), static_cast<TOut *>(q.out[0]), g, p, Threads(threads)); },
-      nullptr,
-      hostSlabs);
-  };
-  auto withOutput = [&](auto tagIn)
-  {
-    if (out.pixel == Pixel::Float32)
-      run(tagIn, 0.0f);
-    else if (out.pixel == Pixel::Float64)
-      run(tagIn, 0.0);
-    else
-      throw nb::type_error((std::string(name) + ": the coefficients are float32 or float64").c_str());
-  };
-  switch (in.pixel)
-  {
-    case Pixel::UInt8:
-      withOutput(static_cast<unsigned char>(0));
-      break;
-    case Pixel::Int16:
-      withOutput(static_cast<short>(0));
-      break;
-    case Pixel::UInt16:
-      withOutput(static_cast<unsigned short>(0));
-      break;
-    case Pixel::Float32:
-      withOutput(0.0f);
-      break;
-    case Pixel::Float64:
-      if (out.pixel != Pixel::Float64)
-      {
-        throw nb::type_error((std::string(name) + ": float64 images give float64 coefficients").c_str());
-      }
-      run(0.0, 0.0);
-      break;
-    default:
-      throw nb::type_error((std::string(name) + ": pixel type " + in.dtype +
-                            " is not supported; use uint8, int16, uint16, float32 or float64")
-                             .c_str());
-  }
-  AddSlabs(report, slabs);
-  return report;
-}
-
 } // namespace
 
 void
 RegisterFilters(nb::module_ & m)
 {
   using namespace nb::literals;
-  m.def("binary_threshold",
-        &BinaryThreshold,
-        "image"_a,
-        "output"_a,
-        "lower"_a,
-        "upper"_a,
-        "inside"_a,
-        "outside"_a,
-        "device"_a,
-        "stream"_a,
-        "threads"_a);
   m.def("threshold_to_packed_mask",
         &ThresholdToPackedMask,
         "image"_a,
@@ -531,16 +330,6 @@ RegisterFilters(nb::module_ & m)
         "words"_a,
         "output"_a,
         "outside"_a,
-        "device"_a,
-        "stream"_a,
-        "threads"_a);
-  m.def("bspline_decomposition",
-        &BSplineDecomposition,
-        "image"_a,
-        "output"_a,
-        "spline_order"_a,
-        "method"_a,
-        "fir_half_width"_a,
         "device"_a,
         "stream"_a,
         "threads"_a);

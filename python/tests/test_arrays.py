@@ -140,11 +140,18 @@ def test_bad_parameters_are_value_errors():
         cif.bilateral_image_filter(a, domain_sigma=float("nan"))
     with pytest.raises(ValueError, match="number_of_iterations"):
         cif.rotating_mask_image_filter(a, number_of_iterations=0)
-    with pytest.raises(ValueError, match="NaN"):
-        cif.binary_threshold_image_filter(a, float("nan"), 1.0)
+    # a NaN threshold is a float value (ITK: every pixel outside, test_filters.py), not an integer one
+    with pytest.raises(ValueError, match="not a value of the image's pixel type"):
+        cif.binary_threshold_image_filter(a.astype(np.uint8), float("nan"), 1.0)
+    with pytest.raises(ValueError, match="Lower threshold cannot be greater than upper threshold"):
+        cif.binary_threshold_image_filter(a, 2.0, 1.0)
+    with pytest.raises(ValueError, match="inside_value = 256 is not a value of the output's pixel type"):
+        cif.binary_threshold_image_filter(a, 0.0, 1.0, inside_value=256)
+    with pytest.raises(TypeError, match="output_dtype float64 is not supported"):
+        cif.binary_threshold_image_filter(a, 0.0, 1.0, output_dtype=np.float64)
     with pytest.raises(ValueError, match="not a value of the image's pixel type"):
         cif.binary_threshold_image_filter(a.astype(np.uint8), 0.5, 3)
-    with pytest.raises(ValueError, match="spline order|orders 0 to 5"):
+    with pytest.raises(ValueError, match="spline order|orders 0 to 5|spline_order must hold integers from 0 to 5"):
         cif.bspline_decomposition_image_filter(a, spline_order=7)
     with pytest.raises(ValueError, match="FIR"):
         cif.bspline_decomposition_image_filter(a, spline_order=2, method="fir")

@@ -42,6 +42,12 @@ def test_the_keywords_keep_their_names_and_defaults():
     s = inspect.signature(cif.rotating_mask_image_filter)
     assert s.parameters["number_of_iterations"].default == 1
     assert s.parameters["number_of_iterations"].kind == inspect.Parameter.KEYWORD_ONLY
+    s = inspect.signature(cif.binary_threshold_image_filter)
+    assert list(s.parameters)[:3] == ["image", "lower_threshold", "upper_threshold"]
+    assert s.parameters["lower_threshold"].default is None and s.parameters["upper_threshold"].default is None
+    assert s.parameters["inside_value"].default is None and s.parameters["outside_value"].default == 0
+    assert s.parameters["inside_value"].kind == inspect.Parameter.KEYWORD_ONLY
+    assert np.dtype(s.parameters["output_dtype"].default) == np.uint8
 
 
 def itk_bin_shrink(image, factors):

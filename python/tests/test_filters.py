@@ -120,6 +120,26 @@ def test_threshold_nan_is_outside():
     np.testing.assert_array_equal(out, [[1, 0, 1, 0]])
 
 
+@pytest.mark.parametrize("bounds", [(float("nan"), 4.0), (0.0, float("nan")), (-float("inf"), float("inf"))])
+def test_threshold_non_finite_bounds_as_itk(bounds):
+    """ITK's limits: a NaN threshold is a float value and leaves every pixel
+    outside; infinite bounds take the infinities in (the C++ class and ITK
+    agree, test/itkCudaBinaryThresholdImageFilterTest.cxx)."""
+    a = np.array([[1.0, np.nan, 3.0, 5.0], [-np.inf, np.inf, 0.0, -2.0]], dtype=np.float32)
+    lo, hi = bounds
+    ours = cif.binary_threshold_image_filter(a, lo, hi, inside_value=1)
+    image = itk_image(a)
+    f = itk.BinaryThresholdImageFilter[type(image), itk.Image[itk.UC, 2]].New(image)
+    f.SetLowerThreshold(lo)
+    f.SetUpperThreshold(hi)
+    f.SetInsideValue(1)
+    f.Update()
+    expected = itk.array_from_image(f.GetOutput())
+    np.testing.assert_array_equal(ours, expected)
+    if np.isnan(lo) or np.isnan(hi):
+        assert not expected.any()
+
+
 def _reference_words(bits):
     """An independent packer of the documented layout."""
     nx = bits.shape[-1]

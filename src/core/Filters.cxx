@@ -1,7 +1,7 @@
 /*=========================================================================
  *  CudaImageFilters: the registry of filter descriptions and what every
  *  face shares (see cif/Filter.h): the one parameter check, the output
- *  extent, and a call on host buffers with the GPU/CPU decision.
+ *  extent, and the slabs of a call on host buffers.
  *=========================================================================*/
 #include "cif/Filter.h"
 #include "cif/Slabs.h"
@@ -27,6 +27,10 @@ FilterDescriptor
 BinShrinkDescriptor();
 FilterDescriptor
 BilateralDescriptor();
+FilterDescriptor
+BinaryThresholdDescriptor();
+FilterDescriptor
+BSplinePrefilterDescriptor();
 
 const std::vector<const FilterDescriptor *> &
 Filters()
@@ -35,8 +39,8 @@ Filters()
   static const auto * filters = []
   {
     static const FilterDescriptor all[] = {
-      MedianDescriptor(),       MeanDescriptor(),      GrayscaleErodeDescriptor(),
-      RotatingMaskDescriptor(), BinShrinkDescriptor(), BilateralDescriptor(),
+      MedianDescriptor(),    MeanDescriptor(),      GrayscaleErodeDescriptor(),  RotatingMaskDescriptor(),
+      BinShrinkDescriptor(), BilateralDescriptor(), BinaryThresholdDescriptor(), BSplinePrefilterDescriptor(),
     };
     auto * list = new std::vector<const FilterDescriptor *>;
     for (const auto & d : all)
@@ -212,6 +216,10 @@ CheckValue(const FilterDescriptor & filter, const ParameterSpec & spec, const st
     case ParameterKind::OptionalReal:
       if (std::isnan(v))
       {
+        if (spec.nanAllowed)
+        {
+          break;
+        }
         Fail(filter, spec.name + " is NaN");
       }
       if (spec.exclusiveMinimum && !(v > spec.minimum))
@@ -350,6 +358,51 @@ CheckParameters(const FilterDescriptor & filter, Parameters & parameters, const 
   }
 }
 
+void
+CheckParameters(const FilterDescriptor & filter,
+                Parameters &             parameters,
+                const Extent &           image,
+                Pixel                    pixel,
+                Pixel                    outputPixel)
+{
+  CheckParameters(filter, parameters, image, pixel);
+  if (filter.outputPixels.empty())
+  {
+    if (outputPixel != pixel)
+    {
+      Fail(filter, std::string("the output is of the input's pixel type, not ") + PixelName(outputPixel));
+    }
+    return;
+  }
+  if (!HasPixel(filter.outputPixels, outputPixel))
+  {
+    std::string names;
+    for (Pixel p : filter.outputPixels)
+    {
+      names += (names.empty() ? "" : ", ") + std::string(PixelName(p));
+    }
+    Fail(filter, std::string(PixelName(outputPixel)) + " outputs are not supported (" + names + ")");
+  }
+  if (filter.outputCheck)
+  {
+    const std::string problem = filter.outputCheck(parameters, pixel, outputPixel);
+    if (!problem.empty())
+    {
+      Fail(filter, problem);
+    }
+  }
+}
+
+Pixel
+DefaultOutputPixel(const FilterDescriptor & filter, Pixel input)
+{
+  if (filter.outputPixels.empty())
+  {
+    return input;
+  }
+  return filter.defaultOutputPixel ? filter.defaultOutputPixel(input) : filter.outputPixels.front();
+}
+
 double
 Value(const Parameters & parameters, const std::string & name, int axis)
 {
@@ -415,6 +468,11 @@ RunOnHostBuffersCUDA(const FilterDescriptor &      filter,
                      const std::function<void()> & whole,
                      std::string &                 note)
 {
+  if (filter.cudaOnHost)
+  {
+    std::string slabs = filter.cudaOnHost(true, pixel, in, out, job, parameters, whole);
+    return slabs;
+  }
   const SlabPolicy policy = filter.slabPolicy ? filter.slabPolicy(parameters, pixel) : SlabPolicy{};
   if (!(policy.slabs && filter.grid == OutputGrid::Same))
   {
@@ -422,77 +480,47 @@ RunOnHostBuffersCUDA(const FilterDescriptor &      filter,
     return {};
   }
   const auto halo = filter.halo ? filter.halo(parameters, job.dimension) : std::array<std::int64_t, 3>{ 0, 0, 0 };
-  // the slab runner needs the pixel's size only: a type of that width
-  const auto slabbed = [&](auto tag)
+  // the slab runner needs the pixels' sizes only: types of those widths
+  const auto slabbed = [&](auto inTag, auto outTag)
   {
-    using T = decltype(tag);
-    return RunNeighbourhoodJobCUDA<T, T>(
+    using T = decltype(inTag);
+    using O = decltype(outTag);
+    return RunNeighbourhoodJobCUDA<T, O>(
       true,
       [&] { return static_cast<const T *>(in); },
-      [&] { return static_cast<T *>(out); },
+      [&] { return static_cast<O *>(out); },
       job,
       halo,
       policy.kernelWritesInputPlanes,
       policy.workBytesPerInputPixel,
-      [&](const T * x, T * y, const Job & piece) { note = filter.cuda(pixel, x, y, piece, parameters, 0).note; },
+      [&](const T * x, O * y, const Job & piece) { note = filter.cuda(pixel, x, y, piece, parameters, 0).note; },
       whole);
+  };
+  const auto withOutput = [&](auto inTag)
+  {
+    switch (PixelBytes(job.outputPixel ? *job.outputPixel : pixel))
+    {
+      case 1:
+        return slabbed(inTag, std::uint8_t{});
+      case 2:
+        return slabbed(inTag, std::uint16_t{});
+      case 4:
+        return slabbed(inTag, float{});
+      default:
+        return slabbed(inTag, double{});
+    }
   };
   switch (PixelBytes(pixel))
   {
     case 1:
-      return slabbed(std::uint8_t{});
+      return withOutput(std::uint8_t{});
     case 2:
-      return slabbed(std::uint16_t{});
+      return withOutput(std::uint16_t{});
     case 4:
-      return slabbed(float{});
+      return withOutput(float{});
     default:
-      return slabbed(double{});
+      return withOutput(double{});
   }
-}
-
-ExecutionReport
-RunFilterOnHost(const FilterDescriptor & filter,
-                Pixel                    pixel,
-                const void *             in,
-                void *                   out,
-                const Extent &           inExtent,
-                const Parameters &       parameters,
-                ExecutionMode            mode,
-                int                      threads)
-{
-  const Extent      outExtent = OutputExtent(filter, parameters, inExtent);
-  const Job         job = WholeImageJob(inExtent, outExtent);
-  const std::size_t bytes = PixelBytes(pixel);
-  std::string       note, slabs;
-  return RunWithFallback(
-    mode,
-    GpuProblem(filter, pixel, parameters, inExtent),
-    filter.function.c_str(),
-    [&]
-    {
-      const auto whole = [&]
-      {
-        DeviceBuffer deviceIn(static_cast<std::size_t>(inExtent.Pixels()) * bytes);
-        DeviceBuffer deviceOut(static_cast<std::size_t>(outExtent.Pixels()) * bytes);
-        deviceIn.CopyFromHost(in, deviceIn.GetSize());
-        note = filter.cuda(pixel, deviceIn.GetPointer(), deviceOut.GetPointer(), job, parameters, 0).note;
-        deviceOut.CopyToHost(out, deviceOut.GetSize());
-      };
-      slabs = RunOnHostBuffersCUDA(filter, pixel, in, out, job, parameters, whole, note);
-    },
-    [&]
-    {
-      const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-      note = filter.cpu(pixel, in, out, job, parameters, threads > 0 ? threads : cores).note;
-    },
-    [&](ExecutionReport & r)
-    {
-      r.AddNote(note);
-      if (r.Device == ExecutedOn::GPU)
-      {
-        r.AddNote(slabs);
-      }
-    });
 }
 
 } // namespace cif
