@@ -10,8 +10,11 @@
 # $OUT (or /tmp/before-after) as NAME.{before,after}.ROUND.log, and
 # scripts/compare-benchmark-logs.py compares them. The CPU and ITK rows are
 # skipped: the check is about the GPU kernels and their host-side calls.
-# ONLY=REGEX runs the benchmarks whose name matches; the logs are also
-# packed into $OUT/logs.tgz (the device tool returns few files).
+# ONLY=REGEX runs the benchmarks whose name matches; EXTRA="ARGS" adds
+# arguments to each (with ONLY: --only-ct for the segmentation rows);
+# ORDER=alternate runs the after build first in even rounds, so that a cost
+# of running second shows apart from a difference of the builds. The logs
+# are also packed into $OUT/logs.tgz (the device tool returns few files).
 set -uo pipefail
 before=$1
 after=$2
@@ -31,12 +34,16 @@ for round in $(seq 1 "$rounds"); do
     name=${entry%%|*}
     command=${entry#*|}
     [[ $name =~ ${ONLY:-.} ]] || continue
-    for which in before after; do
+    order="before after"
+    if [ "${ORDER:-}" = alternate ] && [ $((round % 2)) -eq 0 ]; then
+      order="after before"
+    fi
+    for which in $order; do
       dir=$before
       [ "$which" = after ] && dir=$after
       build=$(cat "$dir/origin")
       # shellcheck disable=SC2086
-      timeout 120 "$dir/run" "$build/bin/"$command > "$out/$name.$which.$round.log" 2>&1
+      timeout 120 "$dir/run" "$build/bin/"$command ${EXTRA:-} > "$out/$name.$which.$round.log" 2>&1
       echo "$name $which round $round: exit $?"
     done
   done
