@@ -162,8 +162,8 @@ def jobs():
 
         m, off = rotation(shape)
         mc, offc = cp.asarray(m), cp.asarray(off)
-        RAW[("prefilter (recursive)", shape)] = lambda fio=fio: _cif.bspline_decomposition(
-            *fio(), 3, "recursive", 13, "gpu", 0, 0
+        RAW[("prefilter (recursive)", shape)] = lambda fio=fio: _cif.run_filter(
+            "bspline-prefilter", *fio(), {}, "gpu", 0, 0
         )
         yield "prefilter (recursive)", shape, lambda fpick=fpick: cif.bspline_decomposition_image_filter(
             fpick()

@@ -424,13 +424,14 @@ private:
         if (description.cudaOnHost)
         {
           // the filter's own pieces (the prefilter's exact passes)
-          this->SetLastSlabs(description.cudaOnHost(CudaHostImages(input, output),
-                                                    pixel,
-                                                    input->GetBufferPointer(),
-                                                    output->GetBufferPointer(),
-                                                    job,
-                                                    parameters,
-                                                    whole));
+          this->SetLastSlabs(description.cudaOnHost(
+            CudaHostImages(input, output),
+            pixel,
+            [input]() -> const void * { return input->GetBufferPointer(); },
+            [output]() -> void * { return output->GetBufferPointer(); },
+            job,
+            parameters,
+            whole));
         }
         else if (policy.slabs && description.grid == cif::OutputGrid::Same)
         {

@@ -295,16 +295,17 @@ struct FilterDescriptor
   /** A filter's own pieces for a CUDA job on host buffers (the prefilter's
    * exact two-pass slabs), in place of the halo's slabs: `whole()` when
    * `mayCut` is false (device-resident images) or the job fits the device,
-   * else the CUDA core on pieces read from `in` into `out`. Returns how it
-   * cut the job (empty: one piece). Empty: the slabs of the halo and
-   * slabPolicy. */
-  std::function<std::string(bool                          mayCut,
-                            Pixel                         pixel,
-                            const void *                  in,
-                            void *                        out,
-                            const Job &                   job,
-                            const Parameters &            parameters,
-                            const std::function<void()> & whole)>
+   * else the CUDA core on pieces read from `in()` into `out()` (asked for
+   * only then: the host pointer of a device-resident image would download
+   * it). Returns how it cut the job (empty: one piece). Empty: the slabs of
+   * the halo and slabPolicy. */
+  std::function<std::string(bool                                  mayCut,
+                            Pixel                                 pixel,
+                            const std::function<const void *()> & in,
+                            const std::function<void *()> &       out,
+                            const Job &                           job,
+                            const Parameters &                    parameters,
+                            const std::function<void()> &         whole)>
     cudaOnHost;
 };
 

@@ -470,8 +470,8 @@ RunOnHostBuffersCUDA(const FilterDescriptor &      filter,
 {
   if (filter.cudaOnHost)
   {
-    std::string slabs = filter.cudaOnHost(true, pixel, in, out, job, parameters, whole);
-    return slabs;
+    return filter.cudaOnHost(
+      true, pixel, [in] { return in; }, [out] { return out; }, job, parameters, whole);
   }
   const SlabPolicy policy = filter.slabPolicy ? filter.slabPolicy(parameters, pixel) : SlabPolicy{};
   if (!(policy.slabs && filter.grid == OutputGrid::Same))

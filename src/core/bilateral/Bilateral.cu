@@ -29,6 +29,7 @@
  *=========================================================================*/
 #include "cifCudaStream.h"
 #include "cif/Bilateral.h"
+#include "cifPixelLists.h"
 #include "cif/CudaError.h"
 #include "cif/Runtime.h"
 
@@ -479,12 +480,9 @@ BilateralCUDA(const TIn * input, TOut * output, const ClampedNeighborhoodGeometr
 #define CIF_INSTANTIATE_BILATERAL_CUDA(TIn, TOut)                                                                      \
   template std::string BilateralCUDA<TIn, TOut>(                                                                       \
     const TIn *, TOut *, const ClampedNeighborhoodGeometry &, const BilateralParameters &);
-CIF_INSTANTIATE_BILATERAL_CUDA(unsigned char, unsigned char)
-CIF_INSTANTIATE_BILATERAL_CUDA(short, short)
-CIF_INSTANTIATE_BILATERAL_CUDA(unsigned short, unsigned short)
-CIF_INSTANTIATE_BILATERAL_CUDA(float, float)
-CIF_INSTANTIATE_BILATERAL_CUDA(unsigned char, float)
-CIF_INSTANTIATE_BILATERAL_CUDA(short, float)
-CIF_INSTANTIATE_BILATERAL_CUDA(unsigned short, float)
+#define CIF_BILATERAL_SAME(T) CIF_INSTANTIATE_BILATERAL_CUDA(T, T)
+#define CIF_BILATERAL_TO_FLOAT(T) CIF_INSTANTIATE_BILATERAL_CUDA(T, float)
+CIF_BILATERAL_GPU_PIXELS(CIF_BILATERAL_SAME)
+CIF_FLOAT_OUTPUT_PIXELS(CIF_BILATERAL_TO_FLOAT)
 
 } // namespace cif

@@ -6,6 +6,7 @@
  *  clamped input rows once, and x positions through a clamped index table.
  *=========================================================================*/
 #include "cif/Bilateral.h"
+#include "cifPixelLists.h"
 #include "cifClampedNeighborhoodCPU.h"
 
 #include <cmath>
@@ -279,12 +280,8 @@ BilateralCPU(const TIn *                         input,
   CIF_INSTANTIATE_BILATERAL_CPU(TIn, float)                                                                            \
   CIF_INSTANTIATE_BILATERAL_CPU(TIn, double)
 
-CIF_INSTANTIATE_BILATERAL_CPU_IN(signed char)
-CIF_INSTANTIATE_BILATERAL_CPU_IN(unsigned char)
-CIF_INSTANTIATE_BILATERAL_CPU_IN(short)
-CIF_INSTANTIATE_BILATERAL_CPU_IN(unsigned short)
-CIF_INSTANTIATE_BILATERAL_CPU_IN(int)
-CIF_INSTANTIATE_BILATERAL_CPU_IN(unsigned int)
+CIF_INTEGER_PIXELS(CIF_INSTANTIATE_BILATERAL_CPU_IN)
+CIF_EXTRA_CPU_PIXELS(CIF_INSTANTIATE_BILATERAL_CPU_IN)
 CIF_INSTANTIATE_BILATERAL_CPU(float, float)
 CIF_INSTANTIATE_BILATERAL_CPU(float, double)
 CIF_INSTANTIATE_BILATERAL_CPU(double, float)

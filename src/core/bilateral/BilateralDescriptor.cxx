@@ -17,6 +17,10 @@ namespace cif
 {
 namespace
 {
+/** The bilateral cores' pixel types (their instantiation lists, cifPixelLists.h). */
+using GpuPixels = CIF_PIXEL_LIST(CIF_BILATERAL_GPU_PIXELS);
+using CpuPixels = CIF_PIXEL_LIST(CIF_BILATERAL_CPU_PIXELS);
+
 /** Largest radius per axis before the tap count is checked. */
 constexpr double MaxRadius = 1 << 20;
 
@@ -157,8 +161,8 @@ BilateralDescriptor()
     IterationsParameter(),
     spacing,
   };
-  d.gpuPixels = { Pixel::UInt8, Pixel::Int16, Pixel::UInt16, Pixel::Float32 };
-  d.cpuPixels = { Pixel::UInt8, Pixel::Int16, Pixel::UInt16, Pixel::Float32, Pixel::Float64 };
+  d.gpuPixels = PixelsOf(GpuPixels{});
+  d.cpuPixels = PixelsOf(CpuPixels{});
   d.check = [](const Parameters & p, const Extent & image, Pixel) -> std::string
   {
     // the settings and the geometry; the domain weights are built by the
@@ -179,20 +183,21 @@ BilateralDescriptor()
   d.cudaCompiled = &BilateralCUDAIsCompiled;
   // one type in and out, or the integers into float32 (the ITK class with
   // TOutputImage = float)
-  SetTypedEntries<std::uint8_t, std::int16_t, std::uint16_t, float, double>(
-    d,
-    false,
-    [](const auto * in, auto * out, const Job & job, const Parameters & p, int threads)
-    {
-      BilateralCPU(in, out, GeometryOf(job), BilateralParametersOf(p, job.dimension), threads, job.progress);
-      return std::string("the module's CPU core (exact range Gaussian)");
-    });
-  SetTypedEntries<std::uint8_t, std::int16_t, std::uint16_t, float>(
-    d,
-    true,
-    [](const auto * in, auto * out, const Job & job, const Parameters & p, int)
-    { return BilateralCUDA(in, out, GeometryOf(job), BilateralParametersOf(p, job.dimension)); });
-  d.floatOutputPixels = { Pixel::UInt8, Pixel::Int16, Pixel::UInt16 };
+  SetTypedEntries(d,
+                  false,
+                  CpuPixels{},
+                  [](const auto * in, auto * out, const Job & job, const Parameters & p, int threads)
+                  {
+                    BilateralCPU(
+                      in, out, GeometryOf(job), BilateralParametersOf(p, job.dimension), threads, job.progress);
+                    return std::string("the module's CPU core (exact range Gaussian)");
+                  });
+  SetTypedEntries(d,
+                  true,
+                  GpuPixels{},
+                  [](const auto * in, auto * out, const Job & job, const Parameters & p, int)
+                  { return BilateralCUDA(in, out, GeometryOf(job), BilateralParametersOf(p, job.dimension)); });
+  d.floatOutputPixels = PixelsOf(CIF_PIXEL_LIST(CIF_FLOAT_OUTPUT_PIXELS){});
   return d;
 }
 } // namespace cif

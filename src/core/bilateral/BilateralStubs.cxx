@@ -4,6 +4,7 @@
  *  code).
  *=========================================================================*/
 #include "cif/Bilateral.h"
+#include "cifPixelLists.h"
 #include "cif/CudaError.h"
 
 #ifndef CUDAIMAGEFILTERS_WITH_CUDA
@@ -25,12 +26,9 @@ BilateralCUDA(const TIn *, TOut *, const ClampedNeighborhoodGeometry &, const Bi
 #  define CIF_INSTANTIATE_BILATERAL_STUB(TIn, TOut)                                                                    \
     template std::string BilateralCUDA<TIn, TOut>(                                                                     \
       const TIn *, TOut *, const ClampedNeighborhoodGeometry &, const BilateralParameters &);
-CIF_INSTANTIATE_BILATERAL_STUB(unsigned char, unsigned char)
-CIF_INSTANTIATE_BILATERAL_STUB(short, short)
-CIF_INSTANTIATE_BILATERAL_STUB(unsigned short, unsigned short)
-CIF_INSTANTIATE_BILATERAL_STUB(float, float)
-CIF_INSTANTIATE_BILATERAL_STUB(unsigned char, float)
-CIF_INSTANTIATE_BILATERAL_STUB(short, float)
-CIF_INSTANTIATE_BILATERAL_STUB(unsigned short, float)
+#  define CIF_BILATERAL_SAME(T) CIF_INSTANTIATE_BILATERAL_STUB(T, T)
+#  define CIF_BILATERAL_TO_FLOAT(T) CIF_INSTANTIATE_BILATERAL_STUB(T, float)
+CIF_BILATERAL_GPU_PIXELS(CIF_BILATERAL_SAME)
+CIF_FLOAT_OUTPUT_PIXELS(CIF_BILATERAL_TO_FLOAT)
 } // namespace cif
 #endif

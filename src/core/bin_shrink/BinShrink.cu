@@ -4,6 +4,7 @@
  *  read once and the output written once (bins are disjoint).
  *=========================================================================*/
 #include "cifBinShrinkMath.h"
+#include "cifPixelLists.h"
 #include "cifCudaStream.h"
 
 #include <cstdint>
@@ -55,11 +56,7 @@ BinShrinkCUDAIsCompiled()
 }
 
 #define CIF_INSTANTIATE(T) template void BinShrinkCUDA<T>(const T *, T *, const BinShrinkGeometry &);
-CIF_INSTANTIATE(std::uint8_t)
-CIF_INSTANTIATE(std::int16_t)
-CIF_INSTANTIATE(std::uint16_t)
-CIF_INSTANTIATE(float)
-CIF_INSTANTIATE(double)
+CIF_BIN_SHRINK_PIXELS(CIF_INSTANTIATE)
 #undef CIF_INSTANTIATE
 
 } // namespace cif

@@ -2,6 +2,7 @@
  *  CudaImageFilters: bin shrink on the CPU cores (cif/BinShrink.h).
  *=========================================================================*/
 #include "cifBinShrinkMath.h"
+#include "cifPixelLists.h"
 #include "cifParallelFor.h"
 
 #include <cstdint>
@@ -54,11 +55,7 @@ BinShrinkCPU(const T * input, T * output, const BinShrinkGeometry & g, int numbe
 }
 
 #define CIF_INSTANTIATE(T) template void BinShrinkCPU<T>(const T *, T *, const BinShrinkGeometry &, int);
-CIF_INSTANTIATE(std::uint8_t)
-CIF_INSTANTIATE(std::int16_t)
-CIF_INSTANTIATE(std::uint16_t)
-CIF_INSTANTIATE(float)
-CIF_INSTANTIATE(double)
+CIF_BIN_SHRINK_PIXELS(CIF_INSTANTIATE)
 #undef CIF_INSTANTIATE
 
 } // namespace cif

@@ -9,6 +9,9 @@ namespace cif
 {
 namespace
 {
+/** The bin shrink cores' pixel types (their instantiation list, cifPixelLists.h). */
+using Pixels = CIF_PIXEL_LIST(CIF_BIN_SHRINK_PIXELS);
+
 BinShrinkGeometry
 GeometryOf(const Job & job, const Parameters & p)
 {
@@ -62,7 +65,7 @@ BinShrinkDescriptor()
   factors.defaults = { 1 };
   factors.help = "the bin's size: one factor for every axis, or one per axis (x, y, z)";
   d.parameters = { factors };
-  d.gpuPixels = d.cpuPixels = { Pixel::UInt8, Pixel::Int16, Pixel::UInt16, Pixel::Float32, Pixel::Float64 };
+  d.gpuPixels = d.cpuPixels = PixelsOf(Pixels{});
   d.grid = OutputGrid::Bin;
   d.check = [](const Parameters & p, const Extent & image, Pixel) -> std::string
   {
@@ -82,25 +85,25 @@ BinShrinkDescriptor()
   d.cudaCompiled = &BinShrinkCUDAIsCompiled;
   d.cpu = [](Pixel pixel, const void * in, void * out, const Job & job, const Parameters & p, int threads)
   {
-    return DispatchPixel<std::uint8_t, std::int16_t, std::uint16_t, float, double>(
-      pixel,
-      [&](auto tag)
-      {
-        using T = decltype(tag);
-        BinShrinkCPU(static_cast<const T *>(in), static_cast<T *>(out), GeometryOf(job, p), threads);
-        return std::string();
-      });
+    return DispatchPixel(Pixels{},
+                         pixel,
+                         [&](auto tag)
+                         {
+                           using T = decltype(tag);
+                           BinShrinkCPU(static_cast<const T *>(in), static_cast<T *>(out), GeometryOf(job, p), threads);
+                           return std::string();
+                         });
   };
   d.cuda = [](Pixel pixel, const void * in, void * out, const Job & job, const Parameters & p, int)
   {
-    return DispatchPixel<std::uint8_t, std::int16_t, std::uint16_t, float, double>(
-      pixel,
-      [&](auto tag)
-      {
-        using T = decltype(tag);
-        BinShrinkCUDA(static_cast<const T *>(in), static_cast<T *>(out), GeometryOf(job, p));
-        return std::string("one thread per output pixel, double sums");
-      });
+    return DispatchPixel(Pixels{},
+                         pixel,
+                         [&](auto tag)
+                         {
+                           using T = decltype(tag);
+                           BinShrinkCUDA(static_cast<const T *>(in), static_cast<T *>(out), GeometryOf(job, p));
+                           return std::string("one thread per output pixel, double sums");
+                         });
   };
   return d;
 }

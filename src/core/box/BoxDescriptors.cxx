@@ -14,6 +14,9 @@ namespace cif
 {
 namespace
 {
+/** The box cores' pixel types (their instantiation list, cifPixelLists.h). */
+using Pixels = CIF_PIXEL_LIST(CIF_BOX_PIXELS);
+
 BoxGeometry
 GeometryOf(const Job & job, const Parameters & parameters)
 {
@@ -43,7 +46,7 @@ BoxDescriptor()
   radius.defaults = { 1 };
   radius.help = "half-width of the box: one value for every axis, or one per axis (x, y, z)";
   d.parameters = { radius };
-  d.gpuPixels = d.cpuPixels = { Pixel::UInt8, Pixel::Int16, Pixel::UInt16, Pixel::Float32 };
+  d.gpuPixels = d.cpuPixels = PixelsOf(Pixels{});
   d.check = [](const Parameters & p, const Extent & image, Pixel)
   { return ValidateBoxJob(GeometryOf(WholeImageJob(image, image), p)); };
   d.halo = [](const Parameters & p, int dimension)
@@ -86,7 +89,8 @@ template <typename TOut>
 std::string
 MeanCPU(Pixel pixel, const void * in, void * out, const Job & job, const Parameters & p, int threads)
 {
-  return DispatchPixel<std::uint8_t, std::int16_t, std::uint16_t, float>(
+  return DispatchPixel(
+    Pixels{},
     pixel,
     [&](auto tag)
     {
@@ -100,7 +104,8 @@ template <typename TOut>
 std::string
 MeanCUDA(Pixel pixel, const void * in, void * out, const Job & job, const Parameters & p)
 {
-  return DispatchPixel<std::uint8_t, std::int16_t, std::uint16_t, float>(
+  return DispatchPixel(
+    Pixels{},
     pixel,
     [&](auto tag)
     {
@@ -138,7 +143,7 @@ MeanDescriptor()
   d.cuda = [](Pixel pixel, const void * in, void * out, const Job & job, const Parameters & p, int)
   { return MeanCUDA<void>(pixel, in, out, job, p); };
   // integer images averaged into float32 (itk::MeanImageFilter<integer, float>)
-  d.floatOutputPixels = { Pixel::UInt8, Pixel::Int16, Pixel::UInt16 };
+  d.floatOutputPixels = PixelsOf(CIF_PIXEL_LIST(CIF_FLOAT_OUTPUT_PIXELS){});
   d.cpuFloatOutput = [](Pixel pixel, const void * in, void * out, const Job & job, const Parameters & p, int threads)
   { return MeanCPU<float>(pixel, in, out, job, p, threads); };
   d.cudaFloatOutput = [](Pixel pixel, const void * in, void * out, const Job & job, const Parameters & p, int)
@@ -171,18 +176,19 @@ GrayscaleErodeDescriptor()
     if (it != p.end() && !it->second.empty())
     {
       const double v = it->second[0];
-      const bool   fits = DispatchPixel<std::uint8_t, std::int16_t, std::uint16_t, float>(
-        pixel,
-        [&](auto tag)
-        {
-          using T = decltype(tag);
-          if constexpr (std::is_integral<T>::value)
-          {
-            return v >= static_cast<double>(std::numeric_limits<T>::lowest()) &&
-                   v <= static_cast<double>(std::numeric_limits<T>::max()) && v == std::floor(v);
-          }
-          return true;
-        });
+      const bool   fits = DispatchPixel(Pixels{},
+                                      pixel,
+                                      [&](auto tag)
+                                      {
+                                        using T = decltype(tag);
+                                        if constexpr (std::is_integral<T>::value)
+                                        {
+                                          return v >= static_cast<double>(std::numeric_limits<T>::lowest()) &&
+                                                 v <= static_cast<double>(std::numeric_limits<T>::max()) &&
+                                                 v == std::floor(v);
+                                        }
+                                        return true;
+                                      });
       if (!fits)
       {
         std::ostringstream why;
@@ -194,7 +200,8 @@ GrayscaleErodeDescriptor()
   };
   d.cpu = [](Pixel pixel, const void * in, void * out, const Job & job, const Parameters & p, int threads)
   {
-    return DispatchPixel<std::uint8_t, std::int16_t, std::uint16_t, float>(
+    return DispatchPixel(
+      Pixels{},
       pixel,
       [&](auto tag)
       {
@@ -205,14 +212,15 @@ GrayscaleErodeDescriptor()
   };
   d.cuda = [](Pixel pixel, const void * in, void * out, const Job & job, const Parameters & p, int)
   {
-    return DispatchPixel<std::uint8_t, std::int16_t, std::uint16_t, float>(
-      pixel,
-      [&](auto tag)
-      {
-        using T = decltype(tag);
-        BoxMinCUDA(static_cast<const T *>(in), static_cast<T *>(out), GeometryOf(job, p), BoundaryOf<T>(p));
-        return std::string();
-      });
+    return DispatchPixel(Pixels{},
+                         pixel,
+                         [&](auto tag)
+                         {
+                           using T = decltype(tag);
+                           BoxMinCUDA(
+                             static_cast<const T *>(in), static_cast<T *>(out), GeometryOf(job, p), BoundaryOf<T>(p));
+                           return std::string();
+                         });
   };
   return d;
 }

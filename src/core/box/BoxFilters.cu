@@ -16,6 +16,7 @@
  *=========================================================================*/
 #include "cifCudaStream.h"
 #include "cif/BoxFilters.h"
+#include "cifPixelLists.h"
 #include "cifBoxPlan.h"
 #include "cif/CudaError.h"
 #include "cif/Runtime.h"
@@ -528,18 +529,12 @@ BoxMinCUDA(const T * input, T * output, const BoxGeometry & g, T boundary)
 
 #define CIF_INSTANTIATE_BOX_MEAN_CUDA(TIn, TOut)                                                                       \
   template BoxMeanMethod BoxMeanCUDA<TIn, TOut>(const TIn *, TOut *, const BoxGeometry &);
-CIF_INSTANTIATE_BOX_MEAN_CUDA(unsigned char, unsigned char)
-CIF_INSTANTIATE_BOX_MEAN_CUDA(short, short)
-CIF_INSTANTIATE_BOX_MEAN_CUDA(unsigned short, unsigned short)
-CIF_INSTANTIATE_BOX_MEAN_CUDA(float, float)
-CIF_INSTANTIATE_BOX_MEAN_CUDA(unsigned char, float)
-CIF_INSTANTIATE_BOX_MEAN_CUDA(short, float)
-CIF_INSTANTIATE_BOX_MEAN_CUDA(unsigned short, float)
+#define CIF_BOX_MEAN_SAME(T) CIF_INSTANTIATE_BOX_MEAN_CUDA(T, T)
+#define CIF_BOX_MEAN_TO_FLOAT(T) CIF_INSTANTIATE_BOX_MEAN_CUDA(T, float)
+CIF_BOX_PIXELS(CIF_BOX_MEAN_SAME)
+CIF_FLOAT_OUTPUT_PIXELS(CIF_BOX_MEAN_TO_FLOAT)
 
 #define CIF_INSTANTIATE_BOX_MIN_CUDA(T) template void BoxMinCUDA<T>(const T *, T *, const BoxGeometry &, T);
-CIF_INSTANTIATE_BOX_MIN_CUDA(unsigned char)
-CIF_INSTANTIATE_BOX_MIN_CUDA(short)
-CIF_INSTANTIATE_BOX_MIN_CUDA(unsigned short)
-CIF_INSTANTIATE_BOX_MIN_CUDA(float)
+CIF_BOX_PIXELS(CIF_INSTANTIATE_BOX_MIN_CUDA)
 
 } // namespace cif

@@ -6,6 +6,7 @@
  *  are processed a whole row of x at a time, so every cache line is used.
  *=========================================================================*/
 #include "cif/BoxFilters.h"
+#include "cifPixelLists.h"
 #include "cifBoxPlan.h"
 #include "cifParallelFor.h"
 
@@ -375,18 +376,12 @@ BoxMinCPU(const T * input, T * output, const BoxGeometry & g, T boundary, int nu
 
 #define CIF_INSTANTIATE_BOX_MEAN_CPU(TIn, TOut)                                                                        \
   template void BoxMeanCPU<TIn, TOut>(const TIn *, TOut *, const BoxGeometry &, int);
-CIF_INSTANTIATE_BOX_MEAN_CPU(unsigned char, unsigned char)
-CIF_INSTANTIATE_BOX_MEAN_CPU(short, short)
-CIF_INSTANTIATE_BOX_MEAN_CPU(unsigned short, unsigned short)
-CIF_INSTANTIATE_BOX_MEAN_CPU(float, float)
-CIF_INSTANTIATE_BOX_MEAN_CPU(unsigned char, float)
-CIF_INSTANTIATE_BOX_MEAN_CPU(short, float)
-CIF_INSTANTIATE_BOX_MEAN_CPU(unsigned short, float)
+#define CIF_BOX_MEAN_SAME(T) CIF_INSTANTIATE_BOX_MEAN_CPU(T, T)
+#define CIF_BOX_MEAN_TO_FLOAT(T) CIF_INSTANTIATE_BOX_MEAN_CPU(T, float)
+CIF_BOX_PIXELS(CIF_BOX_MEAN_SAME)
+CIF_FLOAT_OUTPUT_PIXELS(CIF_BOX_MEAN_TO_FLOAT)
 
 #define CIF_INSTANTIATE_BOX_MIN_CPU(T) template void BoxMinCPU<T>(const T *, T *, const BoxGeometry &, T, int);
-CIF_INSTANTIATE_BOX_MIN_CPU(unsigned char)
-CIF_INSTANTIATE_BOX_MIN_CPU(short)
-CIF_INSTANTIATE_BOX_MIN_CPU(unsigned short)
-CIF_INSTANTIATE_BOX_MIN_CPU(float)
+CIF_BOX_PIXELS(CIF_INSTANTIATE_BOX_MIN_CPU)
 
 } // namespace cif

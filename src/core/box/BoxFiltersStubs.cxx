@@ -3,6 +3,7 @@
  *  nvcc (the ITK filters refer to them; they say there is no GPU code).
  *=========================================================================*/
 #include "cif/BoxFilters.h"
+#include "cifPixelLists.h"
 #include "cif/CudaError.h"
 
 #ifndef CUDAIMAGEFILTERS_WITH_CUDA
@@ -30,18 +31,12 @@ BoxMinCUDA(const T *, T *, const BoxGeometry &, T)
 
 #  define CIF_INSTANTIATE_BOX_MEAN_STUB(TIn, TOut)                                                                     \
     template BoxMeanMethod BoxMeanCUDA<TIn, TOut>(const TIn *, TOut *, const BoxGeometry &);
-CIF_INSTANTIATE_BOX_MEAN_STUB(unsigned char, unsigned char)
-CIF_INSTANTIATE_BOX_MEAN_STUB(short, short)
-CIF_INSTANTIATE_BOX_MEAN_STUB(unsigned short, unsigned short)
-CIF_INSTANTIATE_BOX_MEAN_STUB(float, float)
-CIF_INSTANTIATE_BOX_MEAN_STUB(unsigned char, float)
-CIF_INSTANTIATE_BOX_MEAN_STUB(short, float)
-CIF_INSTANTIATE_BOX_MEAN_STUB(unsigned short, float)
+#  define CIF_BOX_MEAN_SAME(T) CIF_INSTANTIATE_BOX_MEAN_STUB(T, T)
+#  define CIF_BOX_MEAN_TO_FLOAT(T) CIF_INSTANTIATE_BOX_MEAN_STUB(T, float)
+CIF_BOX_PIXELS(CIF_BOX_MEAN_SAME)
+CIF_FLOAT_OUTPUT_PIXELS(CIF_BOX_MEAN_TO_FLOAT)
 
 #  define CIF_INSTANTIATE_BOX_MIN_STUB(T) template void BoxMinCUDA<T>(const T *, T *, const BoxGeometry &, T);
-CIF_INSTANTIATE_BOX_MIN_STUB(unsigned char)
-CIF_INSTANTIATE_BOX_MIN_STUB(short)
-CIF_INSTANTIATE_BOX_MIN_STUB(unsigned short)
-CIF_INSTANTIATE_BOX_MIN_STUB(float)
+CIF_BOX_PIXELS(CIF_INSTANTIATE_BOX_MIN_STUB)
 } // namespace cif
 #endif

@@ -19,6 +19,7 @@
 #include "cif/BSplinePrefilter.h"
 #include "cif/CudaError.h"
 #include "cifBSplineRecursion.h"
+#include "cifPixelLists.h"
 #include "cifMirror.h"
 #include "cif/Runtime.h"
 
@@ -753,10 +754,6 @@ PrefilterCUDA(const TIn *                 input,
   CIF_INSTANTIATE_PREFILTER_CUDA(TIn, float)                                                                           \
   CIF_INSTANTIATE_PREFILTER_CUDA(TIn, double)
 
-CIF_INSTANTIATE_PREFILTER_CUDA_IN(unsigned char)
-CIF_INSTANTIATE_PREFILTER_CUDA_IN(short)
-CIF_INSTANTIATE_PREFILTER_CUDA_IN(unsigned short)
-CIF_INSTANTIATE_PREFILTER_CUDA_IN(float)
-CIF_INSTANTIATE_PREFILTER_CUDA_IN(double)
+CIF_PREFILTER_GPU_PIXELS(CIF_INSTANTIATE_PREFILTER_CUDA_IN)
 
 } // namespace cif

@@ -8,6 +8,7 @@
 #include "cifParallelFor.h"
 #include "cif/CudaError.h"
 #include "cifBSplineRecursion.h"
+#include "cifPixelLists.h"
 #include "cifMirror.h"
 
 #include <algorithm>
@@ -475,14 +476,7 @@ PrefilterCPU(const TIn *                 input,
   CIF_INSTANTIATE_PREFILTER_CPU(TIn, float)                                                                            \
   CIF_INSTANTIATE_PREFILTER_CPU(TIn, double)
 
-CIF_INSTANTIATE_PREFILTER_CPU_IN(unsigned char)
-CIF_INSTANTIATE_PREFILTER_CPU_IN(signed char)
-CIF_INSTANTIATE_PREFILTER_CPU_IN(short)
-CIF_INSTANTIATE_PREFILTER_CPU_IN(unsigned short)
-CIF_INSTANTIATE_PREFILTER_CPU_IN(int)
-CIF_INSTANTIATE_PREFILTER_CPU_IN(unsigned int)
-CIF_INSTANTIATE_PREFILTER_CPU_IN(float)
-CIF_INSTANTIATE_PREFILTER_CPU_IN(double)
+CIF_PREFILTER_CPU_PIXELS(CIF_INSTANTIATE_PREFILTER_CPU_IN)
 
 #ifndef CUDAIMAGEFILTERS_WITH_CUDA
 // A build without nvcc: the GPU entry points exist (the ITK filter refers to
@@ -506,11 +500,7 @@ PrefilterCUDA(const TIn *, TOut *, const PrefilterGeometry &, const PrefilterPar
 #  define CIF_INSTANTIATE_PREFILTER_CUDA_STUB_IN(TIn)                                                                  \
     CIF_INSTANTIATE_PREFILTER_CUDA_STUB(TIn, float)                                                                    \
     CIF_INSTANTIATE_PREFILTER_CUDA_STUB(TIn, double)
-CIF_INSTANTIATE_PREFILTER_CUDA_STUB_IN(unsigned char)
-CIF_INSTANTIATE_PREFILTER_CUDA_STUB_IN(short)
-CIF_INSTANTIATE_PREFILTER_CUDA_STUB_IN(unsigned short)
-CIF_INSTANTIATE_PREFILTER_CUDA_STUB_IN(float)
-CIF_INSTANTIATE_PREFILTER_CUDA_STUB_IN(double)
+CIF_PREFILTER_GPU_PIXELS(CIF_INSTANTIATE_PREFILTER_CUDA_STUB_IN)
 #endif
 
 } // namespace cif

@@ -18,6 +18,10 @@ namespace cif
 {
 namespace
 {
+/** The prefilter's GPU inputs, which the faces take (its instantiation list, cifPixelLists.h; the CPU core
+ * also takes ITK's signed char, int and unsigned int, for the ITK class's TwinGenerateData). */
+using GpuPixels = CIF_PIXEL_LIST(CIF_PREFILTER_GPU_PIXELS);
+
 /** The FIR half-width of checked parameters: fir_half_width, or the
  * smallest K that meets fir_tolerance, or 13. */
 int
@@ -75,7 +79,8 @@ DispatchPair(Pixel in, const Job & job, F && f)
   {
     throw std::invalid_argument("bspline_decomposition_image_filter: the job has no output pixel type");
   }
-  return DispatchPixel<std::uint8_t, std::int16_t, std::uint16_t, float, double>(
+  return DispatchPixel(
+    GpuPixels{},
     in,
     [&](auto inTag)
     { return DispatchPixel<float, double>(*job.outputPixel, [&](auto outTag) { return f(inTag, outTag); }); });
@@ -160,7 +165,7 @@ BSplinePrefilterDescriptor()
   tolerance.help = "the FIR's truncation bound relative to the input's largest magnitude, in (0, 1): K is the "
                    "smallest that meets it";
   d.parameters = { order, method, halfWidth, tolerance };
-  d.cpuPixels = d.gpuPixels = { Pixel::UInt8, Pixel::Int16, Pixel::UInt16, Pixel::Float32, Pixel::Float64 };
+  d.cpuPixels = d.gpuPixels = PixelsOf(GpuPixels{});
   d.outputPixels = { Pixel::Float32, Pixel::Float64 };
   d.defaultOutputPixel = [](Pixel input) { return input == Pixel::Float64 ? Pixel::Float64 : Pixel::Float32; };
   d.check = [](const Parameters & p, const Extent &, Pixel) -> std::string
@@ -216,13 +221,13 @@ BSplinePrefilterDescriptor()
   d.cudaCompiled = &PrefilterCUDAIsCompiled;
   d.cpu = &Run<false>;
   d.cuda = &Run<true>;
-  d.cudaOnHost = [](bool                          mayCut,
-                    Pixel                         pixel,
-                    const void *                  in,
-                    void *                        out,
-                    const Job &                   job,
-                    const Parameters &            p,
-                    const std::function<void()> & whole) -> std::string
+  d.cudaOnHost = [](bool                                  mayCut,
+                    Pixel                                 pixel,
+                    const std::function<const void *()> & in,
+                    const std::function<void *()> &       out,
+                    const Job &                           job,
+                    const Parameters &                    p,
+                    const std::function<void()> &         whole) -> std::string
   {
     const PrefilterGeometry   g = GeometryOf(job);
     const PrefilterParameters core = CoreParametersOf(p);
@@ -234,8 +239,8 @@ BSplinePrefilterDescriptor()
                           using TOut = decltype(outTag);
                           return RunPrefilterJobCUDA<TIn, TOut>(
                             mayCut,
-                            [in] { return static_cast<const TIn *>(in); },
-                            [out] { return static_cast<TOut *>(out); },
+                            [&in] { return static_cast<const TIn *>(in()); },
+                            [&out] { return static_cast<TOut *>(out()); },
                             g,
                             core,
                             whole,

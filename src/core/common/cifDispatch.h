@@ -7,11 +7,14 @@
 #define cifDispatch_h
 
 #include "cif/Filter.h"
+#include "cifPixelLists.h"
 
 #include <cstdint>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
+#include <utility>
+#include <vector>
 
 namespace cif
 {
@@ -52,6 +55,40 @@ DispatchPixel(Pixel pixel, F && f)
   }
 }
 
+/** A list of pixel types (an X-macro list of cifPixelLists.h as a type:
+ * CIF_PIXEL_LIST(CIF_MEDIAN_PIXELS)). */
+template <typename... Ts>
+struct PixelList
+{
+};
+namespace detail
+{
+template <typename TFirst, typename... Ts>
+struct DropFirst
+{
+  using type = PixelList<Ts...>;
+};
+} // namespace detail
+#define CIF_PIXEL_LIST_ITEM(T) , T
+/** The cif::PixelList of an X-macro list of cifPixelLists.h. */
+#define CIF_PIXEL_LIST(LIST) ::cif::detail::DropFirst<void LIST(CIF_PIXEL_LIST_ITEM)>::type
+
+/** DispatchPixel over the types of a list. */
+template <typename... Ts, typename F>
+decltype(auto)
+DispatchPixel(PixelList<Ts...>, Pixel pixel, F && f)
+{
+  return DispatchPixel<Ts...>(pixel, std::forward<F>(f));
+}
+
+/** The cif::Pixel of every type of a list (a description's pixel lists). */
+template <typename... Ts>
+std::vector<Pixel>
+PixelsOf(PixelList<Ts...>)
+{
+  return { PixelOf<Ts>... };
+}
+
 /** The entries of a core written as a template over its input and output
  * pixel types, `core(const T * in, O * out, job, parameters, threads)`
  * returning the note: `Ts...` are the input types it is instantiated for;
@@ -78,6 +115,13 @@ SetTypedEntries(FilterDescriptor & d, bool cuda, TCore core)
   };
   (cuda ? d.cuda : d.cpu) = entry(Pixel::UInt8); // any tag but float: the input's type
   (cuda ? d.cudaFloatOutput : d.cpuFloatOutput) = entry(0.0f);
+}
+/** The same for the types of a list. */
+template <typename... Ts, typename TCore>
+void
+SetTypedEntries(FilterDescriptor & d, bool cuda, PixelList<Ts...>, TCore core)
+{
+  SetTypedEntries<Ts...>(d, cuda, core);
 }
 
 /** The same per-axis values as an int array of three (axes past the

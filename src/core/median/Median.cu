@@ -17,6 +17,7 @@
 #include "cif/Runtime.h"
 #include "cif/Median.h"
 #include "cifMedianKernels.h"
+#include "cifPixelLists.h"
 
 #include <cuda_runtime.h>
 #include <algorithm>
@@ -395,9 +396,6 @@ MedianCUDA(const T * input, T * output, const MedianGeometry & g, MedianKernel r
 
 #define CIF_INSTANTIATE_MEDIAN_CUDA(T)                                                                                 \
   template MedianPlan MedianCUDA<T>(const T *, T *, const MedianGeometry &, MedianKernel);
-CIF_INSTANTIATE_MEDIAN_CUDA(unsigned char)
-CIF_INSTANTIATE_MEDIAN_CUDA(short)
-CIF_INSTANTIATE_MEDIAN_CUDA(unsigned short)
-CIF_INSTANTIATE_MEDIAN_CUDA(float)
+CIF_MEDIAN_PIXELS(CIF_INSTANTIATE_MEDIAN_CUDA)
 
 } // namespace cif

@@ -8,6 +8,7 @@
  *  slides along each row. Rows of the output are shared among threads.
  *=========================================================================*/
 #include "cif/Median.h"
+#include "cifPixelLists.h"
 #include "cifParallelFor.h"
 #include "cifMedianKernels.h"
 
@@ -246,9 +247,6 @@ MedianCPU(const T * input, T * output, const MedianGeometry & g, int numberOfThr
 
 #define CIF_INSTANTIATE_MEDIAN_CPU(T)                                                                                  \
   template void MedianCPU<T>(const T *, T *, const MedianGeometry &, int, const ProgressCallback &);
-CIF_INSTANTIATE_MEDIAN_CPU(unsigned char)
-CIF_INSTANTIATE_MEDIAN_CPU(short)
-CIF_INSTANTIATE_MEDIAN_CPU(unsigned short)
-CIF_INSTANTIATE_MEDIAN_CPU(float)
+CIF_MEDIAN_PIXELS(CIF_INSTANTIATE_MEDIAN_CPU)
 
 } // namespace cif

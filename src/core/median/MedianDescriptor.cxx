@@ -8,6 +8,9 @@ namespace cif
 {
 namespace
 {
+/** The median cores' pixel types (their instantiation list, cifPixelLists.h). */
+using Pixels = CIF_PIXEL_LIST(CIF_MEDIAN_PIXELS);
+
 MedianGeometry
 GeometryOf(const Job & job, const Parameters & parameters)
 {
@@ -49,7 +52,7 @@ MedianDescriptor()
   kernel.help = "the GPU algorithm: auto (the cheapest that fits), selection, radix_tile, radix_global or "
                 "sliding_histogram";
   d.parameters = { radius, kernel };
-  d.gpuPixels = d.cpuPixels = { Pixel::UInt8, Pixel::Int16, Pixel::UInt16, Pixel::Float32 };
+  d.gpuPixels = d.cpuPixels = PixelsOf(Pixels{});
   d.check = [](const Parameters & p, const Extent & image, Pixel)
   { return ValidateMedianJob(GeometryOf(WholeImageJob(image, image), p)); };
   d.halo = [](const Parameters & p, int dimension)
@@ -61,7 +64,8 @@ MedianDescriptor()
   d.cudaCompiled = &MedianCUDAIsCompiled;
   d.cpu = [](Pixel pixel, const void * in, void * out, const Job & job, const Parameters & p, int threads)
   {
-    return DispatchPixel<std::uint8_t, std::int16_t, std::uint16_t, float>(
+    return DispatchPixel(
+      Pixels{},
       pixel,
       [&](auto tag)
       {
@@ -73,16 +77,16 @@ MedianDescriptor()
   d.cuda = [](Pixel pixel, const void * in, void * out, const Job & job, const Parameters & p, int)
   {
     const auto kernel = static_cast<MedianKernel>(ChoiceIndex(p, "kernel"));
-    return DispatchPixel<std::uint8_t, std::int16_t, std::uint16_t, float>(
-      pixel,
-      [&](auto tag)
-      {
-        using T = decltype(tag);
-        const MedianPlan plan =
-          MedianCUDA(static_cast<const T *>(in), static_cast<T *>(out), GeometryOf(job, p), kernel);
-        // the kernel the plan took, as the index of the "kernel" choice
-        return EntryResult(plan.description, static_cast<int>(plan.kernel));
-      });
+    return DispatchPixel(Pixels{},
+                         pixel,
+                         [&](auto tag)
+                         {
+                           using T = decltype(tag);
+                           const MedianPlan plan =
+                             MedianCUDA(static_cast<const T *>(in), static_cast<T *>(out), GeometryOf(job, p), kernel);
+                           // the kernel the plan took, as the index of the "kernel" choice
+                           return EntryResult(plan.description, static_cast<int>(plan.kernel));
+                         });
   };
   return d;
 }

@@ -4,6 +4,7 @@
  *=========================================================================*/
 #include "cif/CudaError.h"
 #include "cif/Median.h"
+#include "cifPixelLists.h"
 
 #ifndef CUDAIMAGEFILTERS_WITH_CUDA
 namespace cif
@@ -21,13 +22,8 @@ MedianCUDA(const T *, T *, const MedianGeometry &, MedianKernel)
   throw CudaFailure(-1, "CudaImageFilters was built without CUDA", "MedianCUDA");
 }
 
-template MedianPlan
-MedianCUDA<unsigned char>(const unsigned char *, unsigned char *, const MedianGeometry &, MedianKernel);
-template MedianPlan
-MedianCUDA<short>(const short *, short *, const MedianGeometry &, MedianKernel);
-template MedianPlan
-MedianCUDA<unsigned short>(const unsigned short *, unsigned short *, const MedianGeometry &, MedianKernel);
-template MedianPlan
-MedianCUDA<float>(const float *, float *, const MedianGeometry &, MedianKernel);
+#  define CIF_INSTANTIATE_MEDIAN_STUB(T)                                                                               \
+    template MedianPlan MedianCUDA<T>(const T *, T *, const MedianGeometry &, MedianKernel);
+CIF_MEDIAN_PIXELS(CIF_INSTANTIATE_MEDIAN_STUB)
 } // namespace cif
 #endif

@@ -20,6 +20,9 @@ namespace cif
 {
 namespace
 {
+/** The threshold cores' input and output pixel types (their instantiation list, cifPixelLists.h). */
+using Pixels = CIF_PIXEL_LIST(CIF_MASK_PIXELS);
+
 std::string
 Text(double v)
 {
@@ -127,13 +130,10 @@ template <typename F>
 decltype(auto)
 DispatchPair(Pixel in, Pixel out, F && f)
 {
-  return DispatchPixel<std::uint8_t, std::int16_t, std::uint16_t, float>(
-    in,
-    [&](auto inTag)
-    {
-      return DispatchPixel<std::uint8_t, std::int16_t, std::uint16_t, float>(
-        out, [&](auto outTag) { return f(inTag, outTag); });
-    });
+  return DispatchPixel(Pixels{},
+                       in,
+                       [&](auto inTag)
+                       { return DispatchPixel(Pixels{}, out, [&](auto outTag) { return f(inTag, outTag); }); });
 }
 
 /** The job's output region inside its input buffer. */
@@ -233,18 +233,11 @@ BinaryThresholdDescriptor()
       "outside_value", ParameterKind::Real, false, "the label of pixels outside, in the output's pixel type"),
   };
   d.parameters.back().defaults = { 0 };
-  d.gpuPixels = d.cpuPixels = { Pixel::UInt8, Pixel::Int16, Pixel::UInt16, Pixel::Float32 };
-  d.outputPixels = { Pixel::UInt8, Pixel::Int16, Pixel::UInt16, Pixel::Float32 };
+  d.gpuPixels = d.cpuPixels = d.outputPixels = PixelsOf(Pixels{});
   d.check = [](const Parameters & p, const Extent &, Pixel pixel) -> std::string
-  {
-    return DispatchPixel<std::uint8_t, std::int16_t, std::uint16_t, float>(
-      pixel, [&](auto tag) { return CheckThresholds<decltype(tag)>(p); });
-  };
+  { return DispatchPixel(Pixels{}, pixel, [&](auto tag) { return CheckThresholds<decltype(tag)>(p); }); };
   d.outputCheck = [](const Parameters & p, Pixel, Pixel output) -> std::string
-  {
-    return DispatchPixel<std::uint8_t, std::int16_t, std::uint16_t, float>(
-      output, [&](auto tag) { return CheckLabels<decltype(tag)>(p); });
-  };
+  { return DispatchPixel(Pixels{}, output, [&](auto tag) { return CheckLabels<decltype(tag)>(p); }); };
   d.halo = [](const Parameters &, int) { return std::array<std::int64_t, 3>{ 0, 0, 0 }; };
   d.cudaCompiled = &PackedMaskCUDAIsCompiled;
   d.cpu = &Run<false>;

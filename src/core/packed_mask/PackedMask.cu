@@ -13,6 +13,7 @@
 #include "cifCudaStream.h"
 #include "cif/CudaError.h"
 #include "cif/PackedMask.h"
+#include "cifPixelLists.h"
 
 #include <cuda_runtime.h>
 #include <algorithm>
@@ -259,16 +260,10 @@ ApplyPackedMaskCUDA(const T * input, const std::uint32_t * words, T * output, co
 #define CIF_INSTANTIATE_THRESHOLD_CUDA(TIn, TOut)                                                                      \
   template void ThresholdCUDA<TIn, TOut>(const TIn *, TOut *, const ElementwiseGeometry &, TIn, TIn, TOut, TOut);
 #define CIF_INSTANTIATE_MASK_CUDA(T)                                                                                   \
-  CIF_INSTANTIATE_THRESHOLD_CUDA(T, unsigned char)                                                                     \
-  CIF_INSTANTIATE_THRESHOLD_CUDA(T, short)                                                                             \
-  CIF_INSTANTIATE_THRESHOLD_CUDA(T, unsigned short)                                                                    \
-  CIF_INSTANTIATE_THRESHOLD_CUDA(T, float)                                                                             \
+  CIF_THRESHOLD_OUTPUT_PIXELS_WITH(CIF_INSTANTIATE_THRESHOLD_CUDA, T) \
   template void ThresholdPackCUDA<T>(const T *, std::uint32_t *, const MaskExtent &, T, T);                            \
   template void UnpackMaskCUDA<T>(const std::uint32_t *, T *, const MaskExtent &, T, T);                               \
   template void ApplyPackedMaskCUDA<T>(const T *, const std::uint32_t *, T *, const MaskExtent &, T);
-CIF_INSTANTIATE_MASK_CUDA(unsigned char)
-CIF_INSTANTIATE_MASK_CUDA(short)
-CIF_INSTANTIATE_MASK_CUDA(unsigned short)
-CIF_INSTANTIATE_MASK_CUDA(float)
+CIF_MASK_PIXELS(CIF_INSTANTIATE_MASK_CUDA)
 
 } // namespace cif

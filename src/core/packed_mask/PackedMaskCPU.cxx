@@ -3,6 +3,7 @@
  *  (multi-threaded over rows; the layout is described in cifPackedMask.h).
  *=========================================================================*/
 #include "cif/PackedMask.h"
+#include "cifPixelLists.h"
 #include "cifParallelFor.h"
 
 namespace cif
@@ -143,16 +144,10 @@ ApplyPackedMaskCPU(const T *             input,
 #define CIF_INSTANTIATE_THRESHOLD_CPU(TIn, TOut)                                                                       \
   template void ThresholdCPU<TIn, TOut>(const TIn *, TOut *, const ElementwiseGeometry &, TIn, TIn, TOut, TOut, int);
 #define CIF_INSTANTIATE_MASK_CPU(T)                                                                                    \
-  CIF_INSTANTIATE_THRESHOLD_CPU(T, unsigned char)                                                                      \
-  CIF_INSTANTIATE_THRESHOLD_CPU(T, short)                                                                              \
-  CIF_INSTANTIATE_THRESHOLD_CPU(T, unsigned short)                                                                     \
-  CIF_INSTANTIATE_THRESHOLD_CPU(T, float)                                                                              \
+  CIF_THRESHOLD_OUTPUT_PIXELS_WITH(CIF_INSTANTIATE_THRESHOLD_CPU, T)                                                   \
   template void ThresholdPackCPU<T>(const T *, std::uint32_t *, const MaskExtent &, T, T, int);                        \
   template void UnpackMaskCPU<T>(const std::uint32_t *, T *, const MaskExtent &, T, T, int);                           \
   template void ApplyPackedMaskCPU<T>(const T *, const std::uint32_t *, T *, const MaskExtent &, T, int);
-CIF_INSTANTIATE_MASK_CPU(unsigned char)
-CIF_INSTANTIATE_MASK_CPU(short)
-CIF_INSTANTIATE_MASK_CPU(unsigned short)
-CIF_INSTANTIATE_MASK_CPU(float)
+CIF_MASK_PIXELS(CIF_INSTANTIATE_MASK_CPU)
 
 } // namespace cif

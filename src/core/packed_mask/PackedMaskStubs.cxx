@@ -4,6 +4,7 @@
  *=========================================================================*/
 #include "cif/CudaError.h"
 #include "cif/PackedMask.h"
+#include "cifPixelLists.h"
 
 #ifndef CUDAIMAGEFILTERS_WITH_CUDA
 namespace cif
@@ -54,16 +55,10 @@ ApplyPackedMaskCUDA(const T *, const std::uint32_t *, T *, const MaskExtent &, T
 #  define CIF_INSTANTIATE_THRESHOLD_STUB(TIn, TOut)                                                                    \
     template void ThresholdCUDA<TIn, TOut>(const TIn *, TOut *, const ElementwiseGeometry &, TIn, TIn, TOut, TOut);
 #  define CIF_INSTANTIATE_MASK_STUB(T)                                                                                 \
-    CIF_INSTANTIATE_THRESHOLD_STUB(T, unsigned char)                                                                   \
-    CIF_INSTANTIATE_THRESHOLD_STUB(T, short)                                                                           \
-    CIF_INSTANTIATE_THRESHOLD_STUB(T, unsigned short)                                                                  \
-    CIF_INSTANTIATE_THRESHOLD_STUB(T, float)                                                                           \
+    CIF_THRESHOLD_OUTPUT_PIXELS_WITH(CIF_INSTANTIATE_THRESHOLD_STUB, T)                                                \
     template void ThresholdPackCUDA<T>(const T *, std::uint32_t *, const MaskExtent &, T, T);                          \
     template void UnpackMaskCUDA<T>(const std::uint32_t *, T *, const MaskExtent &, T, T);                             \
     template void ApplyPackedMaskCUDA<T>(const T *, const std::uint32_t *, T *, const MaskExtent &, T);
-CIF_INSTANTIATE_MASK_STUB(unsigned char)
-CIF_INSTANTIATE_MASK_STUB(short)
-CIF_INSTANTIATE_MASK_STUB(unsigned short)
-CIF_INSTANTIATE_MASK_STUB(float)
+CIF_MASK_PIXELS(CIF_INSTANTIATE_MASK_STUB)
 } // namespace cif
 #endif

@@ -16,6 +16,7 @@
 #include "cifCudaStream.h"
 #include "cif/CudaError.h"
 #include "cif/RotatingMask.h"
+#include "cifPixelLists.h"
 #include "cifRotatingMaskMath.h"
 #include "cif/Runtime.h"
 
@@ -203,12 +204,9 @@ RotatingMaskCUDA(const TIn *                         input,
 #define CIF_INSTANTIATE_ROTATING_MASK_CUDA(TIn, TOut)                                                                  \
   template std::string RotatingMaskCUDA<TIn, TOut>(                                                                    \
     const TIn *, TOut *, const ClampedNeighborhoodGeometry &, const RotatingMaskParameters &);
-CIF_INSTANTIATE_ROTATING_MASK_CUDA(unsigned char, unsigned char)
-CIF_INSTANTIATE_ROTATING_MASK_CUDA(short, short)
-CIF_INSTANTIATE_ROTATING_MASK_CUDA(unsigned short, unsigned short)
-CIF_INSTANTIATE_ROTATING_MASK_CUDA(float, float)
-CIF_INSTANTIATE_ROTATING_MASK_CUDA(unsigned char, float)
-CIF_INSTANTIATE_ROTATING_MASK_CUDA(short, float)
-CIF_INSTANTIATE_ROTATING_MASK_CUDA(unsigned short, float)
+#define CIF_ROTATING_MASK_SAME(T) CIF_INSTANTIATE_ROTATING_MASK_CUDA(T, T)
+#define CIF_ROTATING_MASK_TO_FLOAT(T) CIF_INSTANTIATE_ROTATING_MASK_CUDA(T, float)
+CIF_ROTATING_MASK_PIXELS(CIF_ROTATING_MASK_SAME)
+CIF_FLOAT_OUTPUT_PIXELS(CIF_ROTATING_MASK_TO_FLOAT)
 
 } // namespace cif

@@ -5,6 +5,7 @@
  *  by the arithmetic that the CUDA kernel uses (cifRotatingMaskMath.h).
  *=========================================================================*/
 #include "cif/RotatingMask.h"
+#include "cifPixelLists.h"
 #include "cifClampedNeighborhoodCPU.h"
 #include "cifRotatingMaskMath.h"
 
@@ -119,12 +120,8 @@ RotatingMaskCPU(const TIn *                         input,
   CIF_INSTANTIATE_ROTATING_MASK_CPU(TIn, float)                                                                        \
   CIF_INSTANTIATE_ROTATING_MASK_CPU(TIn, double)
 
-CIF_INSTANTIATE_ROTATING_MASK_CPU_IN(signed char)
-CIF_INSTANTIATE_ROTATING_MASK_CPU_IN(unsigned char)
-CIF_INSTANTIATE_ROTATING_MASK_CPU_IN(short)
-CIF_INSTANTIATE_ROTATING_MASK_CPU_IN(unsigned short)
-CIF_INSTANTIATE_ROTATING_MASK_CPU_IN(int)
-CIF_INSTANTIATE_ROTATING_MASK_CPU_IN(unsigned int)
+CIF_INTEGER_PIXELS(CIF_INSTANTIATE_ROTATING_MASK_CPU_IN)
+CIF_EXTRA_CPU_PIXELS(CIF_INSTANTIATE_ROTATING_MASK_CPU_IN)
 CIF_INSTANTIATE_ROTATING_MASK_CPU(float, float)
 CIF_INSTANTIATE_ROTATING_MASK_CPU(float, double)
 CIF_INSTANTIATE_ROTATING_MASK_CPU(double, float)

@@ -8,6 +8,9 @@ namespace cif
 {
 namespace
 {
+/** The rotating mask cores' pixel types (their instantiation list, cifPixelLists.h). */
+using Pixels = CIF_PIXEL_LIST(CIF_ROTATING_MASK_PIXELS);
+
 ClampedNeighborhoodGeometry
 GeometryOf(const Job & job)
 {
@@ -38,7 +41,7 @@ RotatingMaskDescriptor()
   d.details = "Exact integer arithmetic for 8/16-bit images (identical on the GPU and the CPU); float32 in double. NaN "
               "or Inf in a sub-region gives NaN. Boundary: zero-flux Neumann.";
   d.parameters = { IterationsParameter() };
-  d.gpuPixels = d.cpuPixels = { Pixel::UInt8, Pixel::Int16, Pixel::UInt16, Pixel::Float32 };
+  d.gpuPixels = d.cpuPixels = PixelsOf(Pixels{});
   d.minDimension = 2;
   d.check = [](const Parameters & p, const Extent & image, Pixel)
   { return ValidateRotatingMaskJob(GeometryOf(WholeImageJob(image, image)), ParametersOf(p, image.dimension)); };
@@ -60,20 +63,20 @@ RotatingMaskDescriptor()
   d.cudaCompiled = &RotatingMaskCUDAIsCompiled;
   // one type in and out, or the integers into float32 (the ITK class with
   // TOutputImage = float)
-  SetTypedEntries<std::uint8_t, std::int16_t, std::uint16_t, float>(
-    d,
-    false,
-    [](const auto * in, auto * out, const Job & job, const Parameters & p, int threads)
-    {
-      RotatingMaskCPU(in, out, GeometryOf(job), ParametersOf(p, job.dimension), threads, job.progress);
-      return std::string();
-    });
-  SetTypedEntries<std::uint8_t, std::int16_t, std::uint16_t, float>(
-    d,
-    true,
-    [](const auto * in, auto * out, const Job & job, const Parameters & p, int)
-    { return RotatingMaskCUDA(in, out, GeometryOf(job), ParametersOf(p, job.dimension)); });
-  d.floatOutputPixels = { Pixel::UInt8, Pixel::Int16, Pixel::UInt16 };
+  SetTypedEntries(d,
+                  false,
+                  Pixels{},
+                  [](const auto * in, auto * out, const Job & job, const Parameters & p, int threads)
+                  {
+                    RotatingMaskCPU(in, out, GeometryOf(job), ParametersOf(p, job.dimension), threads, job.progress);
+                    return std::string();
+                  });
+  SetTypedEntries(d,
+                  true,
+                  Pixels{},
+                  [](const auto * in, auto * out, const Job & job, const Parameters & p, int)
+                  { return RotatingMaskCUDA(in, out, GeometryOf(job), ParametersOf(p, job.dimension)); });
+  d.floatOutputPixels = PixelsOf(CIF_PIXEL_LIST(CIF_FLOAT_OUTPUT_PIXELS){});
   return d;
 }
 } // namespace cif

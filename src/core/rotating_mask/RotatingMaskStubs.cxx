@@ -4,6 +4,7 @@
  *  code).
  *=========================================================================*/
 #include "cif/RotatingMask.h"
+#include "cifPixelLists.h"
 #include "cif/CudaError.h"
 
 #ifndef CUDAIMAGEFILTERS_WITH_CUDA
@@ -25,12 +26,9 @@ RotatingMaskCUDA(const TIn *, TOut *, const ClampedNeighborhoodGeometry &, const
 #  define CIF_INSTANTIATE_ROTATING_MASK_STUB(TIn, TOut)                                                                \
     template std::string RotatingMaskCUDA<TIn, TOut>(                                                                  \
       const TIn *, TOut *, const ClampedNeighborhoodGeometry &, const RotatingMaskParameters &);
-CIF_INSTANTIATE_ROTATING_MASK_STUB(unsigned char, unsigned char)
-CIF_INSTANTIATE_ROTATING_MASK_STUB(short, short)
-CIF_INSTANTIATE_ROTATING_MASK_STUB(unsigned short, unsigned short)
-CIF_INSTANTIATE_ROTATING_MASK_STUB(float, float)
-CIF_INSTANTIATE_ROTATING_MASK_STUB(unsigned char, float)
-CIF_INSTANTIATE_ROTATING_MASK_STUB(short, float)
-CIF_INSTANTIATE_ROTATING_MASK_STUB(unsigned short, float)
+#  define CIF_ROTATING_MASK_SAME(T) CIF_INSTANTIATE_ROTATING_MASK_STUB(T, T)
+#  define CIF_ROTATING_MASK_TO_FLOAT(T) CIF_INSTANTIATE_ROTATING_MASK_STUB(T, float)
+CIF_ROTATING_MASK_PIXELS(CIF_ROTATING_MASK_SAME)
+CIF_FLOAT_OUTPUT_PIXELS(CIF_ROTATING_MASK_TO_FLOAT)
 } // namespace cif
 #endif
