@@ -7,6 +7,7 @@
 #include "cif/Filter.h"
 #include "itkCudaExecution.h"
 #include "itkCudaSlabs.h"
+#include "itkMultiThreaderBase.h"
 #include "itkSize.h"
 
 #include <algorithm>
@@ -397,14 +398,14 @@ private:
     OutputImageType *             output = this->GetOutput();
     const cif::Pixel              pixel = PixelOf<InputPixelType>();
     const cif::Parameters         parameters = this->CheckedParameters();
-    const cif::Extent             whole = ExtentOf(input->GetLargestPossibleRegion());
+    const cif::Extent             largest = ExtentOf(input->GetLargestPossibleRegion());
     this->AllocateOutputs();
     const cif::Job job = this->RequestedJob(parameters);
     // one type in and out (or an output type the filter chooses apart), or integers into float
     const bool sameType = std::is_same<InputPixelType, OutputPixelType>::value || !description.outputPixels.empty();
     const cif::Entry & cpu = sameType ? description.cpu : description.cpuFloatOutput;
     const cif::Entry & cuda = sameType ? description.cuda : description.cudaFloatOutput;
-    const std::string  gpuProblem = GpuProblemOf(parameters, whole);
+    const std::string  gpuProblem = GpuProblemOf(parameters, largest);
     cif::EntryResult   result;
     this->RunOnGPUOrCPU(
       gpuProblem,
@@ -414,7 +415,7 @@ private:
         { result = cuda(pixel, in, out, piece, parameters, 0); };
         const cif::SlabPolicy policy =
           description.slabPolicy ? description.slabPolicy(parameters, PixelOf<OutputPixelType>()) : cif::SlabPolicy{};
-        const auto whole = [&]
+        const auto onePiece = [&]
         {
           CudaInputBuffer<InputImageType>   in(input);
           CudaOutputBuffer<OutputImageType> out(output);
@@ -431,7 +432,7 @@ private:
             [output]() -> void * { return output->GetBufferPointer(); },
             job,
             parameters,
-            whole));
+            onePiece));
         }
         else if (policy.slabs && description.grid == cif::OutputGrid::Same)
         {
@@ -447,7 +448,7 @@ private:
         }
         else
         {
-          whole();
+          onePiece();
         }
         m_LastAlgorithm = result.algorithm;
       },

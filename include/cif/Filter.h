@@ -25,7 +25,6 @@
 #include <cstdint>
 #include <functional>
 #include <map>
-#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -136,6 +135,30 @@ struct Extent
   }
 };
 
+/** A pixel type, or none: std::optional<Pixel>'s use here, written out so
+ * that this header (which the ITK classes include) parses as C++11 too, as
+ * the CastXML of ITK 5.2's Python wrapping reads it. */
+class OptionalPixel
+{
+public:
+  OptionalPixel() = default;
+  OptionalPixel(Pixel pixel)
+    : m_Set(true)
+    , m_Pixel(pixel)
+  {}
+  explicit operator bool() const { return m_Set; }
+  /** The pixel type (only where one is set). */
+  Pixel
+  operator*() const
+  {
+    return m_Pixel;
+  }
+
+private:
+  bool  m_Set{ false };
+  Pixel m_Pixel{ Pixel::UInt8 };
+};
+
 /** One call's job: the input buffer's size, and the output buffer's size
  * and place. For filters on the input's grid the output is the region
  * starting at outputStart (in input pixels) inside the input; for the Bin
@@ -155,7 +178,7 @@ struct Job
   /** The output buffer's pixel type, for filters whose output type is
    * chosen apart from the input's (FilterDescriptor::outputPixels: the
    * threshold's labels); unset for the others. */
-  std::optional<Pixel> outputPixel;
+  OptionalPixel outputPixel;
 };
 
 /** A core's geometry (a struct with inputSize, outputStart and outputSize

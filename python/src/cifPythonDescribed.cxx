@@ -242,7 +242,10 @@ RunChecked(const CheckedCall & call,
   const cif::Pixel        pixel = call.pixel;
   const cif::Parameters & parameters = call.parameters;
   cif::Job                job = cif::WholeImageJob(inExtent, call.output);
-  job.outputPixel = call.outputPixel;
+  if (call.outputPixel)
+  {
+    job.outputPixel = *call.outputPixel;
+  }
   std::string note, slabs;
   // host arrays on the GPU: whole, or in slabs when they do not fit the device
   const HostSlabRunner hostSlabs = [&](const std::function<void()> & whole)
