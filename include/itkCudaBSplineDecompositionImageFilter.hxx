@@ -101,19 +101,8 @@ CudaBSplineDecompositionImageFilter<TInputImage, TOutputImage>::TwinGenerateData
     const cif::Parameters parameters = this->CheckedParameters();
     this->AllocateOutputs();
     const cif::Job         job = this->RequestedJob(parameters);
-    cif::PrefilterGeometry g;
-    for (int a = 0; a < 3; ++a)
-    {
-      g.imageSize[a] = g.inputSize[a] = job.inputSize[a];
-      g.outputStart[a] = job.outputStart[a];
-      g.outputSize[a] = job.outputSize[a];
-    }
-    cif::PrefilterParameters core;
-    core.method =
-      m_Method == CudaBSplinePrefilterMethod::FIR ? cif::PrefilterMethod::FIR : cif::PrefilterMethod::Recursive;
-    core.poles = this->GetSplinePoles();
-    core.tolerance = 1e-10; // ITK's fixed tolerance for the causal initialisation
-    core.firHalfWidth = static_cast<int>(this->GetFIRHalfWidth());
+    const cif::PrefilterGeometry   g = cif::PrefilterGeometryOf(job);
+    const cif::PrefilterParameters core = cif::PrefilterParametersOf(parameters);
     this->CheckCoreJob(cif::ValidatePrefilterJob(g, core));
     cif::PrefilterCPU(this->GetInput()->GetBufferPointer(),
                       this->GetOutput()->GetBufferPointer(),

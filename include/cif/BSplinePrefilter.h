@@ -7,6 +7,7 @@
 #ifndef cifBSplinePrefilter_h
 #define cifBSplinePrefilter_h
 
+#include "cif/Filter.h"
 #include "cif/Slabs.h"
 
 #include <cstddef>
@@ -84,6 +85,18 @@ CubicFIRHalfWidthForTolerance(double tolerance);
 /** Checks a job; returns an empty string when it is valid, else why not. */
 std::string
 ValidatePrefilterJob(const PrefilterGeometry & geometry, const PrefilterParameters & parameters);
+
+/** The core geometry of a job of the prefilter's description: the input
+ * buffer stands for the whole image (the recursion takes the whole image;
+ * the FIR's input covers the output grown by its half-width, ITK's
+ * requested region), the output is the job's output region. */
+PrefilterGeometry
+PrefilterGeometryOf(const Job & job);
+
+/** The core settings of the description's checked parameters
+ * (spline_order, method, fir_half_width or fir_tolerance). */
+PrefilterParameters
+PrefilterParametersOf(const Parameters & parameters);
 
 /** Progress callback, called with a fraction in [0, 1]. May be empty. */
 using ProgressCallback = std::function<void(double)>;

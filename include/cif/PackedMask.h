@@ -16,10 +16,13 @@
 
 #include "cif/Slabs.h"
 
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace cif
@@ -65,6 +68,50 @@ struct ElementwiseGeometry
   std::int64_t inputRowPitch{ 1 };
   std::int64_t inputSlicePitch{ 1 };
 };
+
+/** Whether `v` is a value of the pixel type T, ITK's rule for the bounds
+ * and labels of itk::BinaryThresholdImageFilter: for an integer T, a whole
+ * number in T's range; for a floating T, every double (NaN and the
+ * infinities too). Every face checks the threshold's settings with it. */
+template <typename T>
+bool
+IsValueOf(double v)
+{
+  if constexpr (std::is_integral<T>::value)
+  {
+    return v == std::floor(v) && v >= static_cast<double>(std::numeric_limits<T>::lowest()) &&
+           v <= static_cast<double>(std::numeric_limits<T>::max());
+  }
+  else
+  {
+    return true;
+  }
+}
+
+/** `v` as a T (where IsValueOf<T>(v)): exact for an integer T; for a
+ * floating T as C++ converts a double, with the infinities beyond T's range
+ * (NaN stays NaN). */
+template <typename T>
+T
+AsValueOf(double v)
+{
+  if constexpr (std::is_integral<T>::value)
+  {
+    return static_cast<T>(v);
+  }
+  else
+  {
+    if (v > static_cast<double>(std::numeric_limits<T>::max()))
+    {
+      return std::numeric_limits<T>::infinity();
+    }
+    if (v < static_cast<double>(std::numeric_limits<T>::lowest()))
+    {
+      return -std::numeric_limits<T>::infinity();
+    }
+    return static_cast<T>(v);
+  }
+}
 
 /** itk::BinaryThresholdImageFilter's rule: out = (lower <= v && v <= upper)
  * ? inside : outside, compared in the input type (so NaN is outside). TIn

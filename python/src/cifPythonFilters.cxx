@@ -42,38 +42,21 @@ NoCudaReason(bool compiled)
 }
 
 /** A threshold or label given as a Python number, in the pixel type T, by
- * the rule of the binary threshold's description (cif/Filter.h,
- * "threshold"): ITK compares in the input type, so an integer type refuses
+ * the binary threshold's rule (cif::IsValueOf, cif/PackedMask.h, which its
+ * description checks with too): ITK compares in the input type, so an integer type refuses
  * a value it cannot hold; float takes every number (NaN too: no pixel lies
  * inside a NaN bound, as in ITK), with the infinities beyond its range. */
 template <typename T>
 T
 ThresholdValue(double v, const char * what, const char * function)
 {
-  if constexpr (std::is_integral<T>::value)
+  if (!cif::IsValueOf<T>(v))
   {
-    if (!(v >= static_cast<double>(std::numeric_limits<T>::lowest()) &&
-          v <= static_cast<double>(std::numeric_limits<T>::max())) ||
-        v != std::floor(v))
-    {
-      std::ostringstream why;
-      why << function << ": " << what << " = " << v << " is not a value of the image's pixel type";
-      throw std::invalid_argument(why.str());
-    }
-    return static_cast<T>(v);
+    std::ostringstream why;
+    why << function << ": " << what << " = " << v << " is not a value of the image's pixel type";
+    throw std::invalid_argument(why.str());
   }
-  else
-  {
-    if (v > static_cast<double>(std::numeric_limits<T>::max()))
-    {
-      return std::numeric_limits<T>::infinity();
-    }
-    if (v < static_cast<double>(std::numeric_limits<T>::lowest()))
-    {
-      return -std::numeric_limits<T>::infinity();
-    }
-    return static_cast<T>(v);
-  }
+  return cif::AsValueOf<T>(v);
 }
 
 cif::MaskExtent

@@ -21,6 +21,7 @@ namespace
 /** The prefilter's GPU inputs, which the faces take (its instantiation list, cifPixelLists.h; the CPU core
  * also takes ITK's signed char, int and unsigned int, for the ITK class's TwinGenerateData). */
 using GpuPixels = CIF_PIXEL_LIST(CIF_PREFILTER_GPU_PIXELS);
+using OutputPixels = PixelList<float, double>;
 
 /** The FIR half-width of checked parameters: fir_half_width, or the
  * smallest K that meets fir_tolerance, or 13. */
@@ -40,8 +41,10 @@ HalfWidthOf(const Parameters & p)
   return 13;
 }
 
+} // namespace
+
 PrefilterParameters
-CoreParametersOf(const Parameters & p)
+PrefilterParametersOf(const Parameters & p)
 {
   PrefilterParameters core;
   core.method = ChoiceIndex(p, "method") == 1 ? PrefilterMethod::FIR : PrefilterMethod::Recursive;
@@ -51,12 +54,12 @@ CoreParametersOf(const Parameters & p)
   return core;
 }
 
-/** The job's geometry. The input buffer stands for the whole image: the
- * recursion takes the whole image, and the FIR's input covers the output
- * grown by K (ITK's requested region), so a buffer edge inside the image
- * is never within K of an output pixel and its mirror is never read. */
+// The input buffer stands for the whole image: the recursion takes the
+// whole image, and the FIR's input covers the output grown by K (ITK's
+// requested region), so a buffer edge inside the image is never within K of
+// an output pixel and its mirror is never read.
 PrefilterGeometry
-GeometryOf(const Job & job)
+PrefilterGeometryOf(const Job & job)
 {
   PrefilterGeometry g;
   for (int a = 0; a < 3; ++a)
@@ -70,6 +73,8 @@ GeometryOf(const Job & job)
   return g;
 }
 
+namespace
+{
 /** f(TIn{}, TOut{}) for the job's pixel types (the output float or double). */
 template <typename F>
 decltype(auto)
@@ -79,19 +84,15 @@ DispatchPair(Pixel in, const Job & job, F && f)
   {
     throw std::invalid_argument("bspline_decomposition_image_filter: the job has no output pixel type");
   }
-  return DispatchPixel(
-    GpuPixels{},
-    in,
-    [&](auto inTag)
-    { return DispatchPixel<float, double>(*job.outputPixel, [&](auto outTag) { return f(inTag, outTag); }); });
+  return DispatchPixel(GpuPixels{}, OutputPixels{}, in, *job.outputPixel, std::forward<F>(f));
 }
 
 template <bool Cuda>
 EntryResult
 Run(Pixel pixel, const void * in, void * out, const Job & job, const Parameters & p, int threads)
 {
-  const PrefilterGeometry   g = GeometryOf(job);
-  const PrefilterParameters core = CoreParametersOf(p);
+  const PrefilterGeometry   g = PrefilterGeometryOf(job);
+  const PrefilterParameters core = PrefilterParametersOf(p);
   const std::string         problem = ValidatePrefilterJob(g, core);
   if (!problem.empty())
   {
@@ -166,7 +167,7 @@ BSplinePrefilterDescriptor()
                    "smallest that meets it";
   d.parameters = { order, method, halfWidth, tolerance };
   d.cpuPixels = d.gpuPixels = PixelsOf(GpuPixels{});
-  d.outputPixels = { Pixel::Float32, Pixel::Float64 };
+  d.outputPixels = PixelsOf(OutputPixels{});
   d.defaultOutputPixel = [](Pixel input) { return input == Pixel::Float64 ? Pixel::Float64 : Pixel::Float32; };
   d.check = [](const Parameters & p, const Extent &, Pixel) -> std::string
   {
@@ -229,8 +230,8 @@ BSplinePrefilterDescriptor()
                     const Parameters &                    p,
                     const std::function<void()> &         whole) -> std::string
   {
-    const PrefilterGeometry   g = GeometryOf(job);
-    const PrefilterParameters core = CoreParametersOf(p);
+    const PrefilterGeometry   g = PrefilterGeometryOf(job);
+    const PrefilterParameters core = PrefilterParametersOf(p);
     return DispatchPair(pixel,
                         job,
                         [&](auto inTag, auto outTag)

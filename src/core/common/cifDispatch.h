@@ -81,6 +81,18 @@ DispatchPixel(PixelList<Ts...>, Pixel pixel, F && f)
   return DispatchPixel<Ts...>(pixel, std::forward<F>(f));
 }
 
+/** Calls f(TIn{}, TOut{}) for the input type among `TIns` whose cif::Pixel
+ * is `in` and the output type among `TOuts` whose cif::Pixel is `out` (a
+ * core with an output type chosen apart from the input's); throws
+ * std::invalid_argument when either is not listed. */
+template <typename... TIns, typename... TOuts, typename F>
+decltype(auto)
+DispatchPixel(PixelList<TIns...>, PixelList<TOuts...>, Pixel in, Pixel out, F && f)
+{
+  return DispatchPixel<TIns...>(
+    in, [&](auto inTag) { return DispatchPixel<TOuts...>(out, [&](auto outTag) { return f(inTag, outTag); }); });
+}
+
 /** The cif::Pixel of every type of a list (a description's pixel lists). */
 template <typename... Ts>
 std::vector<Pixel>

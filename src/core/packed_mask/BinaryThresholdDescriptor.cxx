@@ -31,46 +31,6 @@ Text(double v)
   return text.str();
 }
 
-/** Whether `v` is a value of the pixel type T. */
-template <typename T>
-bool
-Holds(double v)
-{
-  if constexpr (std::is_integral<T>::value)
-  {
-    return v == std::floor(v) && v >= static_cast<double>(std::numeric_limits<T>::lowest()) &&
-           v <= static_cast<double>(std::numeric_limits<T>::max());
-  }
-  else
-  {
-    return true;
-  }
-}
-
-/** `v` in the pixel type T (Holds<T>(v)): floats as C++ converts a double,
- * with the infinities beyond the float range. */
-template <typename T>
-T
-As(double v)
-{
-  if constexpr (std::is_integral<T>::value)
-  {
-    return static_cast<T>(v);
-  }
-  else
-  {
-    if (v > static_cast<double>(std::numeric_limits<T>::max()))
-    {
-      return std::numeric_limits<T>::infinity();
-    }
-    if (v < static_cast<double>(std::numeric_limits<T>::lowest()))
-    {
-      return -std::numeric_limits<T>::infinity();
-    }
-    return static_cast<T>(v);
-  }
-}
-
 /** ITK's defaults: the thresholds span the input type
  * (NumericTraits<T>::NonpositiveMin(), max()), inside is the output
  * type's max(). */
@@ -79,7 +39,7 @@ T
 ValueOr(const Parameters & p, const std::string & name, T absent)
 {
   const auto it = p.find(name);
-  return it == p.end() || it->second.empty() ? absent : As<T>(it->second[0]);
+  return it == p.end() || it->second.empty() ? absent : AsValueOf<T>(it->second[0]);
 }
 template <typename T>
 T
@@ -95,7 +55,7 @@ CheckThresholds(const Parameters & p)
   for (const char * name : { "lower_threshold", "upper_threshold" })
   {
     const auto it = p.find(name);
-    if (it != p.end() && !it->second.empty() && !Holds<TIn>(it->second[0]))
+    if (it != p.end() && !it->second.empty() && !IsValueOf<TIn>(it->second[0]))
     {
       return std::string(name) + " = " + Text(it->second[0]) + " is not a value of the image's pixel type";
     }
@@ -117,23 +77,12 @@ CheckLabels(const Parameters & p)
   for (const char * name : { "inside_value", "outside_value" })
   {
     const auto it = p.find(name);
-    if (it != p.end() && !it->second.empty() && !Holds<TOut>(it->second[0]))
+    if (it != p.end() && !it->second.empty() && !IsValueOf<TOut>(it->second[0]))
     {
       return std::string(name) + " = " + Text(it->second[0]) + " is not a value of the output's pixel type";
     }
   }
   return {};
-}
-
-/** f(TIn{}, TOut{}) for the job's pixel types. */
-template <typename F>
-decltype(auto)
-DispatchPair(Pixel in, Pixel out, F && f)
-{
-  return DispatchPixel(Pixels{},
-                       in,
-                       [&](auto inTag)
-                       { return DispatchPixel(Pixels{}, out, [&](auto outTag) { return f(inTag, outTag); }); });
 }
 
 /** The job's output region inside its input buffer. */
@@ -159,8 +108,10 @@ Run(Pixel pixel, const void * in, void * out, const Job & job, const Parameters 
   {
     throw std::invalid_argument("binary_threshold_image_filter: the job has no output pixel type");
   }
-  return DispatchPair(pixel,
-                      *job.outputPixel,
+  return DispatchPixel(Pixels{},
+                       Pixels{},
+                       pixel,
+                       *job.outputPixel,
                       [&](auto inTag, auto outTag)
                       {
                         using TIn = decltype(inTag);
