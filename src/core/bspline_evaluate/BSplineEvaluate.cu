@@ -22,6 +22,7 @@
 #include "cif/BSplineEvaluate.h"
 #include "cif/CudaError.h"
 #include "cifBSplineWeights.h"
+#include "cifPixelLists.h"
 #include "cifMirror.h"
 
 #include <cuda_runtime.h>
@@ -262,9 +263,8 @@ BSplineEvaluateCUDA(const TCoefficient *            coefficients,
   CIF_CUDA_SYNCHRONIZE_STREAM();
 }
 
-template void
-BSplineEvaluateCUDA<float>(const float *, const BSplineEvaluateGeometry &, const BSplineEvaluateBatch &);
-template void
-BSplineEvaluateCUDA<double>(const double *, const BSplineEvaluateGeometry &, const BSplineEvaluateBatch &);
+#define CIF_INSTANTIATE_BSPLINE_EVALUATE_CUDA(T)                                                                       \
+  template void BSplineEvaluateCUDA<T>(const T *, const BSplineEvaluateGeometry &, const BSplineEvaluateBatch &);
+CIF_BSPLINE_EVALUATE_PIXELS(CIF_INSTANTIATE_BSPLINE_EVALUATE_CUDA)
 
 } // namespace cif

@@ -6,6 +6,7 @@
 #include "cif/BSplineEvaluate.h"
 #include "cifBSplineWeights.h"
 #include "cifParallelFor.h"
+#include "cifPixelLists.h"
 
 #include <cmath>
 #include <stdexcept>
@@ -165,9 +166,8 @@ BSplineEvaluateCPU(const TCoefficient *            coefficients,
               });
 }
 
-template void
-BSplineEvaluateCPU<float>(const float *, const BSplineEvaluateGeometry &, const BSplineEvaluateBatch &, int);
-template void
-BSplineEvaluateCPU<double>(const double *, const BSplineEvaluateGeometry &, const BSplineEvaluateBatch &, int);
+#define CIF_INSTANTIATE_BSPLINE_EVALUATE_CPU(T)                                                                        \
+  template void BSplineEvaluateCPU<T>(const T *, const BSplineEvaluateGeometry &, const BSplineEvaluateBatch &, int);
+CIF_BSPLINE_EVALUATE_PIXELS(CIF_INSTANTIATE_BSPLINE_EVALUATE_CPU)
 
 } // namespace cif

@@ -5,6 +5,7 @@
  *=========================================================================*/
 #include "cif/BSplineEvaluate.h"
 #include "cif/CudaError.h"
+#include "cifPixelLists.h"
 
 #ifndef CUDAIMAGEFILTERS_WITH_CUDA
 namespace cif
@@ -22,9 +23,8 @@ BSplineEvaluateCUDA(const TCoefficient *, const BSplineEvaluateGeometry &, const
   throw CudaFailure(-1, "CudaImageFilters was built without CUDA", "BSplineEvaluateCUDA");
 }
 
-template void
-BSplineEvaluateCUDA<float>(const float *, const BSplineEvaluateGeometry &, const BSplineEvaluateBatch &);
-template void
-BSplineEvaluateCUDA<double>(const double *, const BSplineEvaluateGeometry &, const BSplineEvaluateBatch &);
+#  define CIF_INSTANTIATE_BSPLINE_EVALUATE_STUB(T)                                                                     \
+    template void BSplineEvaluateCUDA<T>(const T *, const BSplineEvaluateGeometry &, const BSplineEvaluateBatch &);
+CIF_BSPLINE_EVALUATE_PIXELS(CIF_INSTANTIATE_BSPLINE_EVALUATE_STUB)
 } // namespace cif
 #endif

@@ -43,6 +43,33 @@
 /** The prefilter's inputs on each device (its outputs are float and double). */
 #define CIF_PREFILTER_GPU_PIXELS(X) CIF_CORE_PIXELS(X)
 #define CIF_PREFILTER_CPU_PIXELS(X) CIF_CORE_PIXELS(X) CIF_EXTRA_CPU_PIXELS(X)
+/** The resampler's (sample, output) type pairs: each integer output type
+ * from itself and from float (the interpolators' float coefficients),
+ * float and double to themselves, and the GRBF interpolator's double
+ * coefficients to every output type but double's own. */
+#define CIF_RESAMPLE_PAIRS(X)                                                                                          \
+  X(unsigned char, unsigned char)                                                                                      \
+  X(float, unsigned char)                                                                                              \
+  X(short, short)                                                                                                      \
+  X(float, short)                                                                                                      \
+  X(unsigned short, unsigned short)                                                                                    \
+  X(float, unsigned short)                                                                                             \
+  X(float, float)                                                                                                      \
+  X(double, double)                                                                                                    \
+  X(double, unsigned char)                                                                                             \
+  X(double, short)                                                                                                     \
+  X(double, unsigned short)                                                                                            \
+  X(double, float)
+/** The GRBF interpolation's pixel types (both devices). */
+#define CIF_GRBF_PIXELS(X) CIF_CORE_PIXELS(X)
+/** The kernel superposition's inputs on each device (its output is float
+ * on the GPU; float or double, with float or double sigma maps, on the
+ * CPU). */
+#define CIF_KERNEL_SUPERPOSITION_GPU_PIXELS(X) CIF_GPU_PIXELS(X)
+#define CIF_KERNEL_SUPERPOSITION_CPU_PIXELS(X) CIF_CORE_PIXELS(X)
+/** The B-spline evaluation's coefficient types (both devices). */
+#define CIF_BSPLINE_EVALUATE_PIXELS(X) X(float) X(double)
+
 /** The filters that also write float from integer pixels (the description's
  * floatOutputPixels): their float-output instantiations. */
 #define CIF_FLOAT_OUTPUT_PIXELS(X) CIF_INTEGER_PIXELS(X)

@@ -21,6 +21,7 @@
 #include "cifCudaLibraryHandle.h"
 #include "cifCudaStream.h"
 #include "cif/GaussianRBF.h"
+#include "cifPixelLists.h"
 #include "cifGaussianRBFDetail.h"
 #include "cif/Runtime.h"
 
@@ -723,10 +724,6 @@ GrbfEvaluatePointsCUDA(const double *         coefficients,
 #define CIF_INSTANTIATE_GRBF_CUDA(T)                                                                                   \
   template void GrbfSeparableCUDA<T>(const T *, T *, const GrbfSeparableJob &, const GrbfDevicePlan *);                \
   template void GrbfCoefficientsCUDA<T>(const T *, double *, const GrbfPointsPlan &);
-CIF_INSTANTIATE_GRBF_CUDA(unsigned char)
-CIF_INSTANTIATE_GRBF_CUDA(short)
-CIF_INSTANTIATE_GRBF_CUDA(unsigned short)
-CIF_INSTANTIATE_GRBF_CUDA(float)
-CIF_INSTANTIATE_GRBF_CUDA(double)
+CIF_GRBF_PIXELS(CIF_INSTANTIATE_GRBF_CUDA)
 
 } // namespace cif

@@ -10,6 +10,7 @@
 #include "cifCudaLibraryHandle.h"
 #include "cifCudaStream.h"
 #include "cif/GaussianRBF.h"
+#include "cifPixelLists.h"
 #include "cifGaussianRBFDetail.h"
 #include "cif/Runtime.h"
 
@@ -269,10 +270,6 @@ GrbfBlockCUDA(const T * input, T * output, const GrbfBlockJob & job)
 }
 
 #define CIF_INSTANTIATE_GRBF_BLOCK_CUDA(T) template void GrbfBlockCUDA<T>(const T *, T *, const GrbfBlockJob &);
-CIF_INSTANTIATE_GRBF_BLOCK_CUDA(unsigned char)
-CIF_INSTANTIATE_GRBF_BLOCK_CUDA(short)
-CIF_INSTANTIATE_GRBF_BLOCK_CUDA(unsigned short)
-CIF_INSTANTIATE_GRBF_BLOCK_CUDA(float)
-CIF_INSTANTIATE_GRBF_BLOCK_CUDA(double)
+CIF_GRBF_PIXELS(CIF_INSTANTIATE_GRBF_BLOCK_CUDA)
 
 } // namespace cif

@@ -8,6 +8,7 @@
 #include "cif/GaussianRBF.h"
 #include "cifGaussianRBFDetail.h"
 #include "cifParallelFor.h"
+#include "cifPixelLists.h"
 
 #include <Eigen/Dense>
 
@@ -245,10 +246,6 @@ GrbfBlockCPU(const T * input, T * output, const GrbfBlockJob & job, int numberOf
 }
 
 #define CIF_INSTANTIATE_GRBF_BLOCK_CPU(T) template void GrbfBlockCPU<T>(const T *, T *, const GrbfBlockJob &, int);
-CIF_INSTANTIATE_GRBF_BLOCK_CPU(unsigned char)
-CIF_INSTANTIATE_GRBF_BLOCK_CPU(short)
-CIF_INSTANTIATE_GRBF_BLOCK_CPU(unsigned short)
-CIF_INSTANTIATE_GRBF_BLOCK_CPU(float)
-CIF_INSTANTIATE_GRBF_BLOCK_CPU(double)
+CIF_GRBF_PIXELS(CIF_INSTANTIATE_GRBF_BLOCK_CPU)
 
 } // namespace cif

@@ -5,6 +5,7 @@
 #include "cif/GaussianRBF.h"
 #include "cifGaussianRBFDetail.h"
 #include "cifParallelFor.h"
+#include "cifPixelLists.h"
 
 #include <algorithm>
 #include <cmath>
@@ -192,11 +193,7 @@ GrbfSeparableCPU(const T * input, T * output, const GrbfSeparableJob & job, int 
 }
 
 #define CIF_INSTANTIATE_GRBF_CPU(T) template void GrbfSeparableCPU<T>(const T *, T *, const GrbfSeparableJob &, int);
-CIF_INSTANTIATE_GRBF_CPU(unsigned char)
-CIF_INSTANTIATE_GRBF_CPU(short)
-CIF_INSTANTIATE_GRBF_CPU(unsigned short)
-CIF_INSTANTIATE_GRBF_CPU(float)
-CIF_INSTANTIATE_GRBF_CPU(double)
+CIF_GRBF_PIXELS(CIF_INSTANTIATE_GRBF_CPU)
 
 template <typename T>
 void
@@ -320,10 +317,6 @@ GrbfEvaluateAffineCPU(const double *         coefficients,
                                          double,                                                                       \
                                          T *,                                                                          \
                                          int);
-CIF_INSTANTIATE_GRBF_COEFFICIENTS_CPU(unsigned char)
-CIF_INSTANTIATE_GRBF_COEFFICIENTS_CPU(short)
-CIF_INSTANTIATE_GRBF_COEFFICIENTS_CPU(unsigned short)
-CIF_INSTANTIATE_GRBF_COEFFICIENTS_CPU(float)
-CIF_INSTANTIATE_GRBF_COEFFICIENTS_CPU(double)
+CIF_GRBF_PIXELS(CIF_INSTANTIATE_GRBF_COEFFICIENTS_CPU)
 
 } // namespace cif

@@ -4,6 +4,7 @@
  *=========================================================================*/
 #include "cif/CudaError.h"
 #include "cif/GaussianRBF.h"
+#include "cifPixelLists.h"
 
 #ifndef CUDAIMAGEFILTERS_WITH_CUDA
 namespace cif
@@ -61,10 +62,6 @@ GrbfBlockCUDA(const T *, T *, const GrbfBlockJob &)
     template void GrbfSeparableCUDA<T>(const T *, T *, const GrbfSeparableJob &, const GrbfDevicePlan *);              \
     template void GrbfBlockCUDA<T>(const T *, T *, const GrbfBlockJob &);                                              \
     template void GrbfCoefficientsCUDA<T>(const T *, double *, const GrbfPointsPlan &);
-CIF_INSTANTIATE_GRBF_STUB(unsigned char)
-CIF_INSTANTIATE_GRBF_STUB(short)
-CIF_INSTANTIATE_GRBF_STUB(unsigned short)
-CIF_INSTANTIATE_GRBF_STUB(float)
-CIF_INSTANTIATE_GRBF_STUB(double)
+CIF_GRBF_PIXELS(CIF_INSTANTIATE_GRBF_STUB)
 } // namespace cif
 #endif

@@ -37,6 +37,7 @@
 #include "cif/KernelSuperposition.h"
 #include "cifKernelSuperpositionMath.h"
 #include "cif/Runtime.h"
+#include "cifPixelLists.h"
 
 #include <cuda_runtime.h>
 
@@ -1142,9 +1143,6 @@ KernelSuperpositionCUDA(const TIn *                           input,
                                                     float *,                                                           \
                                                     const KernelSuperpositionGeometry &,                               \
                                                     const KernelSuperpositionParameters &);
-CIF_INSTANTIATE_KS_CUDA(unsigned char)
-CIF_INSTANTIATE_KS_CUDA(short)
-CIF_INSTANTIATE_KS_CUDA(unsigned short)
-CIF_INSTANTIATE_KS_CUDA(float)
+CIF_KERNEL_SUPERPOSITION_GPU_PIXELS(CIF_INSTANTIATE_KS_CUDA)
 
 } // namespace cif

@@ -13,6 +13,7 @@
 #include "cif/KernelSuperposition.h"
 #include "cifKernelSuperpositionMath.h"
 #include "cifParallelFor.h"
+#include "cifPixelLists.h"
 
 #include <algorithm>
 #include <atomic>
@@ -413,11 +414,7 @@ KernelSuperpositionCPU(const TIn *                           input,
   CIF_INSTANTIATE_KS_CPU(TIn, float, double)                                                                           \
   CIF_INSTANTIATE_KS_CPU(TIn, double, float)                                                                           \
   CIF_INSTANTIATE_KS_CPU(TIn, double, double)
-CIF_INSTANTIATE_KS_CPU_IN(unsigned char)
-CIF_INSTANTIATE_KS_CPU_IN(short)
-CIF_INSTANTIATE_KS_CPU_IN(unsigned short)
-CIF_INSTANTIATE_KS_CPU_IN(float)
-CIF_INSTANTIATE_KS_CPU_IN(double)
+CIF_KERNEL_SUPERPOSITION_CPU_PIXELS(CIF_INSTANTIATE_KS_CPU_IN)
 
 template KernelSuperpositionRadius
 KernelSuperpositionLargestRadiusCPU<float>(const SigmaMaps<float> &,

@@ -4,6 +4,7 @@
  *=========================================================================*/
 #include "cif/CudaError.h"
 #include "cif/KernelSuperposition.h"
+#include "cifPixelLists.h"
 
 #ifndef CUDAIMAGEFILTERS_WITH_CUDA
 namespace cif
@@ -39,9 +40,6 @@ KernelSuperpositionCUDA(const TIn *,
                                                       float *,                                                         \
                                                       const KernelSuperpositionGeometry &,                             \
                                                       const KernelSuperpositionParameters &);
-CIF_INSTANTIATE_KS_STUB(unsigned char)
-CIF_INSTANTIATE_KS_STUB(short)
-CIF_INSTANTIATE_KS_STUB(unsigned short)
-CIF_INSTANTIATE_KS_STUB(float)
+CIF_KERNEL_SUPERPOSITION_GPU_PIXELS(CIF_INSTANTIATE_KS_STUB)
 } // namespace cif
 #endif

@@ -15,6 +15,7 @@
 #include "cifCudaStream.h"
 #include "cif/CudaError.h"
 #include "cif/Resample.h"
+#include "cifPixelLists.h"
 #include "../gaussian_rbf/cifGaussianRBFDetail.h"
 #include "cif/Runtime.h"
 
@@ -936,18 +937,6 @@ ResampleCUDA(const TSample * input, TOut * output, const ResampleGeometry & g, c
 #define CIF_INSTANTIATE_RESAMPLE(TSample, TOut)                                                                        \
   template void ResampleCUDA<TSample, TOut>(                                                                           \
     const TSample *, TOut *, const ResampleGeometry &, const ResampleParameters &);
-#define CIF_INSTANTIATE_RESAMPLE_OUT(TOut)                                                                             \
-  CIF_INSTANTIATE_RESAMPLE(TOut, TOut)                                                                                 \
-  CIF_INSTANTIATE_RESAMPLE(float, TOut)
-
-CIF_INSTANTIATE_RESAMPLE_OUT(unsigned char)
-CIF_INSTANTIATE_RESAMPLE_OUT(short)
-CIF_INSTANTIATE_RESAMPLE_OUT(unsigned short)
-CIF_INSTANTIATE_RESAMPLE(float, float)
-CIF_INSTANTIATE_RESAMPLE(double, double)
-CIF_INSTANTIATE_RESAMPLE(double, unsigned char) // GRBF coefficients
-CIF_INSTANTIATE_RESAMPLE(double, short)
-CIF_INSTANTIATE_RESAMPLE(double, unsigned short)
-CIF_INSTANTIATE_RESAMPLE(double, float)
+CIF_RESAMPLE_PAIRS(CIF_INSTANTIATE_RESAMPLE)
 
 } // namespace cif

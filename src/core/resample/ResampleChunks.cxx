@@ -5,6 +5,7 @@
 #include "cif/CudaError.h"
 #include "cif/Resample.h"
 #include "cif/Runtime.h"
+#include "cifPixelLists.h"
 
 #include <algorithm>
 #include <cmath>
@@ -150,17 +151,6 @@ ResampleCUDAInChunks(const TSample * input, TOut * output, const ResampleGeometr
 #define CIF_INSTANTIATE_RESAMPLE_CHUNKS(TSample, TOut)                                                                 \
   template int ResampleCUDAInChunks<TSample, TOut>(                                                                    \
     const TSample *, TOut *, const ResampleGeometry &, const ResampleParameters &);
-CIF_INSTANTIATE_RESAMPLE_CHUNKS(unsigned char, unsigned char)
-CIF_INSTANTIATE_RESAMPLE_CHUNKS(float, unsigned char)
-CIF_INSTANTIATE_RESAMPLE_CHUNKS(short, short)
-CIF_INSTANTIATE_RESAMPLE_CHUNKS(float, short)
-CIF_INSTANTIATE_RESAMPLE_CHUNKS(unsigned short, unsigned short)
-CIF_INSTANTIATE_RESAMPLE_CHUNKS(float, unsigned short)
-CIF_INSTANTIATE_RESAMPLE_CHUNKS(float, float)
-CIF_INSTANTIATE_RESAMPLE_CHUNKS(double, double)
-CIF_INSTANTIATE_RESAMPLE_CHUNKS(double, unsigned char) // GRBF coefficients
-CIF_INSTANTIATE_RESAMPLE_CHUNKS(double, short)
-CIF_INSTANTIATE_RESAMPLE_CHUNKS(double, unsigned short)
-CIF_INSTANTIATE_RESAMPLE_CHUNKS(double, float)
+CIF_RESAMPLE_PAIRS(CIF_INSTANTIATE_RESAMPLE_CHUNKS)
 
 } // namespace cif

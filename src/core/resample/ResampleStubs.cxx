@@ -4,6 +4,7 @@
  *=========================================================================*/
 #include "cif/CudaError.h"
 #include "cif/Resample.h"
+#include "cifPixelLists.h"
 
 #ifndef CUDAIMAGEFILTERS_WITH_CUDA
 namespace cif
@@ -24,17 +25,6 @@ ResampleCUDA(const TSample *, TOut *, const ResampleGeometry &, const ResamplePa
 #  define CIF_INSTANTIATE_RESAMPLE_STUB(TSample, TOut)                                                                 \
     template void ResampleCUDA<TSample, TOut>(                                                                         \
       const TSample *, TOut *, const ResampleGeometry &, const ResampleParameters &);
-CIF_INSTANTIATE_RESAMPLE_STUB(unsigned char, unsigned char)
-CIF_INSTANTIATE_RESAMPLE_STUB(float, unsigned char)
-CIF_INSTANTIATE_RESAMPLE_STUB(short, short)
-CIF_INSTANTIATE_RESAMPLE_STUB(float, short)
-CIF_INSTANTIATE_RESAMPLE_STUB(unsigned short, unsigned short)
-CIF_INSTANTIATE_RESAMPLE_STUB(float, unsigned short)
-CIF_INSTANTIATE_RESAMPLE_STUB(float, float)
-CIF_INSTANTIATE_RESAMPLE_STUB(double, double)
-CIF_INSTANTIATE_RESAMPLE_STUB(double, unsigned char) // GRBF coefficients
-CIF_INSTANTIATE_RESAMPLE_STUB(double, short)
-CIF_INSTANTIATE_RESAMPLE_STUB(double, unsigned short)
-CIF_INSTANTIATE_RESAMPLE_STUB(double, float)
+CIF_RESAMPLE_PAIRS(CIF_INSTANTIATE_RESAMPLE_STUB)
 } // namespace cif
 #endif
