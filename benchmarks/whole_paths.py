@@ -1,0 +1,213 @@
+#!/usr/bin/env python3
+"""Whole images the way users hand them over, on one GPU: NumPy arrays to
+the Python package, files to the command-line tool.
+
+For each job (a 512^3 volume by default) it times, in one run:
+- the copy floor: the input uploaded and the output downloaded by CuPy from
+  and to pageable NumPy memory (what a NumPy caller's data is), measured here;
+- ours on NumPy: the Python function on a NumPy array, returning a NumPy
+  array (wall time: upload, filter, download, the package's own work);
+- ours on CuPy: the same function on a device-resident CuPy array (the
+  device-resident time, for reference);
+- CuPy on NumPy: cupyx.scipy.ndimage's counterpart with cp.asarray before and
+  .get() after, where it has one;
+- the command line, file to file: `cudaimagefilters COMMAND in.mha out.mha
+  --device gpu`, wall time of the process, with the filter time it prints
+  (uploads, kernels, downloads) and the rest (start-up, reading, writing);
+  the file's read and write floor is this machine's page-cache copy, not
+  measured here.
+
+It prints one row per job and path: ms (median of --reps, the CLI of
+--cli-reps), GB/s of input plus output bytes, and the copy floor divided
+by the time (1.0 means the path runs at the measured copy speed). Nothing
+is asserted: it is a benchmark, not a test.
+
+    python3 benchmarks/whole_paths.py --cli build/bin/cudaimagefilters [--size 512] [--reps 5] [--work /tmp/cif-paths]
+
+On the GPU machine (no ITK there): the wheel on PYTHONPATH and the tool
+through .device/run (see scripts/gpu-check.sh).
+"""
+
+import argparse
+import os
+import re
+import shlex
+import statistics
+import subprocess
+import sys
+import time
+
+import cupy as cp
+import numpy as np
+from cupyx.scipy import ndimage as cndi
+
+import cudaimagefilters as cif
+
+MET = {np.dtype(np.uint8): "MET_UCHAR", np.dtype(np.uint16): "MET_USHORT", np.dtype(np.float32): "MET_FLOAT"}
+
+
+def write_mha(path, array):
+    """A MetaImage with its data in the same file (spacing 1)."""
+    nz, ny, nx = array.shape
+    header = (
+        "ObjectType = Image\nNDims = 3\nBinaryData = True\nBinaryDataByteOrderMSB = False\n"
+        f"CompressedData = False\nDimSize = {nx} {ny} {nz}\nElementSpacing = 1 1 1\n"
+        f"ElementType = {MET[array.dtype]}\nElementDataFile = LOCAL\n"
+    ).encode()
+    with open(path, "wb") as f:
+        f.write(header)
+        f.write(np.ascontiguousarray(array).tobytes())
+
+
+def volume(n, dtype, seed=1):
+    """A smooth volume with noise, in the range of its type (uint16: 0..4000)."""
+    rng = np.random.default_rng(seed)
+    z, y, x = np.ogrid[:n, :n, :n]
+    base = 1000.0 + 800.0 * np.sin(x / 23.0) * np.cos(y / 31.0) + 600.0 * np.sin(z / 17.0)
+    data = base + rng.normal(0.0, 50.0, (n, n, n))
+    if dtype == np.uint16:
+        return np.clip(data, 0, 4000).astype(np.uint16)
+    return data.astype(np.float32)
+
+
+def wall_ms(f, reps):
+    """Median wall time of f() (which returns after the GPU finished)."""
+    f()
+    times = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        f()
+        cp.cuda.Stream.null.synchronize()
+        times.append((time.perf_counter() - t0) * 1e3)
+    return statistics.median(times)
+
+
+def copy_floor_ms(in_bytes_array, out_shape, out_dtype, reps):
+    """Upload of the input and download of an output of the given shape and
+    type, from and to pageable NumPy memory (CuPy, the default stream)."""
+    host_out = np.empty(out_shape, out_dtype)
+    dev_out = cp.empty(out_shape, out_dtype)
+
+    def up():
+        cp.asarray(in_bytes_array)
+
+    def down():
+        dev_out.get(out=host_out)
+
+    return wall_ms(up, reps) + wall_ms(down, reps)
+
+
+def cli_ms(cli, args, reps):
+    """Median wall time of the tool's process, and the median filter time it printed."""
+    walls, filters = [], []
+    for _ in range(reps + 1):
+        t0 = time.perf_counter()
+        done = subprocess.run(cli + args, capture_output=True, text=True)
+        wall = (time.perf_counter() - t0) * 1e3
+        if done.returncode != 0:
+            raise RuntimeError(f"{' '.join(cli + args)} failed ({done.returncode}):\n{done.stdout}\n{done.stderr}")
+        found = re.search(r"filter time ([0-9.]+) ms", done.stdout)
+        walls.append(wall)
+        filters.append(float(found.group(1)) if found else float("nan"))
+    return statistics.median(walls[1:]), statistics.median(filters[1:]), done.stdout.strip().splitlines()[-1]
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--cli", required=True, help="the tool, e.g. build/bin/cudaimagefilters or '.device/run build/bin/cudaimagefilters'")
+    parser.add_argument("--size", type=int, default=512, help="edge of the cubic volume (default 512)")
+    parser.add_argument("--reps", type=int, default=5)
+    parser.add_argument("--cli-reps", type=int, default=3)
+    parser.add_argument("--work", default="/tmp/cif-paths", help="where the files go")
+    opts = parser.parse_args()
+    cli = shlex.split(opts.cli)
+    os.makedirs(opts.work, exist_ok=True)
+    n = opts.size
+
+    props = cp.cuda.runtime.getDeviceProperties(0)
+    print(f"# device: {props['name'].decode()}")
+    print(f"# date: {time.strftime('%Y-%m-%d')}")
+    print(f"# commit: {os.environ.get('CIF_COMMIT', 'unknown')}")
+    print(f"# volume: {n}^3; times are medians of {opts.reps} calls ({opts.cli_reps} processes for the CLI)")
+    print("# floor = upload of the input + download of the output, pageable NumPy memory, measured here")
+    print("| job | path | ms | GB/s (in+out) | floor / time | note |")
+    print("|---|---|---|---|---|---|")
+
+    f32 = volume(n, np.float32)
+    u16 = volume(n, np.uint16)
+    jobs = [
+        # name, input, our function, CuPy's on a CuPy array (or None), CLI args after IN OUT, output dtype, output shape
+        (
+            "median r=1 float32",
+            f32,
+            lambda a: cif.median_image_filter(a, radius=1),
+            lambda d: cndi.median_filter(d, size=3, mode="nearest"),
+            ["median", "--radius", "1"],
+            np.float32,
+            f32.shape,
+        ),
+        (
+            "threshold uint16 to uint8",
+            u16,
+            lambda a: cif.binary_threshold_image_filter(
+                a, lower_threshold=1000, upper_threshold=3000, inside_value=255, outside_value=0
+            ),
+            lambda d: ((d >= 1000) & (d <= 3000)).astype(cp.uint8) * cp.uint8(255),
+            ["threshold", "--lower", "1000", "--upper", "3000"],
+            np.uint8,
+            u16.shape,
+        ),
+        (
+            "B-spline prefilter float32",
+            f32,
+            lambda a: cif.bspline_decomposition_image_filter(a, spline_order=3),
+            lambda d: cndi.spline_filter(d, order=3, output=cp.float32, mode="mirror"),
+            ["bspline-prefilter"],
+            np.float32,
+            f32.shape,
+        ),
+        (
+            "bin shrink 2 float32",
+            f32,
+            lambda a: cif.bin_shrink_image_filter(a, shrink_factors=2),
+            lambda d: d.reshape(n // 2, 2, n // 2, 2, n // 2, 2).mean(axis=(1, 3, 5), dtype=cp.float32),
+            ["bin-shrink", "--shrink-factors", "2"],
+            np.float32,
+            (n // 2,) * 3,
+        ),
+    ]
+    for name, host, ours, peer, args, out_dtype, out_shape in jobs:
+        in_bytes = host.nbytes
+        out_bytes = int(np.prod(out_shape)) * np.dtype(out_dtype).itemsize
+        moved = in_bytes + out_bytes
+        floor = copy_floor_ms(host, out_shape, out_dtype, opts.reps)
+
+        def row(path, ms, note=""):
+            print(f"| {name} | {path} | {ms:.1f} | {moved / ms / 1e6:.2f} | {floor / ms:.2f} | {note} |", flush=True)
+
+        print(f"| {name} | copy floor (pageable) | {floor:.1f} | {moved / floor / 1e6:.2f} | 1.00 | |", flush=True)
+        result = ours(host)
+        if not isinstance(result, np.ndarray) or result.dtype != np.dtype(out_dtype) or result.shape != out_shape:
+            raise RuntimeError(f"{name}: the function returned {type(result).__name__} {getattr(result, 'dtype', '')} {getattr(result, 'shape', '')}")
+        row("ours, NumPy in and out", wall_ms(lambda: ours(host), opts.reps))
+        dev = cp.asarray(host)
+        row("ours, CuPy (device-resident)", wall_ms(lambda: ours(dev), opts.reps), "no copies")
+        if peer is not None:
+            row("CuPy, NumPy in and out", wall_ms(lambda: peer(cp.asarray(host)).get(), opts.reps), "cp.asarray, .get()")
+            ref = peer(dev)
+            diff = float(cp.abs(cp.asarray(result).astype(cp.float64) - ref.astype(cp.float64)).max())
+            print(f"|  |  |  |  |  | max |ours - CuPy's| {diff:.3g} |", flush=True)
+            del ref
+        del dev
+        cp.get_default_memory_pool().free_all_blocks()
+        src = os.path.join(opts.work, "in.mha")
+        dst = os.path.join(opts.work, "out.mha")
+        write_mha(src, host)
+        wall, filt, line = cli_ms(cli, [args[0], src, dst] + args[1:] + ["--device", "gpu"], opts.cli_reps)
+        row("CLI, file to file", wall, f"filter time {filt:.1f} ms; the rest (start, read, write) {wall - filt:.1f} ms")
+        os.remove(src)
+        os.remove(dst)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
