@@ -197,6 +197,11 @@ def main():
 
         print(f"| {name} | copy floor (pinned up + down) | {floor:.1f} | {moved / floor / 1e6:.2f} | 1.00 | |", flush=True)
         row("CuPy's copies alone, pageable", pageable_copies_ms(host, out_shape, out_dtype, opts.reps), "cp.asarray + .get(), no filter")
+        row(
+            "a fresh NumPy output, first touch",
+            wall_ms(lambda: np.empty(out_shape, out_dtype).fill(0), opts.reps),
+            "np.empty + fill: the page faults every call on NumPy pays for its new output",
+        )
         result = ours(host)
         if not isinstance(result, np.ndarray) or result.dtype != np.dtype(out_dtype) or result.shape != out_shape:
             raise RuntimeError(f"{name}: the function returned {type(result).__name__} {getattr(result, 'dtype', '')} {getattr(result, 'shape', '')}")
