@@ -356,6 +356,46 @@ def whole_image(slug):
                 "every ITK class with plain itk::Image against device-resident data (WholeImageBenchmark)")
 
 
+def whole_paths(log, name):
+    """benchmarks/whole_paths.py: NumPy arrays to the Python package and
+    files to the tool, against the pinned copy floor."""
+    def build(L):
+        rows = L.rows("log", markdown_table)
+        out, job = [], None
+        by_job, diffs, last = {}, {}, None
+        # the check line "| | ... | max |ours - CuPy's| D |" (its bars split it as a row): from the text
+        for line in L.text["log"].splitlines():
+            m = re.match(r"^\| ([^|]+?) \| ", line)
+            if m and not line.startswith("| job ") and not line.startswith("|---"):
+                last = m.group(1)
+            d = re.search(r"max \|ours - CuPy's\| (\S+)", line)
+            if d and last:
+                diffs[last] = f"max \\|ours - CuPy's\\| {d.group(1)}"
+        for r in rows:
+            job = r["job"] or job
+            by_job.setdefault(job, []).append(r)
+
+        def ms(mine, path):
+            r = next((r for r in mine if r["path"].startswith(path)), None)
+            return (r["ms"], r["floor / time"], r["note"]) if r else ("not in log", "", "")
+        for job, mine in by_job.items():
+            floor = ms(mine, "copy floor")[0]
+            numpy_ms, numpy_ratio, _ = ms(mine, "ours, NumPy")
+            cupy_ms = ms(mine, "ours, CuPy")[0]
+            peer_ms = ms(mine, "CuPy, NumPy")[0]
+            pageable = ms(mine, "CuPy's copies alone")[0]
+            cli_ms, _, cli_note = ms(mine, "CLI")
+            filt = re.search(r"filter time (\S+) ms", cli_note)
+            diff = diffs.get(job, "")
+            out.append([job, floor, f"{numpy_ms} ({numpy_ratio})", cupy_ms, peer_ms, pageable,
+                        f"{cli_ms} ({filt.group(1) if filt else '?'})", diff])
+        return (["job", "copy floor ms (bound: pinned up + down, measured)", "ours, NumPy in and out ms (floor / time)",
+                 "ours, CuPy ms", "CuPy on NumPy ms", "CuPy's pageable copies alone ms",
+                 "CLI file to file ms (tool's filter time)", "check"], out)
+    return Spec(name, {"log": log}, build,
+                "whole images from NumPy and from files (benchmarks/whole_paths.py)")
+
+
 def bin_shrink(log, name):
     def build(L):
         rows = L.rows("log", fixed_table, [("case", "l", False), ("method", "l", False), ("ms", "r", False),
@@ -728,7 +768,8 @@ def all_specs():
              python_overhead("python-overhead-h200-issue21.log", "python-overhead-h200-issue21"),
              python_overhead("python-overhead-h200.log", "python-overhead-h200"),
              dask("dask-one-gpu-h200.log", "dask-one-gpu-h200"), dask("dask-two-gpu-h200.log", "dask-two-gpu-h200"),
-             slab_benchmark("h200")]
+             slab_benchmark("h200"),
+             whole_paths("whole-paths-h200-2026-11-27.log", "whole-paths-h200-2026-11-27")]
     for make in (median, resample, resample_zoom, prefilter, edge_preserving, segmentation, grbf, grbf_points,
                  kernel_superposition):
         specs.append(make("h200"))
