@@ -39,3 +39,21 @@ def compared(cupy, a, b, mask=None, what="CuPy's"):
     """'equal to X' or 'max |difference| from X N' for a note column."""
     d = max_difference(cupy, a, b, mask)
     return f"equal to {what}" if d == 0 else f"max |difference| from {what} {d:.3g}"
+
+
+def wall_ms(cupy, f, reps):
+    """Median wall-clock ms of f() over `reps` calls after one warm-up, each
+    call ending when the device is done (the default stream synchronized):
+    the time a caller waits, host work included."""
+    import statistics
+    import time
+
+    f()
+    cupy.cuda.Stream.null.synchronize()
+    times = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        f()
+        cupy.cuda.Stream.null.synchronize()
+        times.append((time.perf_counter() - t0) * 1e3)
+    return statistics.median(times)

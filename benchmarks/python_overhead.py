@@ -33,6 +33,7 @@ import numpy as np
 from cupyx.scipy import ndimage as cndi
 
 import cudaimagefilters as cif
+from peers_common import wall_ms
 
 
 def warm_up_gpu(seconds=1.5):
@@ -76,18 +77,6 @@ def paired_overhead_us(ours, raw, reps):
         t2 = time.perf_counter()
         diffs.append(((t2 - t1) - (t1 - t0)) * 1e6)
     return statistics.median(diffs)
-
-
-def wall_ms(f, reps):
-    f()
-    cp.cuda.Stream.null.synchronize()
-    times = []
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        f()
-        cp.cuda.Stream.null.synchronize()
-        times.append((time.perf_counter() - t0) * 1e3)
-    return statistics.median(times)
 
 
 RAW = {}
@@ -203,14 +192,14 @@ def main():
     rows = []
     warm_up_gpu()
     for name, shape, ours, peer, peer_name in jobs():
-        py = wall_ms(ours, args.reps)
+        py = wall_ms(cp, ours, args.reps)
         report = cif.last_execution_report()
         assert report.device == "GPU", report.message
         cpp_ms = reference[(name, tuple(shape))]
-        peer_ms = wall_ms(peer, args.reps) if peer is not None else float("nan")
+        peer_ms = wall_ms(cp, peer, args.reps) if peer is not None else float("nan")
         overhead_us = (py - cpp_ms) * 1e3
         raw = RAW.get((name, tuple(shape)))
-        raw_ms = wall_ms(raw, args.reps) if raw is not None else float("nan")
+        raw_ms = wall_ms(cp, raw, args.reps) if raw is not None else float("nan")
         raw_device_ms = device_ms(raw, args.reps) if raw is not None else float("nan")
         layer_us = paired_overhead_us(ours, raw, args.reps) if raw is not None else float("nan")
         rows.append(

@@ -46,6 +46,7 @@ import numpy as np
 from cupyx.scipy import ndimage as cndi
 
 import cudaimagefilters as cif
+from peers_common import wall_ms
 
 MET = {np.dtype(np.uint8): "MET_UCHAR", np.dtype(np.uint16): "MET_USHORT", np.dtype(np.float32): "MET_FLOAT"}
 
@@ -74,18 +75,6 @@ def volume(n, dtype, seed=1):
     return data.astype(np.float32)
 
 
-def wall_ms(f, reps):
-    """Median wall time of f() (which returns after the GPU finished)."""
-    f()
-    times = []
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        f()
-        cp.cuda.Stream.null.synchronize()
-        times.append((time.perf_counter() - t0) * 1e3)
-    return statistics.median(times)
-
-
 def pinned_floor_ms(in_bytes, out_bytes, reps):
     """The copy floor: an upload of the input's bytes and a download of the
     output's, between pinned host memory and the device (cudaMemcpy through
@@ -94,7 +83,7 @@ def pinned_floor_ms(in_bytes, out_bytes, reps):
     up_dev = cp.empty(in_bytes, np.uint8)
     down_host = cupyx.empty_pinned((out_bytes,), np.uint8)
     down_dev = cp.empty(out_bytes, np.uint8)
-    floor = wall_ms(lambda: up_dev.set(up_host), reps) + wall_ms(lambda: down_dev.get(out=down_host), reps)
+    floor = wall_ms(cp, lambda: up_dev.set(up_host), reps) + wall_ms(cp, lambda: down_dev.get(out=down_host), reps)
     del up_host, up_dev, down_host, down_dev
     return floor
 
@@ -104,7 +93,7 @@ def pageable_copies_ms(host, out_shape, out_dtype, reps):
     (cp.asarray, .get()): what a NumPy caller of a CuPy function pays."""
     host_out = np.empty(out_shape, out_dtype)
     dev_out = cp.empty(out_shape, out_dtype)
-    return wall_ms(lambda: cp.asarray(host), reps) + wall_ms(lambda: dev_out.get(out=host_out), reps)
+    return wall_ms(cp, lambda: cp.asarray(host), reps) + wall_ms(cp, lambda: dev_out.get(out=host_out), reps)
 
 
 def cli_ms(cli, args, reps):
@@ -199,17 +188,17 @@ def main():
         row("CuPy's copies alone, pageable", pageable_copies_ms(host, out_shape, out_dtype, opts.reps), "cp.asarray + .get(), no filter")
         row(
             "a fresh NumPy output, first touch",
-            wall_ms(lambda: np.empty(out_shape, out_dtype).fill(0), opts.reps),
+            wall_ms(cp, lambda: np.empty(out_shape, out_dtype).fill(0), opts.reps),
             "np.empty + fill with one thread, for scale: a new output is touched for the first time",
         )
         result = ours(host)
         if not isinstance(result, np.ndarray) or result.dtype != np.dtype(out_dtype) or result.shape != out_shape:
             raise RuntimeError(f"{name}: the function returned {type(result).__name__} {getattr(result, 'dtype', '')} {getattr(result, 'shape', '')}")
-        row("ours, NumPy in and out", wall_ms(lambda: ours(host), opts.reps))
+        row("ours, NumPy in and out", wall_ms(cp, lambda: ours(host), opts.reps))
         dev = cp.asarray(host)
-        row("ours, CuPy (device-resident)", wall_ms(lambda: ours(dev), opts.reps), "no copies")
+        row("ours, CuPy (device-resident)", wall_ms(cp, lambda: ours(dev), opts.reps), "no copies")
         if peer is not None:
-            row("CuPy, NumPy in and out", wall_ms(lambda: peer(cp.asarray(host)).get(), opts.reps), "cp.asarray, .get()")
+            row("CuPy, NumPy in and out", wall_ms(cp, lambda: peer(cp.asarray(host)).get(), opts.reps), "cp.asarray, .get()")
             ref = peer(dev)
             diff = float(cp.abs(cp.asarray(result).astype(cp.float64) - ref.astype(cp.float64)).max())
             print(f"|  |  |  |  |  | max |ours - CuPy's| {diff:.3g} |", flush=True)
