@@ -77,6 +77,15 @@ PrintUsage(std::ostream & os)
       commands[filter->command] = summary;
     }
   }
+  for (const auto * operation : cif::MaskOperations())
+  {
+    if (commands.count(operation->command) == 0)
+    {
+      std::string summary = operation->summary.substr(0, operation->summary.find(':'));
+      summary[0] = static_cast<char>(std::tolower(summary[0]));
+      commands[operation->command] = summary;
+    }
+  }
   std::size_t width = std::strlen("-h, --help") + 2;
   for (const auto & command : commands)
   {
@@ -168,6 +177,21 @@ FindDescribed(const std::string & name)
   return nullptr;
 }
 
+/** A packed-mask operation the core describes whose subcommand is
+ * generated (none of the table's has its name). */
+const cif::MaskOperationDescriptor *
+FindMaskOperation(const std::string & name)
+{
+  for (const auto * operation : cif::MaskOperations())
+  {
+    if (operation->command == name && FindSubcommand(name) == nullptr)
+    {
+      return operation;
+    }
+  }
+  return nullptr;
+}
+
 int
 Run(const std::vector<std::string> & args)
 {
@@ -205,11 +229,18 @@ Run(const std::vector<std::string> & args)
       DescribedUsage(*filter, std::cout);
       return ExitSuccess;
     }
+    if (const cif::MaskOperationDescriptor * operation = FindMaskOperation(args[1]))
+    {
+      MaskOperationUsage(*operation, std::cout);
+      return ExitSuccess;
+    }
     throw UsageError("unknown command '" + args[1] + "' (see '" + ToolName + " --help')");
   }
   const Subcommand *            command = FindSubcommand(first);
-  const cif::FilterDescriptor * described = command == nullptr ? FindDescribed(first) : nullptr;
-  if (command == nullptr && described == nullptr)
+  const cif::FilterDescriptor *        described = command == nullptr ? FindDescribed(first) : nullptr;
+  const cif::MaskOperationDescriptor * operation =
+    command == nullptr && described == nullptr ? FindMaskOperation(first) : nullptr;
+  if (command == nullptr && described == nullptr && operation == nullptr)
   {
     const bool looksLikeOption = !first.empty() && first[0] == '-';
     throw UsageError(std::string(looksLikeOption ? "unknown option '" : "unknown command '") + first + "' (see '" +
@@ -244,7 +275,9 @@ Run(const std::vector<std::string> & args)
   }
   try
   {
-    return command != nullptr ? command->Main(commandArgs) : DescribedMain(*described, commandArgs);
+    return command != nullptr     ? command->Main(commandArgs)
+           : described != nullptr ? DescribedMain(*described, commandArgs)
+                                  : MaskOperationMain(*operation, commandArgs);
   }
   catch (const UsageError & e)
   {

@@ -35,8 +35,6 @@ namespace cif
 {
 namespace tool
 {
-namespace
-{
 std::string
 OptionOf(const std::string & name)
 {
@@ -48,17 +46,8 @@ OptionOf(const std::string & name)
   return option;
 }
 
-std::string
-Number(double v)
-{
-  std::ostringstream text;
-  text << v;
-  return text.str();
-}
-
-/** Wraps `text` at 79 columns after `indent` spaces. */
 void
-PrintWrapped(std::ostream & os, const std::string & text, std::size_t indent, std::size_t first = 0)
+PrintWrapped(std::ostream & os, const std::string & text, std::size_t indent, std::size_t first)
 {
   std::istringstream words(text);
   std::string        word;
@@ -79,18 +68,14 @@ PrintWrapped(std::ostream & os, const std::string & text, std::size_t indent, st
   os << '\n';
 }
 
-template <typename T>
-constexpr cif::Pixel
-CorePixel()
+namespace
 {
-  if constexpr (std::is_same<T, unsigned char>::value)
-    return cif::Pixel::UInt8;
-  else if constexpr (std::is_same<T, short>::value)
-    return cif::Pixel::Int16;
-  else if constexpr (std::is_same<T, unsigned short>::value)
-    return cif::Pixel::UInt16;
-  else
-    return cif::Pixel::Float32;
+std::string
+Number(double v)
+{
+  std::ostringstream text;
+  text << v;
+  return text.str();
 }
 
 /** "uint8, int16, ..." : the pixel types the filter takes. */
@@ -243,8 +228,15 @@ ParseParameters(const cif::FilterDescriptor &            filter,
 
 /** The settings line: every parameter as the run used it. */
 std::string
-SettingsText(const cif::FilterDescriptor & filter, const cif::Parameters & parameters)
+SettingsText(const cif::FilterDescriptor & filter, const cif::Parameters & parameters, int dimension)
 {
+  const auto list = [](std::ostream & os, const std::vector<double> & values)
+  {
+    for (std::size_t i = 0; i < values.size(); ++i)
+    {
+      os << (i ? "x" : "") << Number(values[i]);
+    }
+  };
   std::ostringstream settings;
   for (const auto & spec : filter.parameters)
   {
@@ -254,6 +246,15 @@ SettingsText(const cif::FilterDescriptor & filter, const cif::Parameters & param
     if (values.empty())
     {
       settings << (cif::IsOptional(spec.kind) ? "automatic" : "default");
+      // what the automatic choice came to (the bilateral's radius)
+      const std::vector<double> automatic =
+        filter.automaticValues ? filter.automaticValues(spec.name, parameters, dimension) : std::vector<double>{};
+      if (!automatic.empty())
+      {
+        settings << " (";
+        list(settings, automatic);
+        settings << ')';
+      }
     }
     else if (spec.kind == cif::ParameterKind::Choice)
     {
@@ -261,10 +262,7 @@ SettingsText(const cif::FilterDescriptor & filter, const cif::Parameters & param
     }
     else
     {
-      for (std::size_t i = 0; i < values.size(); ++i)
-      {
-        settings << (i ? "x" : "") << Number(values[i]);
-      }
+      list(settings, values);
     }
   }
   return settings.str();
@@ -306,7 +304,7 @@ CheckedFor(const DescribedRun & run, const std::vector<std::size_t> & size, cons
   }
   try
   {
-    cif::CheckParameters(*run.Filter, parameters, extent, CorePixel<T>());
+    cif::CheckParameters(*run.Filter, parameters, extent, cif::PixelTypeOf<T>());
   }
   catch (const std::invalid_argument & e)
   {
@@ -314,7 +312,7 @@ CheckedFor(const DescribedRun & run, const std::vector<std::size_t> & size, cons
   }
   if (run.Mode == itk::CudaExecutionMode::GPU)
   {
-    CheckGPURequest(cif::GpuProblem(*run.Filter, CorePixel<T>(), parameters, extent));
+    CheckGPURequest(cif::GpuProblem(*run.Filter, cif::PixelTypeOf<T>(), parameters, extent));
   }
   return parameters;
 }
@@ -325,7 +323,7 @@ RunDescribed(const DescribedRun & run, const FilterInput & header)
 {
   using ImageType = itk::Image<T, D>;
   const cif::FilterDescriptor & filter = *run.Filter;
-  if (!cif::HasPixel(filter.cpuPixels, CorePixel<T>()))
+  if (!cif::HasPixel(filter.cpuPixels, cif::PixelTypeOf<T>()))
   {
     throw UsageError(filter.command + " takes " + PixelNames(filter) + " images, not " +
                      itk::CudaPixelTypeName<T>());
@@ -347,7 +345,7 @@ RunDescribed(const DescribedRun & run, const FilterInput & header)
                                   run.Output,
                                   run.Streaming.Memory,
                                   run.Quiet,
-                                  [&] { return SettingsText(filter, checked); });
+                                  [&] { return SettingsText(filter, checked, static_cast<int>(D)); });
   }
   const auto input = ReadImageFile<ImageType>(run.Input);
   core->SetInput(input);
@@ -355,7 +353,7 @@ RunDescribed(const DescribedRun & run, const FilterInput & header)
   std::cout << filter.command << ": " << SizeToString(input->GetLargestPossibleRegion().GetSize()) << " pixels ("
             << itk::CudaPixelTypeName<T>() << ") to "
             << SizeToString(core->GetOutput()->GetLargestPossibleRegion().GetSize()) << "; "
-            << SettingsText(filter, checked) << "; ran on " << core->GetLastExecutionReport().Message
+            << SettingsText(filter, checked, static_cast<int>(D)) << "; ran on " << core->GetLastExecutionReport().Message
             << "; filter time " << std::fixed << std::setprecision(3) << milliseconds << " ms" << std::endl;
   std::cout.unsetf(std::ios_base::floatfield);
   std::cout << std::setprecision(6);

@@ -8,6 +8,7 @@
 #include "ToolCommon.h"
 
 #include "cif/Filter.h"
+#include "cif/PackedMask.h"
 
 #include <ostream>
 #include <string>
@@ -23,6 +24,22 @@ DescribedMain(const cif::FilterDescriptor & filter, const std::vector<std::strin
 /** Its --help. */
 void
 DescribedUsage(const cif::FilterDescriptor & filter, std::ostream & os);
+
+/** The command-line option of a description's name: "inside_value" ->
+ * "--inside-value". */
+std::string
+OptionOf(const std::string & name);
+/** Writes `text` wrapped at 79 columns, continuing lines after `indent`
+ * spaces; the first line starts at column `first`. */
+void
+PrintWrapped(std::ostream & os, const std::string & text, std::size_t indent, std::size_t first = 0);
+
+/** The generated subcommand of a packed-mask operation (cif/PackedMask.h,
+ * MaskOperationCommand.cxx): its Main and its --help. */
+int
+MaskOperationMain(const cif::MaskOperationDescriptor & operation, const std::vector<std::string> & args);
+void
+MaskOperationUsage(const cif::MaskOperationDescriptor & operation, std::ostream & os);
 } // namespace tool
 } // namespace cif
 

@@ -5,7 +5,6 @@
 #define itkCudaApplyPackedMaskImageFilter_hxx
 
 #include "itkCudaApplyPackedMaskImageFilter.h"
-#include "itkCudaSlabs.h"
 #include "itkCudaMaskFilterDetail.h"
 #include "itkMultiThreaderBase.h"
 
@@ -94,51 +93,21 @@ CudaApplyPackedMaskImageFilter<TImage>::GenerateData()
     itkExceptionMacro(<< "The mask's words (buffered region " << mask->GetBufferedRegion()
                       << ") do not cover its voxel region " << mask->GetMaskRegion());
   }
+  const CudaMaskFilterDetail::MaskOperationRun run(
+    "apply_packed_mask",
+    cif::PixelTypeOf<PixelType>(),
+    CudaMaskFilterDetail::ExtentOf<ImageDimension>(image->GetBufferedRegion()),
+    { static_cast<double>(m_OutsideValue) },
+    this->GetOutput(),
+    image,
+    mask);
   this->AllocateOutputs();
-  TImage *              output = this->GetOutput();
-  const cif::MaskExtent extent = CudaMaskFilterDetail::ExtentOf<ImageDimension>(image->GetBufferedRegion());
-  const PixelType       outside = m_OutsideValue;
+  // images larger than the device stream through it in slabs, with the
+  // words from the mask's host buffer
   this->RunOnGPUOrCPU(
     this->GetGPUUnsupportedReason(),
-    [&]
-    {
-      // images larger than the device stream through it in slabs, with the
-      // words from the mask's host buffer
-      this->SetLastSlabs(cif::RunMaskJobCUDA(
-        CudaHostImages(image, output),
-        extent,
-        { sizeof(PixelType), 0 },
-        sizeof(PixelType),
-        [&]() -> std::vector<const void *> {
-          return { image->GetBufferPointer(), mask->GetBufferPointer() };
-        },
-        [&]() -> void * { return output->GetBufferPointer(); },
-        [&](const void * const * in, void * out, const cif::MaskExtent & slabExtent)
-        {
-          cif::ApplyPackedMaskCUDA(static_cast<const PixelType *>(in[0]),
-                                   static_cast<const std::uint32_t *>(in[1]),
-                                   static_cast<PixelType *>(out),
-                                   slabExtent,
-                                   outside);
-        },
-        [&]
-        {
-          CudaInputBuffer<TImage>   in(image);
-          CudaInputBuffer<MaskType> words(mask);
-          CudaOutputBuffer<TImage>  out(output);
-          cif::ApplyPackedMaskCUDA(in.Get(), words.Get(), out.Get(), extent, outside);
-          out.Commit();
-        }));
-    },
-    [&]
-    {
-      cif::ApplyPackedMaskCPU(image->GetBufferPointer(),
-                              mask->GetBufferPointer(),
-                              output->GetBufferPointer(),
-                              extent,
-                              outside,
-                              static_cast<int>(this->GetMultiThreader()->GetMaximumNumberOfThreads()));
-    });
+    [&] { this->SetLastSlabs(run.OnGPU()); },
+    [&] { run.OnCPU(static_cast<int>(this->GetMultiThreader()->GetMaximumNumberOfThreads())); });
 }
 
 template <typename TImage>

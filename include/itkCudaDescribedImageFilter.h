@@ -113,8 +113,8 @@ public:
     else
     {
       const cif::FilterDescriptor & description = this->Derived().Description();
-      const cif::Pixel              in = PixelOf<InputPixelType>();
-      const cif::Pixel              out = PixelOf<OutputPixelType>();
+      const cif::Pixel              in = cif::PixelTypeOf<InputPixelType>();
+      const cif::Pixel              out = cif::PixelTypeOf<OutputPixelType>();
       const bool                    chosenOutput = !description.outputPixels.empty();
       const bool                    sameType = !chosenOutput && in == out && cif::HasPixel(description.cpuPixels, in);
       const bool                    toFloat = !chosenOutput && in != out && out == cif::Pixel::Float32 &&
@@ -167,7 +167,7 @@ public:
         if (input != nullptr && input->GetLargestPossibleRegion().GetNumberOfPixels() > 0)
         {
           extent = ExtentOf(input->GetLargestPossibleRegion());
-          Check(description, parameters, extent, PixelOf<InputPixelType>());
+          Check(description, parameters, extent, cif::PixelTypeOf<InputPixelType>());
         }
         else
         {
@@ -263,7 +263,7 @@ protected:
   CheckedParameters() const
   {
     const cif::FilterDescriptor & description = this->Derived().Description();
-    cif::Pixel                    pixel = PixelOf<InputPixelType>();
+    cif::Pixel                    pixel = cif::PixelTypeOf<InputPixelType>();
     if (!CoreTypes || !cif::HasPixel(description.cpuPixels, pixel))
     {
       pixel = description.cpuPixels.front();
@@ -303,7 +303,7 @@ protected:
     job.progress = [this](double f) { this->UpdateProgress(static_cast<float>(f)); };
     if (!this->Derived().Description().outputPixels.empty())
     {
-      job.outputPixel = PixelOf<OutputPixelType>();
+      job.outputPixel = cif::PixelTypeOf<OutputPixelType>();
     }
     return job;
   }
@@ -343,21 +343,6 @@ private:
                                     CudaIsOneOf<InputPixelType, unsigned char, short, unsigned short, float, double> &&
                                     CudaIsOneOf<OutputPixelType, unsigned char, short, unsigned short, float, double>;
 
-  template <typename T>
-  static cif::Pixel
-  PixelOf()
-  {
-    if constexpr (std::is_same<T, unsigned char>::value)
-      return cif::Pixel::UInt8;
-    else if constexpr (std::is_same<T, short>::value)
-      return cif::Pixel::Int16;
-    else if constexpr (std::is_same<T, unsigned short>::value)
-      return cif::Pixel::UInt16;
-    else if constexpr (std::is_same<T, float>::value)
-      return cif::Pixel::Float32;
-    else
-      return cif::Pixel::Float64;
-  }
 
   /** cif::CheckParameters, with the output's pixel type for a filter
    * whose output type is chosen apart from the input's. */
@@ -373,7 +358,7 @@ private:
     }
     else
     {
-      cif::CheckParameters(description, parameters, extent, pixel, PixelOf<OutputPixelType>());
+      cif::CheckParameters(description, parameters, extent, pixel, cif::PixelTypeOf<OutputPixelType>());
     }
   }
 
@@ -387,7 +372,7 @@ private:
     {
       return "the GPU does not write float from integer pixels for this filter";
     }
-    return cif::GpuProblem(description, PixelOf<InputPixelType>(), parameters, extent);
+    return cif::GpuProblem(description, cif::PixelTypeOf<InputPixelType>(), parameters, extent);
   }
 
   void
@@ -396,7 +381,7 @@ private:
     const cif::FilterDescriptor & description = this->Derived().Description();
     const InputImageType *        input = this->GetInput();
     OutputImageType *             output = this->GetOutput();
-    const cif::Pixel              pixel = PixelOf<InputPixelType>();
+    const cif::Pixel              pixel = cif::PixelTypeOf<InputPixelType>();
     const cif::Parameters         parameters = this->CheckedParameters();
     const cif::Extent             largest = ExtentOf(input->GetLargestPossibleRegion());
     this->AllocateOutputs();
@@ -414,7 +399,7 @@ private:
         const auto core = [&](const InputPixelType * in, OutputPixelType * out, const cif::Job & piece)
         { result = cuda(pixel, in, out, piece, parameters, 0); };
         const cif::SlabPolicy policy =
-          description.slabPolicy ? description.slabPolicy(parameters, PixelOf<OutputPixelType>()) : cif::SlabPolicy{};
+          description.slabPolicy ? description.slabPolicy(parameters, cif::PixelTypeOf<OutputPixelType>()) : cif::SlabPolicy{};
         const auto onePiece = [&]
         {
           CudaInputBuffer<InputImageType>   in(input);

@@ -5,7 +5,6 @@
 #define itkCudaThresholdToPackedMaskImageFilter_hxx
 
 #include "itkCudaThresholdToPackedMaskImageFilter.h"
-#include "itkCudaSlabs.h"
 #include "itkCudaMaskFilterDetail.h"
 #include "itkMultiThreaderBase.h"
 
@@ -50,54 +49,27 @@ CudaThresholdToPackedMaskImageFilter<TInputImage>::GenerateData()
                       << " is not its largest possible region " << input->GetLargestPossibleRegion()
                       << ": the mask covers the whole grid");
   }
-  if (m_LowerThreshold > m_UpperThreshold) // as itk::BinaryThresholdImageFilter (false for NaN)
-  {
-    itkExceptionMacro(<< "Lower threshold cannot be greater than upper threshold.");
-  }
+  // the description's one check (cif/PackedMask.h): lower <= upper, as ITK checks
+  const CudaMaskFilterDetail::MaskOperationRun run(
+    "threshold_to_packed_mask",
+    cif::PixelTypeOf<InputPixelType>(),
+    CudaMaskFilterDetail::ExtentOf<ImageDimension>(input->GetBufferedRegion()),
+    { static_cast<double>(m_LowerThreshold), static_cast<double>(m_UpperThreshold) },
+    this->GetOutput(),
+    input);
   this->AllocateOutputs();
-  MaskType * mask = this->GetOutput();
+  const MaskType * mask = this->GetOutput();
   if (mask->GetMaskRegion() != input->GetLargestPossibleRegion() ||
       mask->GetBufferedRegion() != MaskType::WordRegionOf(mask->GetMaskRegion()))
   {
     itkExceptionMacro(<< "Internal error: the mask's regions do not match the input's grid");
   }
-  const cif::MaskExtent extent = CudaMaskFilterDetail::ExtentOf<ImageDimension>(input->GetBufferedRegion());
-  const InputPixelType  lower = m_LowerThreshold, upper = m_UpperThreshold;
+  // an input larger than the device streams through it in slabs; the words
+  // (1 bit per voxel) are written through the mask's host buffer
   this->RunOnGPUOrCPU(
     this->GetGPUUnsupportedReason(),
-    [&]
-    {
-      // an input larger than the device streams through it in slabs; the
-      // words (1 bit per voxel) are written through the mask's host buffer
-      this->SetLastSlabs(cif::RunMaskJobCUDA(
-        CudaIsHostImage(input),
-        extent,
-        { sizeof(InputPixelType) },
-        0,
-        [&]() -> std::vector<const void *> { return { input->GetBufferPointer() }; },
-        [&]() -> void * { return mask->GetBufferPointer(); },
-        [&](const void * const * in, void * out, const cif::MaskExtent & slabExtent)
-        {
-          cif::ThresholdPackCUDA(
-            static_cast<const InputPixelType *>(in[0]), static_cast<std::uint32_t *>(out), slabExtent, lower, upper);
-        },
-        [&]
-        {
-          CudaInputBuffer<TInputImage> in(input);
-          CudaOutputBuffer<MaskType>   out(mask);
-          cif::ThresholdPackCUDA(in.Get(), out.Get(), extent, lower, upper);
-          out.Commit();
-        }));
-    },
-    [&]
-    {
-      cif::ThresholdPackCPU(input->GetBufferPointer(),
-                            mask->GetBufferPointer(),
-                            extent,
-                            lower,
-                            upper,
-                            static_cast<int>(this->GetMultiThreader()->GetMaximumNumberOfThreads()));
-    });
+    [&] { this->SetLastSlabs(run.OnGPU()); },
+    [&] { run.OnCPU(static_cast<int>(this->GetMultiThreader()->GetMaximumNumberOfThreads())); });
 }
 
 template <typename TInputImage>

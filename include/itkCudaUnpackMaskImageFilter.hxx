@@ -5,7 +5,6 @@
 #define itkCudaUnpackMaskImageFilter_hxx
 
 #include "itkCudaUnpackMaskImageFilter.h"
-#include "itkCudaSlabs.h"
 #include "itkCudaMaskFilterDetail.h"
 #include "itkMultiThreaderBase.h"
 
@@ -69,46 +68,19 @@ CudaUnpackMaskImageFilter<TOutputImage>::GenerateData()
   {
     itkExceptionMacro(<< "Internal error: the output region does not match the mask region");
   }
-  const cif::MaskExtent extent = CudaMaskFilterDetail::ExtentOf<ImageDimension>(mask->GetMaskRegion());
-  const OutputPixelType inside = m_InsideValue, outside = m_OutsideValue;
+  const CudaMaskFilterDetail::MaskOperationRun run(
+    "unpack_mask",
+    cif::PixelTypeOf<OutputPixelType>(),
+    CudaMaskFilterDetail::ExtentOf<ImageDimension>(mask->GetMaskRegion()),
+    { static_cast<double>(m_InsideValue), static_cast<double>(m_OutsideValue) },
+    output,
+    mask);
+  // an output larger than the device streams through it in slabs, reading
+  // the words from the mask's host buffer
   this->RunOnGPUOrCPU(
     this->GetGPUUnsupportedReason(),
-    [&]
-    {
-      // an output larger than the device streams through it in slabs,
-      // reading the words from the mask's host buffer
-      this->SetLastSlabs(cif::RunMaskJobCUDA(
-        CudaIsHostImage(output),
-        extent,
-        { 0 },
-        sizeof(OutputPixelType),
-        [&]() -> std::vector<const void *> { return { mask->GetBufferPointer() }; },
-        [&]() -> void * { return output->GetBufferPointer(); },
-        [&](const void * const * in, void * out, const cif::MaskExtent & slabExtent)
-        {
-          cif::UnpackMaskCUDA(static_cast<const std::uint32_t *>(in[0]),
-                              static_cast<OutputPixelType *>(out),
-                              slabExtent,
-                              inside,
-                              outside);
-        },
-        [&]
-        {
-          CudaInputBuffer<MaskType>      words(mask);
-          CudaOutputBuffer<TOutputImage> out(output);
-          cif::UnpackMaskCUDA(words.Get(), out.Get(), extent, inside, outside);
-          out.Commit();
-        }));
-    },
-    [&]
-    {
-      cif::UnpackMaskCPU(mask->GetBufferPointer(),
-                         output->GetBufferPointer(),
-                         extent,
-                         inside,
-                         outside,
-                         static_cast<int>(this->GetMultiThreader()->GetMaximumNumberOfThreads()));
-    });
+    [&] { this->SetLastSlabs(run.OnGPU()); },
+    [&] { run.OnCPU(static_cast<int>(this->GetMultiThreader()->GetMaximumNumberOfThreads())); });
 }
 
 template <typename TOutputImage>

@@ -7,13 +7,16 @@
  *=========================================================================*/
 #include "CudaImageFiltersTestUtilities.h"
 #include "cif/Filter.h"
+#include "cif/PackedMask.h"
 #include "itkBinShrinkImageFilter.h"
 #include "itkBinaryThresholdImageFilter.h"
 #include "itkFlatStructuringElement.h"
 #include "itkGrayscaleErodeImageFilter.h"
+#include "itkMaskImageFilter.h"
 #include "itkMeanImageFilter.h"
 
 #include <gtest/gtest.h>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -83,6 +86,64 @@ TEST(FacesCpu, EveryDescribedFilterHasEveryFace)
       EXPECT_NE(help.find(option), std::string::npos) << option << " in\n" << help;
     }
   }
+}
+
+TEST(FacesCpu, EveryPackedMaskOperationHasItsItkClass)
+{
+  ASSERT_EQ(cif::MaskOperations().size(), 3u);
+  for (const cif::MaskOperationDescriptor * d : cif::MaskOperations())
+  {
+    SCOPED_TRACE(d->function);
+    EXPECT_EQ(&cif::FindMaskOperation(d->function), d);
+    EXPECT_TRUE(FileExists(std::string(CIF_SOURCE_DIR) + "/include/" + FileStem(d->itkClass) + ".h"));
+    EXPECT_TRUE(FileExists(std::string(CIF_SOURCE_DIR) + "/wrapping/" + FileStem(d->itkClass) + ".wrap"));
+    EXPECT_FALSE(d->values.empty());
+    EXPECT_TRUE(d->cpu && d->cuda);
+    // its subcommand (generated, or the threshold's --packed) names the class and every value
+    std::string help;
+    EXPECT_EQ(RunTool(d->command + " --help", help), 0) << help;
+    EXPECT_NE(help.find(d->itkClass), std::string::npos) << help;
+    for (const auto & value : d->values)
+    {
+      std::string option = "--" + value.name;
+      for (auto & c : option)
+      {
+        c = c == '_' ? '-' : c;
+      }
+      EXPECT_NE(help.find(option), std::string::npos) << option << " in\n" << help;
+    }
+    std::string list;
+    EXPECT_EQ(RunTool("--help", list), 0);
+    EXPECT_NE(list.find("  " + d->command + " "), std::string::npos) << "the tool's command list lacks " << d->command;
+  }
+  // the one check of a call: the values in the pixel type, then ITK's lower <= upper
+  const auto & threshold = cif::FindMaskOperation("threshold_to_packed_mask");
+  EXPECT_NO_THROW(cif::CheckMaskValues(threshold, cif::Pixel::UInt8, { 0, 255 }));
+  EXPECT_THROW(cif::CheckMaskValues(threshold, cif::Pixel::UInt8, { 0, 256 }), std::invalid_argument);
+  EXPECT_THROW(cif::CheckMaskValues(threshold, cif::Pixel::Int16, { 2, 1 }), std::invalid_argument);
+  EXPECT_THROW(cif::CheckMaskValues(threshold, cif::Pixel::Float32, { 0 }), std::invalid_argument);
+  EXPECT_THROW(cif::CheckMaskValues(threshold, cif::Pixel::Float64, { 0, 1 }), std::invalid_argument);
+  EXPECT_NO_THROW(cif::CheckMaskValues(threshold, cif::Pixel::Float32, { std::nan(""), 1 })); // ITK: all outside
+  EXPECT_THROW(cif::FindMaskOperation("threshold"), std::invalid_argument);
+}
+
+TEST(FacesCpu, TheBilateralSubcommandSaysWhatItsAutomaticRadiusCameTo)
+{
+  // ITK's automatic size: ceil(domain_mu domain_sigma / spacing) per axis
+  const std::string input = ExampleData("KmeansTest_T1UCharRaw.nii.gz");
+  const auto        image = ReadImage<Image>(input);
+  std::string       expected;
+  for (unsigned int a = 0; a < 3; ++a)
+  {
+    expected += (a ? "x" : "") + std::to_string(static_cast<int>(std::ceil(2.5 * 2.0 / image->GetSpacing()[a])));
+  }
+  const std::string output = std::string(CIF_TEST_OUTPUT) + "/faces_bilateral_auto_" + std::to_string(getpid()) + ".nrrd";
+  std::string       text;
+  EXPECT_EQ(RunTool("bilateral \"" + input + "\" \"" + output + "\" --domain-sigma 2 --range-sigma 20 --device cpu", text),
+            0)
+    << text;
+  EXPECT_NE(text.find("radius automatic (" + expected + ")"), std::string::npos) << expected << " in\n" << text;
+  std::remove(output.c_str());
 }
 
 /** The tool's result for `arguments` (IN and OUT added), read back. */
@@ -157,9 +218,81 @@ ExpectToolEqualsItk(const std::string & device)
              "threshold");
 }
 
+/** threshold --packed, then the generated unpack-mask and apply-packed-mask
+ * on its mask file, against ITK's BinaryThresholdImageFilter and
+ * MaskImageFilter on the same volume. */
+void
+ExpectMaskCommandsEqualItk(const std::string & device)
+{
+  const std::string input = ExampleData("KmeansTest_T1UCharRaw.nii.gz");
+  const auto        image = ReadImage<Image>(input);
+  const std::string stem = std::string(CIF_TEST_OUTPUT) + "/faces_mask_" + device + "_" + std::to_string(getpid());
+  const std::string ran = device == "gpu" ? "ran on GPU" : "ran on CPU";
+  std::string       text;
+  ASSERT_EQ(RunTool("threshold \"" + input + "\" \"" + stem + ".nrrd\" --lower 50 --upper 150 --packed --device " +
+                      device,
+                    text),
+            0)
+    << text;
+  EXPECT_EQ(RunTool("unpack-mask \"" + stem + ".nrrd\" \"" + stem + "_labels.nrrd\" --inside-value 7 --outside-value -2 " +
+                      "--output-type int16 --device " + device,
+                    text),
+            0)
+    << text;
+  EXPECT_NE(text.find(ran), std::string::npos) << text;
+  EXPECT_EQ(RunTool("apply-packed-mask \"" + input + "\" \"" + stem + ".nrrd\" \"" + stem +
+                      "_masked.nrrd\" --outside-value -3 --device " + device,
+                    text),
+            0)
+    << text;
+  EXPECT_NE(text.find(ran), std::string::npos) << text;
+
+  auto threshold = itk::BinaryThresholdImageFilter<Image, Image>::New();
+  threshold->SetInput(image);
+  threshold->SetLowerThreshold(50);
+  threshold->SetUpperThreshold(150);
+  threshold->SetInsideValue(7);
+  threshold->SetOutsideValue(-2);
+  threshold->Update();
+  ExpectSame(ReadImage<Image>(stem + "_labels.nrrd").GetPointer(), threshold->GetOutput(), "unpack-mask");
+  auto mask = itk::MaskImageFilter<Image, Image, Image>::New();
+  mask->SetInput(image);
+  mask->SetMaskImage(threshold->GetOutput());
+  mask->SetMaskingValue(-2); // the labels' outside
+  mask->SetOutsideValue(-3);
+  mask->Update();
+  ExpectSame(ReadImage<Image>(stem + "_masked.nrrd").GetPointer(), mask->GetOutput(), "apply-packed-mask");
+  for (const char * suffix : { ".nrrd", "_labels.nrrd", "_masked.nrrd" })
+  {
+    std::remove((stem + suffix).c_str());
+  }
+}
+
 TEST(FacesCpu, GeneratedSubcommandsEqualItk)
 {
   ExpectToolEqualsItk("cpu");
+  ExpectMaskCommandsEqualItk("cpu");
+}
+
+TEST(FacesCpu, MaskSubcommandsRefuseBadInput)
+{
+  std::string       text;
+  const std::string input = ExampleData("KmeansTest_T1UCharRaw.nii.gz");
+  const std::string stem = std::string(CIF_TEST_OUTPUT) + "/faces_maskbad_" + std::to_string(getpid());
+  ASSERT_EQ(RunTool("threshold \"" + input + "\" \"" + stem + ".nrrd\" --lower 50 --upper 150 --packed --device cpu", text),
+            0)
+    << text;
+  EXPECT_EQ(RunTool("unpack-mask \"" + stem + ".nrrd\" \"" + stem + "_o.nrrd\" --inside-value 256", text), 2) << text;
+  EXPECT_NE(text.find("--inside-value: 256 is not a value of the image's pixel type"), std::string::npos) << text;
+  EXPECT_EQ(RunTool("unpack-mask \"" + stem + ".nrrd\" \"" + stem + "_o.nrrd\" --output-type int32", text), 2) << text;
+  EXPECT_NE(text.find("--output-type: unknown type 'int32'"), std::string::npos) << text;
+  EXPECT_EQ(RunTool("apply-packed-mask \"" + input + "\" \"" + stem + "_o.nrrd\"", text), 2) << text;
+  EXPECT_NE(text.find("apply-packed-mask needs IN MASK OUT"), std::string::npos) << text;
+  // a mask of another grid: the image, not a mask, as MASK
+  EXPECT_EQ(RunTool("apply-packed-mask \"" + input + "\" \"" + input + "\" \"" + stem + "_o.nrrd\"", text), 1) << text;
+  EXPECT_NE(text.find("cannot read the packed mask"), std::string::npos) << text;
+  EXPECT_FALSE(FileExists(stem + "_o.nrrd"));
+  std::remove((stem + ".nrrd").c_str());
 }
 
 TEST(FacesCpu, GeneratedSubcommandsRefuseBadParameters)
@@ -183,6 +316,7 @@ TEST(FacesGpu, GeneratedSubcommandsEqualItk)
 {
   CIF_REQUIRE_GPU_OR_SKIP();
   ExpectToolEqualsItk("gpu");
+  ExpectMaskCommandsEqualItk("gpu");
 }
 
 } // namespace

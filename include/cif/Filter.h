@@ -26,6 +26,7 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -53,6 +54,21 @@ PixelBytes(Pixel pixel);
 /** Whether `pixel` is in `list`. */
 bool
 HasPixel(const std::vector<Pixel> & list, Pixel pixel);
+
+/** The cif::Pixel of a C++ pixel type: unsigned char, short, unsigned
+ * short, float or double (the cores' types; any other type is taken for
+ * double, so the faces check the type first). Written for C++11, as the
+ * ITK classes' headers are read by the Python wrapping. */
+template <typename T>
+constexpr Pixel
+PixelTypeOf()
+{
+  return std::is_same<T, std::uint8_t>::value    ? Pixel::UInt8
+         : std::is_same<T, std::int16_t>::value  ? Pixel::Int16
+         : std::is_same<T, std::uint16_t>::value ? Pixel::UInt16
+         : std::is_same<T, float>::value         ? Pixel::Float32
+                                                 : Pixel::Float64;
+}
 
 /** Progress of a CPU entry, a fraction in [0, 1] (may be empty). */
 using Progress = std::function<void(double)>;
@@ -285,6 +301,10 @@ struct FilterDescriptor
   /** The input planes a piece of the image needs on each side, per axis
    * (x, y, z), for pieces to equal the one-piece result. */
   std::function<std::array<std::int64_t, 3>(const Parameters &, int dimension)> halo;
+  /** The values an optional parameter left absent takes in a checked call
+   * of `dimension` axes (the bilateral's automatic radius), for the faces'
+   * reports; empty values where it has none. May be empty. */
+  std::function<std::vector<double>(const std::string & name, const Parameters &, int dimension)> automaticValues;
   /** Why the GPU cannot take the call (empty if it can; may be empty); the
    * pixel type and a build without CUDA are checked apart. */
   std::function<std::string(const Parameters &, const Extent &)> gpuProblem;

@@ -14,6 +14,7 @@
 #ifndef cifPackedMask_h
 #define cifPackedMask_h
 
+#include "cif/Filter.h"
 #include "cif/Slabs.h"
 
 #include <cmath>
@@ -190,6 +191,106 @@ ApplyPackedMaskCUDA(const T * input, const std::uint32_t * words, T * output, co
 bool
 PackedMaskCUDAIsCompiled();
 
+/** What an operand of a packed-mask operation is: an image of the call's
+ * pixel type (dense, x fastest), or a mask's packed words (uint32, the
+ * layout above). */
+enum class MaskOperand : std::uint8_t
+{
+  Image,
+  Words
+};
+
+/** The entry of a packed-mask operation: the input operands in the
+ * description's order and the output, all dense over `extent`, with the
+ * call's values (checked by CheckMaskValues), on the CPU with `threads`
+ * threads or (CUDA entry, `threads` unused) on the current stream with
+ * device buffers. */
+using MaskEntry = std::function<
+  void(Pixel pixel, const void * const * in, void * out, const MaskExtent & extent, const std::vector<double> & values,
+       int threads)>;
+
+/** A value of a packed-mask call: its name (the Python keyword; the CLI
+ * option is --name with '-' for '_'; the ITK class's Set method is the name
+ * in CamelCase) and its help. Absent, it is ITK's default (the ITK class's
+ * member), which the help says. */
+struct MaskValueSpec
+{
+  std::string name;
+  std::string help;
+};
+
+/** One packed-mask operation, described once as cif::FilterDescriptor
+ * describes the image filters: its operands are a mask's words as well as
+ * images, so its faces (the ITK class over itkCudaMaskFilterDetail.h, the
+ * Python function over one binding) run it through the description rather
+ * than through the image filters' generic faces. */
+struct MaskOperationDescriptor
+{
+  /** The Python function ("unpack_mask"); the faces' name for the core. */
+  std::string function;
+  /** The subcommand ("unpack-mask"; "threshold" for the threshold, whose
+   * hand-written subcommand writes a packed mask with --packed). */
+  std::string command;
+  /** The ITK class ("itk::CudaUnpackMaskImageFilter"). */
+  std::string itkClass;
+  /** One line: what is computed. */
+  std::string summary;
+  /** The input operands, in the entries' order, and the output. */
+  std::vector<MaskOperand> inputs;
+  MaskOperand              output{ MaskOperand::Image };
+  /** The call's values, in the entries' order ("lower_threshold",
+   * "upper_threshold"): each a value of the image's pixel type
+   * (IsValueOf; ITK holds them in that type). */
+  std::vector<MaskValueSpec> values;
+  /** The image operands' pixel types (both devices). */
+  std::vector<Pixel> pixels;
+  /** A check across the values, after each passed alone (empty: fine; else
+   * the problem, ITK's words where ITK has them). May be empty. */
+  std::function<std::string(Pixel, const std::vector<double> &)> check;
+  MaskEntry                                                      cpu;
+  MaskEntry                                                      cuda;
+};
+
+/** The packed-mask operations: threshold_to_packed_mask, unpack_mask,
+ * apply_packed_mask. */
+const std::vector<const MaskOperationDescriptor *> &
+MaskOperations();
+
+/** The operation with this Python function name; throws
+ * std::invalid_argument for an unknown name. */
+const MaskOperationDescriptor &
+FindMaskOperation(const std::string & function);
+
+/** Bytes of one voxel of an operand for the slab layout (MaskSlabLayout:
+ * 0 for packed words). */
+inline std::size_t
+OperandPixelBytes(MaskOperand operand, Pixel pixel)
+{
+  return operand == MaskOperand::Words ? 0 : PixelBytes(pixel);
+}
+
+/** The one check of a call: the pixel type, the number of values, each a
+ * value of the pixel type, then the description's own check. Throws
+ * std::invalid_argument "<function>: <problem>". */
+void
+CheckMaskValues(const MaskOperationDescriptor & operation, Pixel pixel, const std::vector<double> & values);
+
+/** A checked call on the GPU: `whole()` (the description's CUDA entry on
+ * device buffers) when `mayCut` is false or the job fits the device, else
+ * the CUDA entry on slabs read straight from the host buffers
+ * `hostInputs()` into `hostOutput()` (asked for only then). Returns how the
+ * job was cut (empty: one piece). */
+std::string
+RunMaskOperationCUDA(const MaskOperationDescriptor &                    operation,
+                     bool                                               mayCut,
+                     Pixel                                              pixel,
+                     const MaskExtent &                                 extent,
+                     const std::vector<double> &                        values,
+                     const std::function<std::vector<const void *>()> & hostInputs,
+                     const std::function<void *()> &                    hostOutput,
+                     const std::function<void()> &                      whole);
+
+
 /** The slab axis of a mask or element-wise job on dense buffers: its
  * slowest axis of more than one voxel, never x (along which the words
  * pack). */
@@ -238,33 +339,6 @@ MaskSlabExtent(MaskExtent extent, const Slab & slab)
 {
   extent.size[MaskSlabAxis(extent)] = slab.outputCount;
   return extent;
-}
-
-/** A threshold or packed-mask job on the GPU (RunWholeOrInSlabsCUDA):
- * `whole()` runs it in one piece; or, when `mayCut` (host buffers) and it
- * does not fit the device, `core(deviceInputs, deviceOutput, slabExtent)`
- * runs on slabs read from `hostInputs()` into `hostOutput()`. The inputs'
- * and output's bytes per voxel as for MaskSlabLayout. Returns how it cut
- * the job (empty for one piece). */
-template <typename TCore, typename TWhole>
-std::string
-RunMaskJobCUDA(bool                                               mayCut,
-               const MaskExtent &                                 extent,
-               const std::vector<std::size_t> &                   inputPixelBytes,
-               std::size_t                                        outputPixelBytes,
-               const std::function<std::vector<const void *>()> & hostInputs,
-               const std::function<void *()> &                    hostOutput,
-               TCore &&                                           core,
-               TWhole &&                                          whole)
-{
-  return RunWholeOrInSlabsCUDA(
-    mayCut,
-    MaskSlabLayout(extent, inputPixelBytes, outputPixelBytes),
-    hostInputs,
-    hostOutput,
-    SlabAxisName(MaskSlabAxis(extent)),
-    [&](const void * const * in, void * out, const Slab & slab) { core(in, out, MaskSlabExtent(extent, slab)); },
-    whole);
 }
 
 } // namespace cif

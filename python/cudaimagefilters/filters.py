@@ -119,8 +119,14 @@ def threshold_to_packed_mask(
     from ._runtime import _record
 
     _record(
-        _cif.threshold_to_packed_mask(
-            arg.array, words, lower, upper, device, arg.stream, threads(number_of_threads)
+        _cif.run_mask_operation(
+            "threshold_to_packed_mask",
+            [arg.array],
+            words,
+            [lower, upper],
+            device,
+            arg.stream,
+            threads(number_of_threads),
         )
     )
     region = arg.original.GetBufferedRegion() if arg.kind == _arrays.ITK else None
@@ -169,8 +175,14 @@ def unpack_mask(
     from ._runtime import _record
 
     _record(
-        _cif.unpack_mask(
-            arg.array, out, inside, float(outside_value), device, arg.stream, threads(number_of_threads)
+        _cif.run_mask_operation(
+            "unpack_mask",
+            [arg.array],
+            out,
+            [inside, float(outside_value)],
+            device,
+            arg.stream,
+            threads(number_of_threads),
         )
     )
     return result
@@ -196,8 +208,14 @@ def apply_packed_mask(
     return run(
         arg,
         _arrays.numpy_dtype(arg.array),
-        lambda i, o: _cif.apply_packed_mask(
-            i, m.array, o, float(outside_value), device, arg.stream, threads(number_of_threads)
+        lambda i, o: _cif.run_mask_operation(
+            "apply_packed_mask",
+            [i, m.array],
+            o,
+            [float(outside_value)],
+            device,
+            arg.stream,
+            threads(number_of_threads),
         ),
     )
 

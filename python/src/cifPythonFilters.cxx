@@ -1,10 +1,9 @@
 /*=========================================================================
- *  CudaImageFilters Python extension: the packed-mask filters and the
+ *  CudaImageFilters Python extension: the packed-mask operations, bound
+ *  once over their descriptions (cif::MaskOperationDescriptor), and the
  *  B-spline prefilter's helpers (the described filters, the binary
  *  threshold and the prefilter among them, are bound once in
- *  cifPythonDescribed.cxx). Each
- *  binding checks its arrays, builds the core's job from plain parameters
- *  (sizes x fastest) and runs the core through RunJob.
+ *  cifPythonDescribed.cxx).
  *=========================================================================*/
 #include "cifPythonArrays.h"
 
@@ -26,39 +25,6 @@ namespace cifpy
 {
 namespace
 {
-
-void
-CheckFilterArrays(const ArrayInfo & in, const ArrayInfo & out, const char * function)
-{
-  RequireImageDimension(in, function);
-  RequireSameShape(in, out, function);
-  RequirePixel(out, in.pixel, function);
-}
-
-std::string
-NoCudaReason(bool compiled)
-{
-  return compiled ? std::string() : std::string("this build has no CUDA code");
-}
-
-/** A threshold or label given as a Python number, in the pixel type T, by
- * the binary threshold's rule (cif::IsValueOf, cif/PackedMask.h, which its
- * description checks with too): ITK compares in the input type, so an integer type refuses
- * a value it cannot hold; float takes every number (NaN too: no pixel lies
- * inside a NaN bound, as in ITK), with the infinities beyond its range. */
-template <typename T>
-T
-ThresholdValue(double v, const char * what, const char * function)
-{
-  if (!cif::IsValueOf<T>(v))
-  {
-    std::ostringstream why;
-    why << function << ": " << what << " = " << v << " is not a value of the image's pixel type";
-    throw std::invalid_argument(why.str());
-  }
-  return cif::AsValueOf<T>(v);
-}
-
 cif::MaskExtent
 ExtentOf(const ArrayInfo & image)
 {
@@ -88,206 +54,162 @@ CheckWords(const ArrayInfo & words, const ArrayInfo & image, const char * functi
   }
 }
 
-/** Appends a GPU run's slab note to its report. */
-void
-AddSlabs(Report & report, const std::string & slabs)
+/** The image operands' pixel type among the operation's (a TypeError
+ * otherwise, as for every function). */
+cif::Pixel
+ImagePixel(const cif::MaskOperationDescriptor & operation, const ArrayInfo & image)
 {
-  if (!slabs.empty() && std::get<0>(report) == "GPU")
+  cif::Pixel pixel;
+  if (!cif::PixelFromName(PixelName(image.pixel), pixel) || !cif::HasPixel(operation.pixels, pixel))
   {
-    std::get<1>(report) += "; " + slabs;
+    std::string names;
+    for (cif::Pixel p : operation.pixels)
+    {
+      names += (names.empty() ? "" : ", ") + std::string(cif::PixelName(p));
+    }
+    throw nb::type_error(
+      (operation.function + ": pixel type " + image.dtype + " is not supported; use " + names).c_str());
   }
+  return pixel;
 }
 
-/** RunJob for a threshold or packed-mask job on dense arrays of `extent`:
- * `gpu(inputs, output, extent)` with device pointers, `cpu(inputs, output)`
- * with host pointers. Host arrays too large for the device run `gpu` on z
- * (or y) slabs (cif::RunMaskJobCUDA, as the ITK filters do); the inputs'
- * and the output's bytes per voxel as for cif::MaskSlabLayout (0: packed
- * words). */
-template <typename TGpu, typename TCpu>
+/** One call of a packed-mask operation (cif::MaskOperationDescriptor,
+ * cif/PackedMask.h) on arrays: its input operands in the description's
+ * order, its output and its values. The image operands share one shape and
+ * pixel type, the words match it; the values pass the description's one
+ * check. Host arrays too large for the device run on z (or y) slabs, as
+ * the ITK filters do. */
 Report
-RunMaskJob(const char *                     name,
-           const std::string &              device,
-           const std::vector<ArrayInfo> &   inputs,
-           const ArrayInfo &                output,
-           std::uintptr_t                   stream,
-           const cif::MaskExtent &          extent,
-           const std::vector<std::size_t> & inputPixelBytes,
-           std::size_t                      outputPixelBytes,
-           TGpu &&                          gpu,
-           TCpu &&                          cpu)
+RunMaskOperation(const std::string &          function,
+                 const std::vector<InArray> & inputs,
+                 const OutArray &             output,
+                 const std::vector<double> &  values,
+                 const std::string &          device,
+                 std::uintptr_t               stream,
+                 int                          threads)
 {
-  std::string          slabs;
-  const HostSlabRunner hostSlabs = [&](const std::function<void()> & whole)
+  const cif::MaskOperationDescriptor & operation = cif::FindMaskOperation(function);
+  const char *                         name = operation.function.c_str();
+  if (inputs.size() != operation.inputs.size())
   {
-    slabs = cif::RunMaskJobCUDA(
+    throw std::invalid_argument(operation.function + ": takes " + std::to_string(operation.inputs.size()) +
+                                " input arrays, not " + std::to_string(inputs.size()));
+  }
+  const auto what = [](cif::MaskOperand operand, const char * image)
+  { return operand == cif::MaskOperand::Words ? "mask" : image; };
+  std::vector<ArrayInfo> in;
+  for (std::size_t i = 0; i < inputs.size(); ++i)
+  {
+    in.push_back(Inspect(inputs[i], what(operation.inputs[i], "image")));
+  }
+  const ArrayInfo out = Inspect(output, what(operation.output, "output"));
+  // every operand with its kind: the first image gives the shape and type
+  std::vector<std::pair<const ArrayInfo *, cif::MaskOperand>> operands;
+  for (std::size_t i = 0; i < in.size(); ++i)
+  {
+    operands.emplace_back(&in[i], operation.inputs[i]);
+  }
+  operands.emplace_back(&out, operation.output);
+  const ArrayInfo * image = nullptr;
+  for (const auto & operand : operands)
+  {
+    if (operand.second != cif::MaskOperand::Image)
+    {
+      continue;
+    }
+    if (image == nullptr)
+    {
+      image = operand.first;
+      RequireImageDimension(*image, name);
+    }
+    else
+    {
+      RequireSameShape(*image, *operand.first, name);
+      RequirePixel(*operand.first, image->pixel, name);
+    }
+  }
+  for (const auto & operand : operands)
+  {
+    if (operand.second == cif::MaskOperand::Words)
+    {
+      CheckWords(*operand.first, *image, name);
+    }
+  }
+  const cif::Pixel pixel = ImagePixel(operation, *image);
+  cif::CheckMaskValues(operation, pixel, values);
+  const cif::MaskExtent extent = ExtentOf(*image);
+  std::string           slabs;
+  const HostSlabRunner  hostSlabs = [&](const std::function<void()> & whole)
+  {
+    slabs = cif::RunMaskOperationCUDA(
+      operation,
       true,
+      pixel,
       extent,
-      inputPixelBytes,
-      outputPixelBytes,
+      values,
       [&]
       {
         std::vector<const void *> pointers;
-        for (const auto & a : inputs)
+        for (const auto & a : in)
         {
           pointers.push_back(a.data);
         }
         return pointers;
       },
-      [&]() -> void * { return output.data; },
-      gpu,
+      [&]() -> void * { return out.data; },
       whole);
   };
   Report report = RunJob(
     name,
     device,
-    NoCudaReason(cif::PackedMaskCUDAIsCompiled()),
-    inputs,
-    { output },
+    cif::PackedMaskCUDAIsCompiled() ? std::string() : std::string("this build has no CUDA code"),
+    in,
+    { out },
     stream,
-    [&](const JobPointers & p) { gpu(p.in.data(), p.out[0], extent); },
-    [&](const JobPointers & p) { cpu(p.in.data(), p.out[0]); },
+    [&](const JobPointers & p) { operation.cuda(pixel, p.in.data(), p.out[0], extent, values, 1); },
+    [&](const JobPointers & p) { operation.cpu(pixel, p.in.data(), p.out[0], extent, values, Threads(threads)); },
     nullptr,
     hostSlabs);
-  AddSlabs(report, slabs);
+  if (!slabs.empty() && std::get<0>(report) == "GPU")
+  {
+    std::get<1>(report) += "; " + slabs;
+  }
   return report;
 }
 
-Report
-ThresholdToPackedMask(const InArray &     input,
-                      const OutArray &    words,
-                      double              lower,
-                      double              upper,
-                      const std::string & device,
-                      std::uintptr_t      stream,
-                      int                 threads)
+/** The packed-mask operations' descriptions, for the tests of every face. */
+nb::list
+MaskOperationDescriptions()
 {
-  const char * name = "threshold_to_packed_mask";
-  const auto   in = Inspect(input, "image");
-  const auto   w = Inspect(words, "mask");
-  RequireImageDimension(in, name);
-  CheckWords(w, in, name);
-  const auto e = ExtentOf(in);
-  Report     report;
-  DispatchScalar(
-    in,
-    name,
-    [&](auto tag)
+  const auto operand = [](cif::MaskOperand o) { return o == cif::MaskOperand::Words ? "words" : "image"; };
+  nb::list   list;
+  for (const cif::MaskOperationDescriptor * op : cif::MaskOperations())
+  {
+    nb::dict d;
+    d["function"] = op->function;
+    d["itk_class"] = op->itkClass;
+    d["command"] = op->command;
+    d["summary"] = op->summary;
+    nb::list inputs, values, pixels;
+    for (auto i : op->inputs)
     {
-      using T = decltype(tag);
-      const T lo = ThresholdValue<T>(lower, "lower", name);
-      const T hi = ThresholdValue<T>(upper, "upper", name);
-      report = RunMaskJob(
-        name,
-        device,
-        { in },
-        w,
-        stream,
-        e,
-        { sizeof(T) },
-        0,
-        [&](const void * const * x, void * y, const cif::MaskExtent & job)
-        { cif::ThresholdPackCUDA(static_cast<const T *>(x[0]), static_cast<std::uint32_t *>(y), job, lo, hi); },
-        [&](const void * const * x, void * y) {
-          cif::ThresholdPackCPU(
-            static_cast<const T *>(x[0]), static_cast<std::uint32_t *>(y), e, lo, hi, Threads(threads));
-        });
-    });
-  return report;
-}
-
-Report
-UnpackMask(const InArray &     words,
-           const OutArray &    output,
-           double              inside,
-           double              outside,
-           const std::string & device,
-           std::uintptr_t      stream,
-           int                 threads)
-{
-  const char * name = "unpack_mask";
-  const auto   w = Inspect(words, "mask");
-  const auto   out = Inspect(output, "output");
-  RequireImageDimension(out, name);
-  CheckWords(w, out, name);
-  const auto e = ExtentOf(out);
-  Report     report;
-  DispatchScalar(
-    out,
-    name,
-    [&](auto tag)
+      inputs.append(operand(i));
+    }
+    for (const auto & v : op->values)
     {
-      using T = decltype(tag);
-      const T vin = ThresholdValue<T>(inside, "inside_value", name);
-      const T vout = ThresholdValue<T>(outside, "outside_value", name);
-      report = RunMaskJob(
-        name,
-        device,
-        { w },
-        out,
-        stream,
-        e,
-        { 0 },
-        sizeof(T),
-        [&](const void * const * x, void * y, const cif::MaskExtent & job)
-        { cif::UnpackMaskCUDA(static_cast<const std::uint32_t *>(x[0]), static_cast<T *>(y), job, vin, vout); },
-        [&](const void * const * x, void * y) {
-          cif::UnpackMaskCPU(
-            static_cast<const std::uint32_t *>(x[0]), static_cast<T *>(y), e, vin, vout, Threads(threads));
-        });
-    });
-  return report;
-}
-
-Report
-ApplyPackedMask(const InArray &     input,
-                const InArray &     words,
-                const OutArray &    output,
-                double              outside,
-                const std::string & device,
-                std::uintptr_t      stream,
-                int                 threads)
-{
-  const char * name = "apply_packed_mask";
-  const auto   in = Inspect(input, "image");
-  const auto   w = Inspect(words, "mask");
-  const auto   out = Inspect(output, "output");
-  CheckFilterArrays(in, out, name);
-  CheckWords(w, in, name);
-  const auto e = ExtentOf(in);
-  Report     report;
-  DispatchScalar(
-    in,
-    name,
-    [&](auto tag)
+      values.append(v.name);
+    }
+    for (auto p : op->pixels)
     {
-      using T = decltype(tag);
-      const T vout = ThresholdValue<T>(outside, "outside_value", name);
-      report = RunMaskJob(
-        name,
-        device,
-        { in, w },
-        out,
-        stream,
-        e,
-        { sizeof(T), 0 },
-        sizeof(T),
-        [&](const void * const * x, void * y, const cif::MaskExtent & job)
-        {
-          cif::ApplyPackedMaskCUDA(
-            static_cast<const T *>(x[0]), static_cast<const std::uint32_t *>(x[1]), static_cast<T *>(y), job, vout);
-        },
-        [&](const void * const * x, void * y)
-        {
-          cif::ApplyPackedMaskCPU(static_cast<const T *>(x[0]),
-                                  static_cast<const std::uint32_t *>(x[1]),
-                                  static_cast<T *>(y),
-                                  e,
-                                  vout,
-                                  Threads(threads));
-        });
-    });
-  return report;
+      pixels.append(cif::PixelName(p));
+    }
+    d["inputs"] = inputs;
+    d["output"] = operand(op->output);
+    d["values"] = values;
+    d["pixels"] = pixels;
+    list.append(d);
+  }
+  return list;
 }
 
 } // namespace
@@ -296,23 +218,15 @@ void
 RegisterFilters(nb::module_ & m)
 {
   using namespace nb::literals;
-  m.def("threshold_to_packed_mask",
-        &ThresholdToPackedMask,
-        "image"_a,
-        "words"_a,
-        "lower"_a,
-        "upper"_a,
-        "device"_a,
-        "stream"_a,
-        "threads"_a);
-  m.def(
-    "unpack_mask", &UnpackMask, "words"_a, "output"_a, "inside"_a, "outside"_a, "device"_a, "stream"_a, "threads"_a);
-  m.def("apply_packed_mask",
-        &ApplyPackedMask,
-        "image"_a,
-        "words"_a,
+  m.def("mask_operations",
+        &MaskOperationDescriptions,
+        "The core's description of every packed-mask operation (cif/PackedMask.h).");
+  m.def("run_mask_operation",
+        &RunMaskOperation,
+        "function"_a,
+        "inputs"_a,
         "output"_a,
-        "outside"_a,
+        "values"_a,
         "device"_a,
         "stream"_a,
         "threads"_a);

@@ -107,6 +107,37 @@ def test_described_functions_check_their_parameters_once():
         cif.median_image_filter(a.astype(np.float64))
 
 
+def test_every_packed_mask_operation_has_its_function():
+    operations = _cif.mask_operations()
+    assert [o["function"] for o in operations] == ["threshold_to_packed_mask", "unpack_mask", "apply_packed_mask"]
+    for o in operations:
+        function = getattr(cif, o["function"])
+        assert o["function"] in cif.__all__
+        assert o["itk_class"] in function.__doc__
+        signature = inspect.signature(function)
+        for value in o["values"]:
+            assert value in signature.parameters, (o["function"], value)
+        assert signature.parameters["device"].default == "auto"
+
+
+def test_packed_mask_operations_check_their_values_once():
+    a = np.arange(60, dtype=np.int16).reshape(3, 4, 5)
+    # itk::BinaryThresholdImageFilter's check, compared in the pixel type
+    with pytest.raises(ValueError, match="Lower threshold cannot be greater than upper threshold"):
+        cif.threshold_to_packed_mask(a, 10, 9)
+    with pytest.raises(ValueError, match="lower_threshold = 0.5 is not a value of the image's pixel type"):
+        cif.threshold_to_packed_mask(a, 0.5, 9)
+    mask = cif.threshold_to_packed_mask(a, 10, 20)
+    with pytest.raises(ValueError, match="inside_value = 256 is not a value of the image's pixel type"):
+        cif.unpack_mask(mask, inside_value=256)
+    with pytest.raises(ValueError, match="outside_value = -1 is not a value of the image's pixel type"):
+        cif.apply_packed_mask(a.astype(np.uint16), mask, outside_value=-1)
+    # float: bounds apart in double but equal in float32 are not refused; the one voxel 1.0 is inside
+    f = (np.arange(60, dtype=np.float32) / 4).reshape(3, 4, 5)
+    bits = cif.unpack_mask(cif.threshold_to_packed_mask(f, 1.0 + 1e-12, 1.0))
+    assert bits.sum() == 255 and bits.reshape(-1)[4] == 255
+
+
 def test_halos_of_the_described_functions():
     assert cif.median_image_filter.halo(radius=2) == 2
     assert cif.median_image_filter.halo(radius=[1, 2, 3]) == (3, 2, 1)

@@ -171,6 +171,16 @@ BilateralDescriptor()
     const std::string         problem = BilateralKernelRadius(p, image.dimension, radius);
     return problem.empty() ? ValidateClampedNeighborhoodGeometry(GeometryOf(WholeImageJob(image, image))) : problem;
   };
+  d.automaticValues = [](const std::string & name, const Parameters & p, int dimension)
+  {
+    std::vector<double>       values;
+    std::vector<std::int64_t> radius;
+    if (name == "radius" && BilateralKernelRadius(p, dimension, radius).empty())
+    {
+      values.assign(radius.begin(), radius.end());
+    }
+    return values;
+  };
   // the kernel reaches its radius per iteration
   d.halo = [](const Parameters & p, int dimension)
   {

@@ -80,11 +80,7 @@ template <typename F>
 decltype(auto)
 DispatchPair(Pixel in, const Job & job, F && f)
 {
-  if (!job.outputPixel)
-  {
-    throw std::invalid_argument("bspline_decomposition_image_filter: the job has no output pixel type");
-  }
-  return DispatchPixel(GpuPixels{}, OutputPixels{}, in, *job.outputPixel, std::forward<F>(f));
+  return DispatchPixel(GpuPixels{}, OutputPixels{}, in, job.outputPixel, std::forward<F>(f));
 }
 
 template <bool Cuda>

@@ -18,13 +18,9 @@
 
 namespace cif
 {
-/** The cif::Pixel of a C++ pixel type. */
+/** The cif::Pixel of a C++ pixel type (cif::PixelTypeOf). */
 template <typename T>
-constexpr Pixel PixelOf = std::is_same<T, std::uint8_t>::value    ? Pixel::UInt8
-                          : std::is_same<T, std::int16_t>::value  ? Pixel::Int16
-                          : std::is_same<T, std::uint16_t>::value ? Pixel::UInt16
-                          : std::is_same<T, float>::value         ? Pixel::Float32
-                                                                  : Pixel::Float64;
+constexpr Pixel PixelOf = PixelTypeOf<T>();
 
 /** Calls f(T{}) for the type T among `Ts...` whose cif::Pixel is `pixel`;
  * throws std::invalid_argument when none is. */
@@ -91,6 +87,19 @@ DispatchPixel(PixelList<TIns...>, PixelList<TOuts...>, Pixel in, Pixel out, F &&
 {
   return DispatchPixel<TIns...>(
     in, [&](auto inTag) { return DispatchPixel<TOuts...>(out, [&](auto outTag) { return f(inTag, outTag); }); });
+}
+
+/** The same for a job's output type (Job::outputPixel); throws
+ * std::invalid_argument when the job has none. */
+template <typename... TIns, typename... TOuts, typename F>
+decltype(auto)
+DispatchPixel(PixelList<TIns...> ins, PixelList<TOuts...> outs, Pixel in, OptionalPixel out, F && f)
+{
+  if (!out)
+  {
+    throw std::invalid_argument("the job has no output pixel type");
+  }
+  return DispatchPixel(ins, outs, in, *out, std::forward<F>(f));
 }
 
 /** The cif::Pixel of every type of a list (a description's pixel lists). */

@@ -104,14 +104,10 @@ template <bool Cuda>
 EntryResult
 Run(Pixel pixel, const void * in, void * out, const Job & job, const Parameters & p, int threads)
 {
-  if (!job.outputPixel)
-  {
-    throw std::invalid_argument("binary_threshold_image_filter: the job has no output pixel type");
-  }
   return DispatchPixel(Pixels{},
                        Pixels{},
                        pixel,
-                       *job.outputPixel,
+                       job.outputPixel,
                       [&](auto inTag, auto outTag)
                       {
                         using TIn = decltype(inTag);

@@ -39,14 +39,14 @@ ThresholdCPU(const TIn *                 input,
               });
 }
 
-template <typename TIn>
+namespace
+{
+/** f(row, w, x0, n) for every word w of every row of a packed mask of
+ * `extent`: the word's first voxel x0 along the row and its n voxels (32,
+ * fewer in a row's last word); rows split over the threads. */
+template <typename F>
 void
-ThresholdPackCPU(const TIn *        input,
-                 std::uint32_t *    words,
-                 const MaskExtent & extent,
-                 TIn                lower,
-                 TIn                upper,
-                 int                numberOfThreads)
+ForEachMaskWord(const MaskExtent & extent, int numberOfThreads, F && f)
 {
   const std::int64_t nx = extent.size[0];
   const std::int64_t wpr = MaskWordsPerRow(nx);
@@ -56,22 +56,38 @@ ThresholdPackCPU(const TIn *        input,
               {
                 for (std::int64_t row = first; row < last; ++row)
                 {
-                  const TIn *     in = input + row * nx;
-                  std::uint32_t * out = words + row * wpr;
                   for (std::int64_t w = 0; w < wpr; ++w)
                   {
                     const std::int64_t x0 = w * MaskBitsPerWord;
-                    const int          n = static_cast<int>(nx - x0 < MaskBitsPerWord ? nx - x0 : MaskBitsPerWord);
-                    std::uint32_t      bits = 0;
-                    for (int i = 0; i < n; ++i)
-                    {
-                      const TIn v = in[x0 + i];
-                      bits |= static_cast<std::uint32_t>(lower <= v && v <= upper) << i;
-                    }
-                    out[w] = bits;
+                    f(row, w, x0, static_cast<int>(nx - x0 < MaskBitsPerWord ? nx - x0 : MaskBitsPerWord));
                   }
                 }
               });
+}
+} // namespace
+
+template <typename TIn>
+void
+ThresholdPackCPU(const TIn *        input,
+                 std::uint32_t *    words,
+                 const MaskExtent & extent,
+                 TIn                lower,
+                 TIn                upper,
+                 int                numberOfThreads)
+{
+  const std::int64_t nx = extent.size[0], wpr = MaskWordsPerRow(nx);
+  ForEachMaskWord(extent,
+                  numberOfThreads,
+                  [&](std::int64_t row, std::int64_t w, std::int64_t x0, int n)
+                  {
+                    const TIn *   in = input + row * nx + x0;
+                    std::uint32_t bits = 0;
+                    for (int i = 0; i < n; ++i)
+                    {
+                      bits |= static_cast<std::uint32_t>(lower <= in[i] && in[i] <= upper) << i;
+                    }
+                    words[row * wpr + w] = bits;
+                  });
 }
 
 template <typename TOut>
@@ -83,28 +99,18 @@ UnpackMaskCPU(const std::uint32_t * words,
               TOut                  outside,
               int                   numberOfThreads)
 {
-  const std::int64_t nx = extent.size[0];
-  const std::int64_t wpr = MaskWordsPerRow(nx);
-  ParallelFor(extent.Rows(),
-              numberOfThreads,
-              [&](std::int64_t first, std::int64_t last)
-              {
-                for (std::int64_t row = first; row < last; ++row)
-                {
-                  const std::uint32_t * in = words + row * wpr;
-                  TOut *                out = output + row * nx;
-                  for (std::int64_t w = 0; w < wpr; ++w)
+  const std::int64_t nx = extent.size[0], wpr = MaskWordsPerRow(nx);
+  ForEachMaskWord(extent,
+                  numberOfThreads,
+                  [&](std::int64_t row, std::int64_t w, std::int64_t x0, int n)
                   {
-                    const std::uint32_t word = in[w];
-                    const std::int64_t  x0 = w * MaskBitsPerWord;
-                    const int           n = static_cast<int>(nx - x0 < MaskBitsPerWord ? nx - x0 : MaskBitsPerWord);
+                    const std::uint32_t word = words[row * wpr + w];
+                    TOut *              out = output + row * nx + x0;
                     for (int i = 0; i < n; ++i)
                     {
-                      out[x0 + i] = ((word >> i) & 1u) ? inside : outside;
+                      out[i] = ((word >> i) & 1u) ? inside : outside;
                     }
-                  }
-                }
-              });
+                  });
 }
 
 template <typename T>
@@ -116,29 +122,19 @@ ApplyPackedMaskCPU(const T *             input,
                    T                     outside,
                    int                   numberOfThreads)
 {
-  const std::int64_t nx = extent.size[0];
-  const std::int64_t wpr = MaskWordsPerRow(nx);
-  ParallelFor(extent.Rows(),
-              numberOfThreads,
-              [&](std::int64_t first, std::int64_t last)
-              {
-                for (std::int64_t row = first; row < last; ++row)
-                {
-                  const std::uint32_t * mask = words + row * wpr;
-                  const T *             in = input + row * nx;
-                  T *                   out = output + row * nx;
-                  for (std::int64_t w = 0; w < wpr; ++w)
+  const std::int64_t nx = extent.size[0], wpr = MaskWordsPerRow(nx);
+  ForEachMaskWord(extent,
+                  numberOfThreads,
+                  [&](std::int64_t row, std::int64_t w, std::int64_t x0, int n)
                   {
-                    const std::uint32_t word = mask[w];
-                    const std::int64_t  x0 = w * MaskBitsPerWord;
-                    const int           n = static_cast<int>(nx - x0 < MaskBitsPerWord ? nx - x0 : MaskBitsPerWord);
+                    const std::uint32_t word = words[row * wpr + w];
+                    const T *           in = input + row * nx + x0;
+                    T *                 out = output + row * nx + x0;
                     for (int i = 0; i < n; ++i)
                     {
-                      out[x0 + i] = ((word >> i) & 1u) ? in[x0 + i] : outside;
+                      out[i] = ((word >> i) & 1u) ? in[i] : outside;
                     }
-                  }
-                }
-              });
+                  });
 }
 
 #define CIF_INSTANTIATE_THRESHOLD_CPU(TIn, TOut)                                                                       \
