@@ -420,6 +420,12 @@ SlidingFind(const SlidingParams & p,
     under = h.matched;
   }
   SlidingWalk(p, counts, p.middle - h.below, digit, under, lane);
+#ifdef __CUDA_ARCH__
+  // every lane has read the header above before lane 0 rewrites it (the
+  // walk's shuffles order the lanes' execution, not their memory accesses:
+  // compute-sanitizer's racecheck reported the read-write hazard)
+  __syncwarp();
+#endif
   if (lane != 0)
   {
     return;
