@@ -68,6 +68,21 @@ PrintWrapped(std::ostream & os, const std::string & text, std::size_t indent, st
   os << '\n';
 }
 
+void
+PrintOptionHelp(std::ostream & os, const std::string & head, const std::string & help)
+{
+  os << head << std::string(head.size() < 23 ? 23 - head.size() : 1, ' ');
+  PrintWrapped(os, help, 23, std::max<std::size_t>(head.size(), 23));
+}
+
+void
+PrintGeneratedFooter(std::ostream & os, const std::string & itkClass, const std::string & function)
+{
+  os << "\nPrints the device that ran the filter and the filter's time. The C++ class is\n"
+     << itkClass << "; the Python function cudaimagefilters." << function << ".\n";
+  PrintExitStatusHelp(os);
+}
+
 namespace
 {
 std::string
@@ -417,20 +432,16 @@ DescribedUsage(const cif::FilterDescriptor & filter, std::ostream & os)
     {
       help += "; also --" + alias;
     }
-    os << head << std::string(head.size() < 23 ? 23 - head.size() : 1, ' ');
-    PrintWrapped(os, help, 23, std::max<std::size_t>(head.size(), 23));
+    PrintOptionHelp(os, head, help);
   }
   PrintDeviceOptionHelp(os);
   PrintStreamOptionHelp(os);
   if (const DescribedVerifier * verify = FindDescribedVerifier(filter.command))
   {
-    os << "  --verify             ";
-    PrintWrapped(os, verify->Help, 23, 23);
+    PrintOptionHelp(os, "  --verify", verify->Help);
   }
   PrintQuietAndHelpOptionHelp(os);
-  os << "\nPrints the device that ran the filter and the filter's time. The C++ class is\n"
-     << filter.itkClass << "; the Python function cudaimagefilters." << filter.function << ".\n";
-  PrintExitStatusHelp(os);
+  PrintGeneratedFooter(os, filter.itkClass, filter.function);
 }
 
 int

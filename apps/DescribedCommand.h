@@ -34,6 +34,15 @@ OptionOf(const std::string & name);
 void
 PrintWrapped(std::ostream & os, const std::string & text, std::size_t indent, std::size_t first = 0);
 
+/** One option's line of a generated --help: `head` ("  --radius V"),
+ * then `help` wrapped from column 23. */
+void
+PrintOptionHelp(std::ostream & os, const std::string & head, const std::string & help);
+/** The end of a generated --help: what the run prints, the ITK class, the
+ * Python function, the exit status. */
+void
+PrintGeneratedFooter(std::ostream & os, const std::string & itkClass, const std::string & function);
+
 /** The generated subcommand of a packed-mask operation (cif/PackedMask.h,
  * MaskOperationCommand.cxx): its Main and its --help. */
 int

@@ -197,36 +197,39 @@ MaskOperationUsage(const cif::MaskOperationDescriptor & operation, std::ostream 
   {
     if (operand == cif::MaskOperand::Words)
     {
-      os << "  MASK                 ";
-      PrintWrapped(os,
-                   std::string("a packed mask (written by threshold --packed or WritePackedMask: ") +
-                     PackedMaskFormats + "), of IN's grid where there is an IN",
-                   23,
-                   23);
+      PrintOptionHelp(os,
+                      "  MASK",
+                      std::string("a packed mask (written by threshold --packed or WritePackedMask: ") +
+                        PackedMaskFormats + "), of IN's grid where there is an IN");
     }
     else
     {
       PrintInputArgumentHelp(os);
     }
   }
-  PrintImageOutputArgumentHelp(os);
+  if (HasImageInput(operation))
+  {
+    PrintImageOutputArgumentHelp(os);
+  }
+  else
+  {
+    PrintOptionHelp(os,
+                    "  OUT",
+                    "output label image of the --output-type, on MASK's grid: .nii.gz, .nii, .nrrd, .nhdr, .mha, "
+                    ".mhd, or .png (2D uint8 or uint16 only)");
+  }
   os << "\nOptions:\n";
   for (const auto & value : operation.values)
   {
-    const std::string head = "  " + OptionOf(value.name) + " V";
-    os << head << std::string(head.size() < 23 ? 23 - head.size() : 1, ' ');
-    PrintWrapped(os, value.help, 23, std::max<std::size_t>(head.size(), 23));
+    PrintOptionHelp(os, "  " + OptionOf(value.name) + " V", value.help);
   }
   if (!HasImageInput(operation))
   {
-    os << "  --output-type T      ";
-    PrintWrapped(os, "OUT's pixel type: uint8, int16, uint16 or float32 (default uint8)", 23, 23);
+    PrintOptionHelp(os, "  --output-type T", "OUT's pixel type: uint8, int16, uint16 or float32 (default uint8)");
   }
   PrintDeviceOptionHelp(os);
   PrintQuietAndHelpOptionHelp(os);
-  os << "\nPrints the device that ran the filter and the filter's time. The C++ class is\n"
-     << operation.itkClass << "; the Python function cudaimagefilters." << operation.function << ".\n";
-  PrintExitStatusHelp(os);
+  PrintGeneratedFooter(os, operation.itkClass, operation.function);
 }
 
 int
