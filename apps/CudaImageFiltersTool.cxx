@@ -37,10 +37,6 @@ void
 InfoUsage(std::ostream & os);
 
 const Subcommand Subcommands[] = {
-  { "bspline-prefilter",
-    "B-spline interpolation coefficients of an image",
-    BSplinePrefilterMain,
-    BSplinePrefilterUsage },
   { "grbf", "Gaussian RBF interpolation onto a zoomed or reference grid", GaussianRBFMain, GaussianRBFUsage },
   { "info", "whether CUDA is compiled in, and the GPU", InfoMain, InfoUsage },
   { "kernel-superposition",
@@ -49,7 +45,6 @@ const Subcommand Subcommands[] = {
     KernelSuperpositionUsage },
   { "resample", "an image resampled through a transform onto a grid", ResampleMain, ResampleUsage },
   { "segment", "filter, threshold and pack on the GPU: a packed mask", SegmentMain, SegmentUsage },
-  { "threshold", "a label image or a packed mask of L <= value <= U", ThresholdMain, ThresholdUsage },
 };
 
 void

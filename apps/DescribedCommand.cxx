@@ -28,8 +28,12 @@
 #include <cmath>
 #include <iomanip>
 #include <iostream>
+#include <limits>
 #include <map>
+#include <optional>
+#include <set>
 #include <sstream>
+#include <type_traits>
 
 namespace cif
 {
@@ -81,6 +85,44 @@ PrintGeneratedFooter(std::ostream & os, const std::string & itkClass, const std:
   os << "\nPrints the device that ran the filter and the filter's time. The C++ class is\n"
      << itkClass << "; the Python function cudaimagefilters." << function << ".\n";
   PrintExitStatusHelp(os);
+}
+
+bool
+IsRealBound(const std::string & name)
+{
+  return name == "lower_threshold" || name == "upper_threshold";
+}
+
+ThresholdSettings
+RealBoundsOf(const std::string & lowerOption,
+             const std::string & lowerText,
+             const std::string & upperOption,
+             const std::string & upperText)
+{
+  ThresholdSettings bounds;
+  bounds.LowerText = lowerText.empty() ? "-inf" : lowerText;
+  bounds.UpperText = upperText.empty() ? "inf" : upperText;
+  bounds.Lower = lowerText.empty() ? -std::numeric_limits<double>::infinity() : ParseFiniteReal(lowerOption, lowerText);
+  bounds.Upper = upperText.empty() ? std::numeric_limits<double>::infinity() : ParseFiniteReal(upperOption, upperText);
+  if (bounds.Lower > bounds.Upper)
+  {
+    throw UsageError(lowerOption + " " + lowerText + " is greater than " + upperOption + " " + upperText +
+                     " (a voxel is inside when lower <= value <= upper)");
+  }
+  return bounds;
+}
+
+const cif::MaskOperationDescriptor *
+PackedVariantOf(const cif::FilterDescriptor & filter)
+{
+  for (const auto * operation : cif::MaskOperations())
+  {
+    if (operation->command == filter.command)
+    {
+      return operation;
+    }
+  }
+  return nullptr;
 }
 
 namespace
@@ -283,6 +325,81 @@ SettingsText(const cif::FilterDescriptor & filter, const cif::Parameters & param
   return settings.str();
 }
 
+/** The module's pixel type of a kind the tool reads. */
+cif::Pixel
+PixelOfKind(PixelKind kind)
+{
+  switch (kind)
+  {
+    case PixelKind::UnsignedChar:
+      return cif::Pixel::UInt8;
+    case PixelKind::Short:
+      return cif::Pixel::Int16;
+    case PixelKind::UnsignedShort:
+      return cif::Pixel::UInt16;
+    case PixelKind::Float:
+      break;
+  }
+  return cif::Pixel::Float32;
+}
+
+/** OUT's pixel type for IN's: IN's, or for a description that chooses the
+ * output's type (outputPixels) its default for IN's (defaultOutputPixel, or
+ * the list's first), which the tool writes as float or as IN's type. */
+PixelKind
+OutputKindOf(const cif::FilterDescriptor & filter, PixelKind in)
+{
+  if (filter.outputPixels.empty())
+  {
+    return in;
+  }
+  const cif::Pixel out =
+    filter.defaultOutputPixel ? filter.defaultOutputPixel(PixelOfKind(in)) : filter.outputPixels.front();
+  if (out == PixelOfKind(in))
+  {
+    return in;
+  }
+  if (out == cif::Pixel::Float32)
+  {
+    return PixelKind::Float;
+  }
+  if (out == cif::Pixel::UInt8)
+  {
+    return PixelKind::UnsignedChar;
+  }
+  throw RuntimeFailure(filter.command + ": the tool writes " + PixelKindName(in) + " images as " +
+                       PixelKindName(in) + ", unsigned char or float, not " + cif::PixelName(out));
+}
+
+/** Why the description needs the whole image for the given parameters
+ * (FilterDescriptor::wholeImage; empty: pieces are exact). Parameters that
+ * do not pass give empty here: the run's check reports them. */
+std::string
+WholeImageReason(const cif::FilterDescriptor & filter, const cif::Parameters & given, unsigned int dimension)
+{
+  if (!filter.wholeImage)
+  {
+    return {};
+  }
+  cif::Parameters parameters = given;
+  try
+  {
+    for (const auto & spec : filter.parameters)
+    {
+      if (spec.fromImage && parameters.count(spec.name) == 0)
+      {
+        parameters[spec.name] = std::vector<double>(dimension, 1.0); // (a placeholder: no description's reason reads it)
+      }
+    }
+    cif::CompleteParameters(filter, parameters, static_cast<int>(dimension));
+  }
+  catch (const std::invalid_argument &)
+  {
+    return {};
+  }
+  return filter.wholeImage(parameters);
+}
+
 /** What a run needs besides IN's pixels. */
 struct DescribedRun
 {
@@ -290,36 +407,76 @@ struct DescribedRun
   cif::Parameters               Given; ///< as parsed (the image's spacing not filled in)
   std::string                   Input;
   std::string                   Output;
+  /** OUT's pixel type: IN's, or the one the description chooses for it
+   * (OutputKindOf). */
+  PixelKind                     OutputKind{ PixelKind::Float };
   itk::CudaExecutionMode        Mode{ itk::CudaExecutionMode::Automatic };
   StreamSettings                Streaming;
   const DescribedVerifier *     Verify{ nullptr };
   bool                          Quiet{ false };
+  /** The bounds as given (IsRealBound), turned into the pixel type's by
+   * each run; absent: none given. */
+  std::optional<ThresholdSettings> Bounds;
 };
 
-/** The given parameters with the image's spacing where the description
- * takes it from the image, checked for an image of `size` (a UsageError
- * before any work when they do not pass). */
-template <typename T, unsigned int D>
-cif::Parameters
-CheckedFor(const DescribedRun & run, const std::vector<std::size_t> & size, const std::vector<double> & spacing)
+/** The given bounds (IsRealBound) as the values of IN's pixel type that
+ * select the same pixels, in run.Given (a UsageError when no value of the
+ * type lies between them). */
+void
+BoundsInPixelType(DescribedRun & run, const FilterInput & header)
 {
-  cif::Parameters parameters = run.Given;
-  cif::Extent     extent;
+  DispatchPixelAndDimension(header.Pixel,
+                            header.Dimension,
+                            [&](auto pixel, auto)
+                            {
+                              using T = typename decltype(pixel)::Type;
+                              T lower{};
+                              T upper{};
+                              ThresholdsInPixelType<T>(*run.Bounds, run.Input, lower, upper);
+                              run.Given["lower_threshold"] = { static_cast<double>(lower) };
+                              run.Given["upper_threshold"] = { static_cast<double>(upper) };
+                              return 0;
+                            });
+}
+
+/** The given parameters with the image's spacing where the description
+ * takes it from the image, checked once for IN (the description's one
+ * check; a UsageError before any work when they do not pass). */
+cif::Parameters
+CheckedFor(const DescribedRun & run, const FilterInput & header)
+{
+  const cif::FilterDescriptor & filter = *run.Filter;
+  const cif::Pixel              pixel = PixelOfKind(header.Pixel);
+  if (!cif::HasPixel(filter.cpuPixels, pixel))
+  {
+    throw UsageError(filter.command + " takes " + PixelNames(filter) + " images, not " + PixelKindName(header.Pixel));
+  }
+  const unsigned int D = header.Dimension;
+  cif::Parameters    parameters = run.Given;
+  cif::Extent        extent;
   extent.dimension = static_cast<int>(D);
   for (unsigned int a = 0; a < D; ++a)
   {
-    extent.size[a] = static_cast<std::int64_t>(size[a]);
+    extent.size[a] = static_cast<std::int64_t>(header.Information.Size[a]);
   }
-  for (const auto & spec : run.Filter->parameters)
+  for (const auto & spec : filter.parameters)
   {
     if (spec.fromImage && spec.name == "spacing" && parameters.count(spec.name) == 0)
     {
-      parameters[spec.name] = std::vector<double>(spacing.begin(), spacing.begin() + D);
+      parameters[spec.name] =
+        std::vector<double>(header.Information.Spacing.begin(), header.Information.Spacing.begin() + D);
     }
   }
   try
   {
-    cif::CheckParameters(*run.Filter, parameters, extent, cif::PixelTypeOf<T>());
+    if (filter.outputPixels.empty())
+    {
+      cif::CheckParameters(filter, parameters, extent, pixel);
+    }
+    else
+    {
+      cif::CheckParameters(filter, parameters, extent, pixel, PixelOfKind(run.OutputKind));
+    }
   }
   catch (const std::invalid_argument & e)
   {
@@ -327,24 +484,20 @@ CheckedFor(const DescribedRun & run, const std::vector<std::size_t> & size, cons
   }
   if (run.Mode == itk::CudaExecutionMode::GPU)
   {
-    CheckGPURequest(cif::GpuProblem(*run.Filter, cif::PixelTypeOf<T>(), parameters, extent));
+    CheckGPURequest(cif::GpuProblem(filter, pixel, parameters, extent));
   }
   return parameters;
 }
 
-template <typename T, unsigned int D>
+template <typename T, typename TOut, unsigned int D>
 int
-RunDescribed(const DescribedRun & run, const FilterInput & header)
+RunDescribed(const DescribedRun & run, const cif::Parameters & checked)
 {
   using ImageType = itk::Image<T, D>;
+  using OutputImageType = itk::Image<TOut, D>;
+  using FilterType = DescribedImageFilter<ImageType, OutputImageType>;
   const cif::FilterDescriptor & filter = *run.Filter;
-  if (!cif::HasPixel(filter.cpuPixels, cif::PixelTypeOf<T>()))
-  {
-    throw UsageError(filter.command + " takes " + PixelNames(filter) + " images, not " +
-                     itk::CudaPixelTypeName<T>());
-  }
-  const cif::Parameters checked = CheckedFor<T, D>(run, header.Information.Size, header.Information.Spacing);
-  auto                  core = DescribedImageFilter<ImageType>::New();
+  auto                          core = FilterType::New();
   core->SetDescription(filter);
   core->SetParameters(run.Given);
   core->SetExecutionMode(run.Mode);
@@ -354,7 +507,7 @@ RunDescribed(const DescribedRun & run, const FilterInput & header)
   }
   if (run.Streaming.Stream)
   {
-    return RunStreamed<ImageType>(core.GetPointer(),
+    return RunStreamed<ImageType, OutputImageType>(core.GetPointer(),
                                   filter.command,
                                   run.Input,
                                   run.Output,
@@ -367,7 +520,9 @@ RunDescribed(const DescribedRun & run, const FilterInput & header)
   const double milliseconds = UpdateTimed(core, filter.command.c_str(), run.Quiet);
   std::cout << filter.command << ": " << SizeToString(input->GetLargestPossibleRegion().GetSize()) << " pixels ("
             << itk::CudaPixelTypeName<T>() << ") to "
-            << SizeToString(core->GetOutput()->GetLargestPossibleRegion().GetSize()) << "; "
+            << SizeToString(core->GetOutput()->GetLargestPossibleRegion().GetSize())
+            << (std::is_same<T, TOut>::value ? std::string() : std::string(" (") + itk::CudaPixelTypeName<TOut>() + ")")
+            << "; "
             << SettingsText(filter, checked, static_cast<int>(D)) << "; ran on " << core->GetLastExecutionReport().Message
             << "; filter time " << std::fixed << std::setprecision(3) << milliseconds << " ms" << std::endl;
   std::cout.unsetf(std::ios_base::floatfield);
@@ -377,13 +532,15 @@ RunDescribed(const DescribedRun & run, const FilterInput & header)
   {
     return ExitSuccess;
   }
-  const auto written = ReadImageFile<ImageType>(run.Output);
+  const auto written = ReadImageFile<OutputImageType>(run.Output);
   // the parameters the filter ran with (IN's own spacing), checked before the run
-  cif::Parameters ran = DescribedImageFilter<ImageType>::DescribedParameters(core.GetPointer());
+  cif::Parameters ran = FilterType::DescribedParameters(core.GetPointer());
   cif::CompleteParameters(filter, ran, static_cast<int>(D));
-  const auto checks = RunDescribedVerifier<T, D>(*run.Verify,
+  const auto checks = RunDescribedVerifier<T, TOut, D>(*run.Verify,
                                                  input.GetPointer(),
                                                  written.GetPointer(),
+                                                 run.Output,
+                                                 run.Bounds ? &*run.Bounds : nullptr,
                                                  ran,
                                                  core->GetLastExecutedOn() == itk::CudaExecutedOn::GPU);
   for (const auto & check : checks)
@@ -402,7 +559,31 @@ DescribedUsage(const cif::FilterDescriptor & filter, std::ostream & os)
     os, filter.summary + (filter.itkTwin.empty() ? "" : " Like " + filter.itkTwin + ".") + " " + filter.details, 0);
   os << "\nArguments:\n";
   PrintInputArgumentHelp(os);
-  PrintImageOutputArgumentHelp(os);
+  if (filter.outputPixels.empty())
+  {
+    PrintImageOutputArgumentHelp(os);
+  }
+  else
+  {
+    // OUT's type for each type the tool reads IN as
+    std::set<std::string> types;
+    for (PixelKind in : { PixelKind::UnsignedChar, PixelKind::Short, PixelKind::UnsignedShort, PixelKind::Float })
+    {
+      if (cif::HasPixel(filter.cpuPixels, PixelOfKind(in)))
+      {
+        types.insert(PixelKindName(OutputKindOf(filter, in)));
+      }
+    }
+    std::string list;
+    for (const auto & type : types)
+    {
+      list += (list.empty() ? "" : " or ") + type;
+    }
+    PrintOptionHelp(os,
+                    "  OUT",
+                    "output image of " + list + " pixels: .nii.gz, .nii, .nrrd, .nhdr, .mha, .mhd" +
+                      (list == "unsigned char" ? ", or .png (2D only)" : ""));
+  }
   os << "\nOptions:\n";
   for (const auto & spec : filter.parameters)
   {
@@ -428,14 +609,32 @@ DescribedUsage(const cif::FilterDescriptor & filter, std::ostream & os)
     {
       help += " (required)";
     }
+    if (IsRealBound(spec.name))
+    {
+      help += "; here any real number: the run takes the pixel type's values that select exactly lower <= value "
+              "<= upper (on integer pixels the smallest integer >= lower and the largest <= upper)";
+    }
     for (const auto & alias : spec.optionAliases)
     {
       help += "; also --" + alias;
     }
     PrintOptionHelp(os, head, help);
   }
+  if (const cif::MaskOperationDescriptor * packed = PackedVariantOf(filter))
+  {
+    PrintOptionHelp(os,
+                    "  --packed",
+                    "write a packed mask instead, one bit per voxel, 32 voxels along x per 32-bit word (" +
+                      packed->itkClass + ", written by WritePackedMask with its grid in the header): OUT is " +
+                      PackedMaskFormats + "; not with the label values or --stream");
+  }
   PrintDeviceOptionHelp(os);
   PrintStreamOptionHelp(os);
+  const std::string whole = WholeImageReason(filter, {}, 3);
+  if (!whole.empty())
+  {
+    PrintOptionHelp(os, "", "Not with the defaults: " + whole);
+  }
   if (const DescribedVerifier * verify = FindDescribedVerifier(filter.command))
   {
     PrintOptionHelp(os, "  --verify", verify->Help);
@@ -451,6 +650,11 @@ DescribedMain(const cif::FilterDescriptor & filter, const std::vector<std::strin
   {
     DescribedUsage(filter, std::cout);
     return ExitSuccess;
+  }
+  const cif::MaskOperationDescriptor * packed = PackedVariantOf(filter);
+  if (packed != nullptr && std::find(args.begin(), args.end(), "--packed") != args.end())
+  {
+    return PackedVariantMain(*packed, filter, args);
   }
   DescribedRun run;
   run.Filter = &filter;
@@ -474,6 +678,18 @@ DescribedMain(const cif::FilterDescriptor & filter, const std::vector<std::strin
   ParseInputAndOutput(parsed, filter.command, run.Input, run.Output);
   std::map<std::string, GivenParameter> given;
   run.Given = ParseParameters(filter, parsed, given);
+  if (given.count("lower_threshold") != 0 || given.count("upper_threshold") != 0)
+  {
+    const auto text = [&](const char * name, bool option)
+    {
+      const auto it = given.find(name);
+      return it == given.end() ? (option ? OptionOf(name) : std::string()) : option ? it->second.Option : it->second.Text;
+    };
+    run.Bounds = RealBoundsOf(text("lower_threshold", true),
+                              text("lower_threshold", false),
+                              text("upper_threshold", true),
+                              text("upper_threshold", false));
+  }
   run.Mode = ParseDeviceOption(parsed);
   run.Quiet = parsed.Has("--quiet");
   const bool verify = run.Verify != nullptr && parsed.Has("--verify");
@@ -484,13 +700,27 @@ DescribedMain(const cif::FilterDescriptor & filter, const std::vector<std::strin
   run.Streaming = ParseStreamOptions(parsed, verify);
   CheckImageOutput(run.Output);
   const FilterInput input = DescribeFilterInput(run.Input, filter.command);
-  // an input larger than half the RAM is streamed when its format allows
-  StreamLargeInput(run.Streaming,
-                   input.Information.Voxels() * PixelBytes(input.Pixel),
-                   run.Input,
-                   run.Output,
-                   verify,
-                   run.Quiet);
+  run.OutputKind = OutputKindOf(filter, input.Pixel);
+  if (run.Bounds)
+  {
+    // bounds that no value of the pixel type satisfies: a usage error before any work
+    BoundsInPixelType(run, input);
+  }
+  const std::string whole = WholeImageReason(filter, run.Given, input.Dimension);
+  if (!whole.empty() && run.Streaming.Stream)
+  {
+    throw UsageError("--stream: " + whole);
+  }
+  if (whole.empty())
+  {
+    // an input larger than half the RAM is streamed when its format allows
+    StreamLargeInput(run.Streaming,
+                     input.Information.Voxels() * PixelBytes(input.Pixel),
+                     run.Input,
+                     run.Output,
+                     verify,
+                     run.Quiet);
+  }
   for (const auto & spec : filter.parameters)
   {
     const auto it = given.find(spec.name);
@@ -500,7 +730,7 @@ DescribedMain(const cif::FilterDescriptor & filter, const std::vector<std::strin
         it->second.Option, it->second.Text, run.Given.at(spec.name).size(), input.Dimension, run.Input);
     }
   }
-  CheckTypedImageOutput(run.Output, input.Pixel, input.Dimension, "OUT");
+  CheckTypedImageOutput(run.Output, run.OutputKind, input.Dimension, "OUT");
   if (run.Verify != nullptr)
   {
     const std::string why = run.Verify->Refuse(run.Given, input.Pixel == PixelKind::Float);
@@ -509,6 +739,7 @@ DescribedMain(const cif::FilterDescriptor & filter, const std::vector<std::strin
       throw UsageError(why);
     }
   }
+  const cif::Parameters checked = CheckedFor(run, input);
   return RunOnFilterInput(run.Input,
                           input,
                           run.Mode,
@@ -517,7 +748,15 @@ DescribedMain(const cif::FilterDescriptor & filter, const std::vector<std::strin
                           {
                             using T = typename decltype(pixel)::Type;
                             constexpr unsigned int D = decltype(dimension)::value;
-                            return RunDescribed<T, D>(run, input);
+                            switch (run.OutputKind == input.Pixel ? input.Pixel : run.OutputKind)
+                            {
+                              case PixelKind::UnsignedChar:
+                                return RunDescribed<T, unsigned char, D>(run, checked);
+                              case PixelKind::Float:
+                                return RunDescribed<T, float, D>(run, checked);
+                              default:
+                                return RunDescribed<T, T, D>(run, checked);
+                            }
                           });
 }
 

@@ -23,19 +23,22 @@ namespace cif
 namespace tool
 {
 
-/** Runs the description `SetDescription` names on an image of one pixel
- * type in and out, with `SetParameters`' values; parameters the
- * description fills from the image (ParameterSpec::fromImage: the spacing)
- * come from the input unless given. The pixel types and dimensions must be
- * ones the description takes (the runner checks them first). */
-template <typename TImage>
+/** Runs the description `SetDescription` names on an image of TImage into
+ * one of TOutputImage (the input's type, or for descriptions with
+ * outputPixels or floatOutputPixels the output type they choose), with
+ * `SetParameters`' values; parameters the description fills from the image
+ * (ParameterSpec::fromImage: the spacing) come from the input unless given.
+ * The pixel types and dimensions must be ones the description takes (the
+ * runner checks them first). */
+template <typename TImage, typename TOutputImage = TImage>
 class DescribedImageFilter
-  : public itk::CudaDescribedImageFilter<DescribedImageFilter<TImage>, itk::ImageToImageFilter<TImage, TImage>>
+  : public itk::CudaDescribedImageFilter<DescribedImageFilter<TImage, TOutputImage>,
+                                         itk::ImageToImageFilter<TImage, TOutputImage>>
 {
 public:
   ITK_DISALLOW_COPY_AND_MOVE(DescribedImageFilter);
   using Self = DescribedImageFilter;
-  using Superclass = itk::CudaDescribedImageFilter<Self, itk::ImageToImageFilter<TImage, TImage>>;
+  using Superclass = itk::CudaDescribedImageFilter<Self, itk::ImageToImageFilter<TImage, TOutputImage>>;
   using Pointer = itk::SmartPointer<Self>;
   itkNewMacro(Self);
   itkTypeMacro(DescribedImageFilter, ImageToImageFilter);
@@ -103,12 +106,12 @@ protected:
     // itk::BinShrinkImageFilter's grid for an image whose index starts at 0:
     // floor(n / f) pixels, spacing times f, origin at the first bin's centre
     const TImage *  input = this->GetInput();
-    TImage *        output = this->GetOutput();
+    TOutputImage *  output = this->GetOutput();
     cif::Parameters parameters = Completed();
     const auto      outExtent = cif::OutputExtent(Description(), parameters, this->ExtentOf(input->GetLargestPossibleRegion()));
     typename TImage::SpacingType           spacing = input->GetSpacing();
     itk::ContinuousIndex<double, ImageDimension> firstBinCentre;
-    typename TImage::SizeType              size;
+    typename TOutputImage::SizeType        size;
     for (unsigned int a = 0; a < ImageDimension; ++a)
     {
       const double f = cif::Value(parameters, "shrink_factors", static_cast<int>(a));
@@ -120,7 +123,7 @@ protected:
     input->TransformContinuousIndexToPhysicalPoint(firstBinCentre, origin);
     output->SetSpacing(spacing);
     output->SetOrigin(origin);
-    output->SetLargestPossibleRegion(typename TImage::RegionType(size));
+    output->SetLargestPossibleRegion(typename TOutputImage::RegionType(size));
   }
 
   void
@@ -134,7 +137,7 @@ protected:
     const auto      whole = input->GetLargestPossibleRegion();
     cif::Parameters parameters = Completed();
     const auto      out = this->GetOutput()->GetRequestedRegion();
-    auto            region = out;
+    typename TImage::RegionType region(out.GetIndex(), out.GetSize());
     if (Description().grid == cif::OutputGrid::Bin)
     {
       // the output pixel i bins input pixels [i f, i f + f)
@@ -193,11 +196,17 @@ private:
     return parameters;
   }
 
-  /** Iterated kernels filter their whole buffer (the description's slab
-   * policy says their entry writes every input plane). */
+  /** Filters whose halo is no exact bound (the recursive prefilter's whole
+   * lines: FilterDescriptor::wholeImage), and iterated kernels, which
+   * filter their whole buffer (the description's slab policy says their
+   * entry writes every input plane). */
   bool
   NeedsWholeImage(const cif::Parameters & parameters) const
   {
+    if (Description().wholeImage && !Description().wholeImage(parameters).empty())
+    {
+      return true;
+    }
     // (the pixel type only sizes the work memory)
     return Description().slabPolicy &&
            Description().slabPolicy(parameters, cif::Pixel::Float32).kernelWritesInputPlanes;

@@ -11,9 +11,14 @@
 
 #include "FilterStages.h"
 #include "cif/Filter.h"
+#include "cif/PackedMask.h"
+#include "itkBSplineDecompositionImageFilter.h"
 
+#include <cstdint>
+#include <limits>
 #include <sstream>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace cif
@@ -21,15 +26,29 @@ namespace cif
 namespace tool
 {
 
+/** What a --verify compares with. */
+enum class VerifyAgainst
+{
+  Median,               ///< ITK's MedianImageFilter
+  Bilateral,            ///< ITK's BilateralImageFilter
+  RotatingMask,         ///< an independent evaluation of the definition
+  BSplineDecomposition, ///< ITK's BSplineDecompositionImageFilter
+  BinaryThreshold,      ///< ITK's BinaryThresholdImageFilter, and the rule in double
+};
+
 /** One subcommand's --verify: its help (after "--verify  "), and why it
  * cannot check a request (empty if it can). */
 struct DescribedVerifier
 {
-  const char * Command;
-  SmoothingKind Kind;
+  const char *  Command;
+  VerifyAgainst Against;
   const char *  Help;
   std::string (*Refuse)(const cif::Parameters & given, bool floatPixels);
 };
+
+/** --verify of the prefilter fails above this largest difference, relative
+ * to the input's range (the description's stated accuracy). */
+constexpr double PrefilterVerifyTolerance = 1e-6;
 
 inline std::string
 RefuseBilateral(const cif::Parameters & given, bool)
@@ -69,18 +88,30 @@ inline const std::vector<DescribedVerifier> &
 DescribedVerifiers()
 {
   static const std::vector<DescribedVerifier> verifiers = {
+    { "threshold",
+      VerifyAgainst::BinaryThreshold,
+      "read OUT back and compare it with ITK's own BinaryThresholdImageFilter on IN: identical labels, or with "
+      "--packed identical bits (the file read back with ReadPackedMask, the bits decoded from the documented layout, "
+      "the grid of IN); also checks lower <= value <= upper in double arithmetic, with the bounds as given, for "
+      "every voxel",
+      &RefuseNothing },
+    { "bspline-prefilter",
+      VerifyAgainst::BSplineDecomposition,
+      "read OUT back and compare it with ITK's own BSplineDecompositionImageFilter (same spline order); fail when "
+      "they differ by more than 1e-6 of the input's range",
+      &RefuseNothing },
     { "median",
-      SmoothingKind::Median,
+      VerifyAgainst::Median,
       "read OUT back and compare it with ITK's own MedianImageFilter (same radius): they must be identical",
       &RefuseNothing },
     { "bilateral",
-      SmoothingKind::Bilateral,
+      VerifyAgainst::Bilateral,
       "read OUT back and compare it with ITK's own BilateralImageFilter with 10^6 range samples (so that its table "
       "is nearly exact); fail when they differ by more than the documented bound 2 S_r (exp(16e-6) - 1) + 1e-4 S_r "
       "+ 2^-22 max |value| (+ 1 for integer pixels, truncation), S_r the range sigma; one iteration only",
       &RefuseBilateral },
     { "rotating-mask",
-      SmoothingKind::RotatingMask,
+      VerifyAgainst::RotatingMask,
       "read OUT back and compare it with an independent evaluation of the definition in this program (ITK has no "
       "such filter). Integer pixels: exact integer arithmetic, iterated N times; OUT must be identical. Float pixels "
       "(one iteration only): every pixel must be, within 2^-22 relative (2^-149 for subnormal values), the mean of "
@@ -141,34 +172,161 @@ SmoothingSettingsOf(SmoothingKind kind, const cif::Parameters & p)
   return s;
 }
 
-/** Runs `verifier`'s checks of OUT (`written`) against IN. */
+/** The smoothing stage checks of an image of one pixel type in and out. */
 template <typename T, unsigned int D>
-std::vector<StageCheck>
-RunDescribedVerifier(const DescribedVerifier &  verifier,
-                     const itk::Image<T, D> *   input,
-                     const itk::Image<T, D> *   written,
-                     const cif::Parameters &    checked,
-                     bool                       ranOnGpu)
+void
+SameTypeChecks(const DescribedVerifier &  verifier,
+               const itk::Image<T, D> *   input,
+               const itk::Image<T, D> *   written,
+               const cif::Parameters &    checked,
+               bool                       ranOnGpu,
+               std::vector<StageCheck> &  checks)
 {
-  const SmoothingSettings settings = SmoothingSettingsOf(verifier.Kind, checked);
-  std::vector<StageCheck> checks;
-  switch (verifier.Kind)
+  switch (verifier.Against)
   {
-    case SmoothingKind::Median:
-      checks.push_back(CheckSmoothingStage<SmoothingKind::Median, T, D>(input, written, settings, "OUT"));
+    case VerifyAgainst::Median:
+      checks.push_back(CheckSmoothingStage<SmoothingKind::Median, T, D>(
+        input, written, SmoothingSettingsOf(SmoothingKind::Median, checked), "OUT"));
       break;
-    case SmoothingKind::Bilateral:
-      checks.push_back(CheckSmoothingStage<SmoothingKind::Bilateral, T, D>(input, written, settings, "OUT"));
+    case VerifyAgainst::Bilateral:
+      checks.push_back(CheckSmoothingStage<SmoothingKind::Bilateral, T, D>(
+        input, written, SmoothingSettingsOf(SmoothingKind::Bilateral, checked), "OUT"));
       break;
-    case SmoothingKind::RotatingMask:
+    case VerifyAgainst::RotatingMask:
+    {
+      const SmoothingSettings settings = SmoothingSettingsOf(SmoothingKind::RotatingMask, checked);
       checks.push_back(CheckSmoothingStage<SmoothingKind::RotatingMask, T, D>(input, written, settings, "OUT"));
       if (ranOnGpu)
       {
         checks.push_back(CheckRotatingMaskAgainstCPUCore<T, D>(input, written, settings, "OUT"));
       }
       break;
-    case SmoothingKind::None:
+    }
+    case VerifyAgainst::BSplineDecomposition:
+    case VerifyAgainst::BinaryThreshold:
       break;
+  }
+}
+/** (the smoothing checks compare images of one type) */
+template <typename TIn, typename TOut, unsigned int D>
+void
+SameTypeChecks(const DescribedVerifier & verifier,
+               const itk::Image<TIn, D> *,
+               const itk::Image<TOut, D> *,
+               const cif::Parameters &,
+               bool,
+               std::vector<StageCheck> &)
+{
+  throw RuntimeFailure(std::string("--verify of ") + verifier.Command + " compares images of one pixel type");
+}
+
+/** ITK's own BSplineDecompositionImageFilter, created without the object
+ * factory so that a registered CudaBSplineDecompositionImageFilterFactory
+ * cannot substitute the filter under test. */
+template <typename TInputImage, typename TOutputImage>
+class ReferenceBSplineDecomposition : public itk::BSplineDecompositionImageFilter<TInputImage, TOutputImage>
+{
+public:
+  ITK_DISALLOW_COPY_AND_MOVE(ReferenceBSplineDecomposition);
+  using Self = ReferenceBSplineDecomposition;
+  using Superclass = itk::BSplineDecompositionImageFilter<TInputImage, TOutputImage>;
+  using Pointer = itk::SmartPointer<Self>;
+  itkFactorylessNewMacro(Self);
+  itkTypeMacro(ReferenceBSplineDecomposition, BSplineDecompositionImageFilter);
+
+protected:
+  ReferenceBSplineDecomposition() = default;
+  ~ReferenceBSplineDecomposition() override = default;
+};
+
+/** OUT against ITK's BSplineDecompositionImageFilter on IN, relative to
+ * IN's range. */
+template <typename TIn, typename TOut, unsigned int D>
+StageCheck
+CheckBSplineDecomposition(const itk::Image<TIn, D> *  input,
+                          const itk::Image<TOut, D> * written,
+                          const cif::Parameters &     checked)
+{
+  using OutputImageType = itk::Image<TOut, D>;
+  auto reference = ReferenceBSplineDecomposition<itk::Image<TIn, D>, OutputImageType>::New();
+  reference->SetSplineOrder(static_cast<unsigned int>(cif::Value(checked, "spline_order")));
+  reference->SetInput(ToPlainImage<TIn, D>(input));
+  try
+  {
+    reference->Update();
+  }
+  catch (const itk::ExceptionObject & e)
+  {
+    throw RuntimeFailure("--verify: ITK's BSplineDecompositionImageFilter failed: " + ExceptionMessage(e));
+  }
+  const double       range = DynamicRange(input);
+  const double       relative = LargestDifference<OutputImageType>(written, reference->GetOutput()) / range;
+  StageCheck         check;
+  std::ostringstream line;
+  line << "largest |OUT - itk::BSplineDecompositionImageFilter| is " << std::setprecision(3) << relative
+       << " of the input's range " << range << " (limit " << PrefilterVerifyTolerance << ")";
+  check.Passed = relative <= PrefilterVerifyTolerance;
+  check.Line = line.str();
+  return check;
+}
+
+/** Runs `verifier`'s checks of OUT (`written`) against IN. */
+template <typename TIn, typename TOut, unsigned int D>
+std::vector<StageCheck>
+RunDescribedVerifier(const DescribedVerifier &   verifier,
+                     const itk::Image<TIn, D> *  input,
+                     const itk::Image<TOut, D> * written,
+                     const std::string &         outputFile,
+                     const ThresholdSettings *   bounds,
+                     const cif::Parameters &     checked,
+                     bool                        ranOnGpu)
+{
+  std::vector<StageCheck> checks;
+  if (verifier.Against == VerifyAgainst::BSplineDecomposition)
+  {
+    checks.push_back(CheckBSplineDecomposition<TIn, TOut, D>(input, written, checked));
+  }
+  else if (verifier.Against == VerifyAgainst::BinaryThreshold)
+  {
+    if constexpr (std::is_same<TOut, std::uint8_t>::value)
+    {
+      const auto value = [&](const char * name, double absent)
+      {
+        const auto it = checked.find(name);
+        return it == checked.end() || it->second.empty() ? absent : it->second[0];
+      };
+      const TIn lower =
+        cif::AsValueOf<TIn>(value("lower_threshold", static_cast<double>(std::numeric_limits<TIn>::lowest())));
+      const TIn upper =
+        cif::AsValueOf<TIn>(value("upper_threshold", static_cast<double>(std::numeric_limits<TIn>::max())));
+      ThresholdSettings given;
+      if (bounds != nullptr)
+      {
+        given = *bounds;
+      }
+      else
+      {
+        given.Lower = lower;
+        given.Upper = upper;
+        given.LowerText = std::to_string(given.Lower);
+        given.UpperText = std::to_string(given.Upper);
+      }
+      checks.push_back(CheckLabelFile<TIn, D>(outputFile,
+                                              input,
+                                              lower,
+                                              upper,
+                                              given,
+                                              static_cast<std::uint8_t>(value("inside_value", 255)),
+                                              static_cast<std::uint8_t>(value("outside_value", 0))));
+    }
+    else
+    {
+      throw RuntimeFailure("--verify of threshold checks unsigned char labels");
+    }
+  }
+  else
+  {
+    SameTypeChecks(verifier, input, written, checked, ranOnGpu, checks);
   }
   return checks;
 }

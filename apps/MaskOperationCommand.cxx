@@ -1,9 +1,10 @@
 /*=========================================================================
  *  CudaImageFilters: the subcommands of the packed-mask operations the
- *  core describes (cif::MaskOperationDescriptor, cif/PackedMask.h) that
- *  have no hand-written one (the threshold's packed mask is
- *  `threshold --packed`): their arguments, options, help and value checks
- *  come from the description.
+ *  core describes (cif::MaskOperationDescriptor, cif/PackedMask.h): their
+ *  arguments, options, help and value checks come from the description.
+ *  An operation whose command is a described filter's (the threshold's
+ *  packed mask) is that subcommand's --packed variant
+ *  (PackedVariantMain), with the filter's option spellings.
  *
  *    cudaimagefilters unpack-mask MASK OUT [--inside-value V]
  *                     [--outside-value V] [--output-type T] [--device D]
@@ -11,22 +12,27 @@
  *
  *  One positional argument per input operand of the description (IN for an
  *  image, MASK for a packed-mask file written by `threshold --packed` or
- *  WritePackedMask), then OUT. The operation runs through its ITK class.
+ *  WritePackedMask), then OUT: an image, or a packed mask for an operation
+ *  whose output is one. The operation runs through its ITK class.
  *=========================================================================*/
 #include "DescribedCommand.h"
 #include "FilterCommon.h"
+#include "FilterStages.h"
 
 #include "cif/PackedMask.h"
 #include "cif/Runtime.h"
 #include "itkCudaApplyPackedMaskImageFilter.h"
 #include "itkCudaExecution.h"
 #include "itkCudaPackedMaskIO.h"
+#include "itkCudaThresholdToPackedMaskImageFilter.h"
 #include "itkCudaUnpackMaskImageFilter.h"
 
 #include <iomanip>
 #include <iostream>
 #include <limits>
+#include <algorithm>
 #include <map>
+#include <optional>
 #include <sstream>
 
 namespace cif
@@ -79,7 +85,20 @@ struct MaskRun
   std::map<std::string, double>        Given; ///< the values given on the command line
   itk::CudaExecutionMode               Mode{ itk::CudaExecutionMode::Automatic };
   bool                                 Quiet{ false };
+  bool                                 Verify{ false };
+  /** The bounds as given (IsRealBound), turned into the pixel type's by
+   * the run; absent: none given. */
+  std::optional<ThresholdSettings> Bounds;
 };
+
+/** Whether --verify can check the operation: the threshold's packed mask,
+ * against ITK's BinaryThresholdImageFilter (the threshold's verifier,
+ * DescribedVerify.h). */
+bool
+CanVerify(const cif::MaskOperationDescriptor & operation)
+{
+  return operation.function == "threshold_to_packed_mask";
+}
 
 template <unsigned int D>
 typename itk::CudaPackedMask<D>::Pointer
@@ -112,6 +131,14 @@ MakeFilter(const MaskRun & run)
     }
   };
   const std::string & function = run.Operation->function;
+  if (function == "threshold_to_packed_mask")
+  {
+    auto filter = itk::CudaThresholdToPackedMaskImageFilter<ImageType>::New();
+    filter->SetInput(ReadImageFile<ImageType>(run.Inputs[0]));
+    given("lower_threshold", [&](T v) { filter->SetLowerThreshold(v); });
+    given("upper_threshold", [&](T v) { filter->SetUpperThreshold(v); });
+    return filter.GetPointer();
+  }
   if (function == "unpack_mask")
   {
     auto filter = itk::CudaUnpackMaskImageFilter<ImageType>::New();
@@ -131,12 +158,31 @@ MakeFilter(const MaskRun & run)
   throw RuntimeFailure("no ITK class runs " + function + " in this tool");
 }
 
+/** "N of M pixels inside (x%)". */
+std::string
+InsideSummary(std::size_t inside, std::size_t count)
+{
+  std::ostringstream text;
+  text << inside << " of " << count << " pixels inside (" << std::fixed << std::setprecision(1)
+       << (count == 0 ? 0.0 : 100.0 * static_cast<double>(inside) / static_cast<double>(count)) << "%)";
+  return text.str();
+}
+
 template <typename T, unsigned int D>
 int
-RunMaskOperation(const MaskRun & run)
+RunMaskOperation(MaskRun run)
 {
   using ImageType = itk::Image<T, D>;
   const cif::MaskOperationDescriptor & operation = *run.Operation;
+  T lower{};
+  T upper{};
+  if (run.Bounds)
+  {
+    // the pixel type's values that select exactly lower <= value <= upper
+    ThresholdsInPixelType<T>(*run.Bounds, run.Inputs[0], lower, upper);
+    run.Given["lower_threshold"] = static_cast<double>(lower);
+    run.Given["upper_threshold"] = static_cast<double>(upper);
+  }
   // the values in the image's pixel type, as the ITK class holds them (the
   // description's rule; the class checks the whole call again)
   for (const auto & value : run.Given)
@@ -157,7 +203,6 @@ RunMaskOperation(const MaskRun & run)
     cif::Runtime::IsDeviceAvailable(); // discover the device now, outside the timing
   }
   const double milliseconds = UpdateTimed(filter.GetPointer(), operation.command.c_str(), run.Quiet);
-  const auto * output = dynamic_cast<const ImageType *>(filter->GetOutputs()[0].GetPointer());
   std::ostringstream settings;
   for (const auto & value : operation.values)
   {
@@ -172,13 +217,57 @@ RunMaskOperation(const MaskRun & run)
       settings << it->second;
     }
   }
-  std::cout << operation.command << ": " << SizeToString(output->GetLargestPossibleRegion().GetSize()) << " pixels ("
-            << itk::CudaPixelTypeName<T>() << ")" << settings.str() << "; ran on "
-            << control->GetLastExecutionReport().Message << "; filter time " << std::fixed << std::setprecision(3)
-            << milliseconds << " ms" << std::endl;
-  std::cout.unsetf(std::ios_base::floatfield);
-  WriteImageFile(output, run.Output);
-  return ExitSuccess;
+  const auto report = [&](const std::string & size, const std::string & what)
+  {
+    std::cout << operation.command << ": " << size << " pixels (" << itk::CudaPixelTypeName<T>() << ")"
+              << settings.str() << what << "; ran on " << control->GetLastExecutionReport().Message
+              << "; filter time " << std::fixed << std::setprecision(3) << milliseconds << " ms" << std::endl;
+    std::cout.unsetf(std::ios_base::floatfield);
+  };
+  if (operation.output == cif::MaskOperand::Image)
+  {
+    const auto * output = dynamic_cast<const ImageType *>(filter->GetOutputs()[0].GetPointer());
+    report(SizeToString(output->GetLargestPossibleRegion().GetSize()), "");
+    WriteImageFile(output, run.Output);
+    return ExitSuccess;
+  }
+  const auto * mask = dynamic_cast<const itk::CudaPackedMask<D> *>(filter->GetOutputs()[0].GetPointer());
+  const auto   region = mask->GetMaskRegion();
+  std::ostringstream words;
+  words << "; " << InsideSummary(mask->CountInside(), region.GetNumberOfPixels()) << "; packed mask of "
+        << mask->GetNumberOfWords() << " words (" << mask->GetPackedSizeInBytes() << " bytes, 1 bit per voxel)";
+  report(SizeToString(region.GetSize()), words.str());
+  try
+  {
+    itk::WritePackedMask<D>(mask, run.Output, CompressOutput(run.Output));
+  }
+  catch (const itk::ExceptionObject & e)
+  {
+    throw RuntimeFailure("cannot write '" + run.Output + "': " + ExceptionMessage(e));
+  }
+  if (!run.Verify)
+  {
+    return ExitSuccess;
+  }
+  // the threshold's packed mask (CanVerify), against ITK's filter on IN read again
+  const auto        input = ReadImageFile<ImageType>(run.Inputs[0]);
+  ThresholdSettings given;
+  if (run.Bounds)
+  {
+    given = *run.Bounds;
+  }
+  else
+  {
+    given.Lower = static_cast<double>(std::numeric_limits<T>::lowest());
+    given.Upper = static_cast<double>(std::numeric_limits<T>::max());
+    given.LowerText = std::to_string(given.Lower);
+    given.UpperText = std::to_string(given.Upper);
+    lower = std::numeric_limits<T>::lowest();
+    upper = std::numeric_limits<T>::max();
+  }
+  const StageCheck check = CheckPackedMaskFile<T, D>(run.Output, input.GetPointer(), lower, upper, given);
+  PrintStageCheck(check);
+  return StageChecksStatus({ check });
 }
 } // namespace
 
@@ -252,6 +341,10 @@ MaskOperationMain(const cif::MaskOperationDescriptor & operation, const std::vec
   }
   specs.push_back({ "--device", true });
   specs.push_back({ "--quiet", false });
+  if (CanVerify(operation))
+  {
+    specs.push_back({ "--verify", false });
+  }
   const ParsedArguments parsed = ParseArguments(args, specs);
   MaskRun               run;
   run.Operation = &operation;
@@ -279,9 +372,23 @@ MaskOperationMain(const cif::MaskOperationDescriptor & operation, const std::vec
                                         std::numeric_limits<double>::infinity());
     }
   }
+  if (run.Given.count("lower_threshold") != 0 || run.Given.count("upper_threshold") != 0)
+  {
+    const auto text = [&](const char * name) { return parsed.Has(OptionOf(name)) ? parsed.Get(OptionOf(name)) : ""; };
+    run.Bounds = RealBoundsOf(
+      OptionOf("lower_threshold"), text("lower_threshold"), OptionOf("upper_threshold"), text("upper_threshold"));
+  }
   run.Mode = ParseDeviceOption(parsed);
   run.Quiet = parsed.Has("--quiet");
-  CheckImageOutput(run.Output);
+  run.Verify = CanVerify(operation) && parsed.Has("--verify");
+  if (operation.output == cif::MaskOperand::Words)
+  {
+    CheckPackedMaskOutput(run.Output);
+  }
+  else
+  {
+    CheckImageOutput(run.Output);
+  }
   // the pixel type and dimension: the first image input's, or the output
   // type chosen and the mask's dimension
   FilterInput input;
@@ -305,7 +412,15 @@ MaskOperationMain(const cif::MaskOperationDescriptor & operation, const std::vec
     }
     input.Pixel = parsed.Has("--output-type") ? ParseOutputType(parsed.Get("--output-type")) : PixelKind::UnsignedChar;
   }
-  CheckTypedImageOutput(run.Output, input.Pixel, input.Dimension, "OUT");
+  if (operation.output == cif::MaskOperand::Image)
+  {
+    CheckTypedImageOutput(run.Output, input.Pixel, input.Dimension, "OUT");
+  }
+  if (run.Bounds)
+  {
+    // bounds that no value of the pixel type satisfies: a usage error before any work
+    CheckThresholdsFitPixelType(*run.Bounds, input, inputFile);
+  }
   return RunOnFilterInput(inputFile,
                           input,
                           run.Mode,
@@ -316,6 +431,73 @@ MaskOperationMain(const cif::MaskOperationDescriptor & operation, const std::vec
                             constexpr unsigned int D = decltype(dimension)::value;
                             return RunMaskOperation<T, D>(run);
                           });
+}
+
+int
+PackedVariantMain(const cif::MaskOperationDescriptor & operation,
+                  const cif::FilterDescriptor &        base,
+                  const std::vector<std::string> &     args)
+{
+  std::vector<std::string> rest;
+  std::copy_if(args.begin(), args.end(), std::back_inserter(rest), [](const std::string & a) { return a != "--packed"; });
+  const auto has = [&](const std::string & option)
+  {
+    return std::any_of(rest.begin(),
+                       rest.end(),
+                       [&](const std::string & a) { return a == option || a.rfind(option + "=", 0) == 0; });
+  };
+  for (const char * option : { "--stream", "--stream-memory" })
+  {
+    if (has(option))
+    {
+      throw UsageError(std::string(option) + " writes images in pieces; a packed mask (--packed) is written whole");
+    }
+  }
+  // the filter's options: those of the operation's values under every
+  // spelling the filter's subcommand takes; the others are refused by name
+  std::vector<std::pair<std::string, std::string>> spellings;
+  std::vector<std::string>                         required;
+  bool                                             missing = false;
+  for (const auto & spec : base.parameters)
+  {
+    const bool shared = std::any_of(operation.values.begin(),
+                                    operation.values.end(),
+                                    [&](const cif::MaskValueSpec & v) { return v.name == spec.name; });
+    std::vector<std::string> options{ OptionOf(spec.name) };
+    for (const auto & alias : spec.optionAliases)
+    {
+      options.push_back("--" + alias);
+    }
+    bool given = false;
+    for (const auto & option : options)
+    {
+      given = given || has(option);
+      if (has(option) && !shared)
+      {
+        throw UsageError(option + " is a setting of " + base.command + "'s image; with --packed OUT holds one bit " +
+                         "per voxel");
+      }
+      if (shared && option != options.front())
+      {
+        spellings.emplace_back(option, options.front());
+      }
+    }
+    if (shared && spec.commandLineRequired)
+    {
+      required.push_back(options.front() + " V");
+      missing = missing || !given;
+    }
+  }
+  if (missing)
+  {
+    std::string list;
+    for (std::size_t i = 0; i < required.size(); ++i)
+    {
+      list += (i == 0 ? "" : i + 1 == required.size() ? " and " : ", ") + required[i];
+    }
+    throw UsageError(base.command + " --packed needs " + list);
+  }
+  return MaskOperationMain(operation, WithToolSpellings(rest, spellings));
 }
 
 } // namespace tool

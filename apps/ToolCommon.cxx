@@ -516,21 +516,6 @@ CheckImageOutput(const std::string & fileName)
 }
 
 void
-CheckFloatImageOutput(const std::string & fileName)
-{
-  const std::string ioName = CheckImageOutput(fileName);
-  // Formats of 8- and 16-bit integer pixels only: writing float would fail
-  // after all the work (PNG) or silently lose the coefficients.
-  if (IsIntegerOnlyImageIO(ioName))
-  {
-    const std::string format = ioName.substr(0, ioName.size() - std::string("ImageIO").size());
-    throw UsageError("cannot write '" + fileName + "': " + format +
-                     " files cannot hold float pixels, and B-spline coefficients are float (use " + FloatImageFormats +
-                     ")");
-  }
-}
-
-void
 CheckGPUAvailable()
 {
   if (!cif::Runtime::IsDeviceAvailable())

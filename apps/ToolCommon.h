@@ -215,12 +215,6 @@ IsIntegerOnlyImageIO(const std::string & ioName);
 /** The float formats, for messages: ".nii.gz, .nii, .nrrd, .nhdr, .mha or .mhd". */
 extern const char * const FloatImageFormats;
 
-/** Checks, before any work is done, that an image with float pixels can be
- * written to `fileName`: a known format that holds float values, in an
- * existing folder. Throws UsageError otherwise. */
-void
-CheckFloatImageOutput(const std::string & fileName);
-
 /** "181x217" or "256x256x48". */
 template <typename TSize>
 std::string
@@ -525,11 +519,6 @@ struct Subcommand
 };
 
 int
-BSplinePrefilterMain(const std::vector<std::string> & args);
-void
-BSplinePrefilterUsage(std::ostream & os);
-
-int
 ResampleMain(const std::vector<std::string> & args);
 void
 ResampleUsage(std::ostream & os);
@@ -538,11 +527,6 @@ int
 GaussianRBFMain(const std::vector<std::string> & args);
 void
 GaussianRBFUsage(std::ostream & os);
-
-int
-ThresholdMain(const std::vector<std::string> & args);
-void
-ThresholdUsage(std::ostream & os);
 
 int
 SegmentMain(const std::vector<std::string> & args);

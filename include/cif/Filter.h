@@ -128,6 +128,9 @@ struct ParameterSpec
    * ("iterations" for number_of_iterations): the subcommands' names from
    * before their options came from the description. */
   std::vector<std::string> optionAliases;
+  /** Other names of choices, each with the choice it stands for ({"iir",
+   * "recursive"}): accepted by every face, never printed. */
+  std::vector<std::pair<std::string, std::string>> choiceAliases;
   /** NaN is a value of this real parameter, compared as ITK compares it
    * (a threshold: no pixel lies beyond a NaN bound, so every pixel is
    * outside); else NaN is refused. */
@@ -335,6 +338,11 @@ struct FilterDescriptor
    * for the float-output entries); empty: slabs with the halo above and no
    * work memory. */
   std::function<SlabPolicy(const Parameters &, Pixel)> slabPolicy;
+  /** Why a piece of the output needs the whole input (the recursive
+   * prefilter's whole lines), for parameters whose halo is no exact bound;
+   * empty: the halo is exact. Such calls request the whole image in ITK's
+   * pipeline and are not streamed. May be empty. */
+  std::function<std::string(const Parameters &)> wholeImage;
   /** A filter's own pieces for a CUDA job on host buffers (the prefilter's
    * exact two-pass slabs), in place of the halo's slabs: `whole()` when
    * `mayCut` is false (device-resident images) or the job fits the device,

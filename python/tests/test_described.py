@@ -107,6 +107,19 @@ def test_described_functions_check_their_parameters_once():
         cif.median_image_filter(a.astype(np.float64))
 
 
+
+def test_a_choice_takes_its_other_names():
+    # 'iir' is another name of the prefilter's recursive method (the
+    # description's choiceAliases), in every face; it is never printed
+    a = random_image((7, 8, 9), np.float32, seed=2)
+    np.testing.assert_array_equal(
+        cif.bspline_decomposition_image_filter(a, method="iir", device="cpu"),
+        cif.bspline_decomposition_image_filter(a, method="recursive", device="cpu"),
+    )
+    with pytest.raises(ValueError, match="method must be 'recursive' or 'fir', not 'IIR'"):
+        cif.bspline_decomposition_image_filter(a, method="IIR")
+
+
 def test_every_packed_mask_operation_has_its_function():
     operations = _cif.mask_operations()
     assert [o["function"] for o in operations] == ["threshold_to_packed_mask", "unpack_mask", "apply_packed_mask"]

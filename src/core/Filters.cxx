@@ -247,10 +247,15 @@ double
 ChoiceValue(const FilterDescriptor & filter, const std::string & name, const std::string & text)
 {
   const ParameterSpec & spec = Spec(filter, name);
-  std::string           names;
+  std::string           chosen = text;
+  for (const auto & alias : spec.choiceAliases)
+  {
+    chosen = alias.first == text ? alias.second : chosen;
+  }
+  std::string names;
   for (std::size_t i = 0; i < spec.choices.size(); ++i)
   {
-    if (spec.choices[i] == text)
+    if (spec.choices[i] == chosen)
     {
       return static_cast<double>(i);
     }

@@ -146,7 +146,8 @@ BSplinePrefilterDescriptor()
   method.kind = ParameterKind::Choice;
   method.choices = { "recursive", "fir" };
   method.defaults = { 0 };
-  method.help = "'recursive' (exact, whole lines) or 'fir' (cubic only: local, 2K + 1 taps)";
+  method.help = "'recursive' (exact, whole lines; also 'iir') or 'fir' (cubic only: local, 2K + 1 taps)";
+  method.choiceAliases = { { "iir", "recursive" } };
   ParameterSpec halfWidth;
   halfWidth.name = "fir_half_width";
   halfWidth.kind = ParameterKind::OptionalInteger;
@@ -214,6 +215,12 @@ BSplinePrefilterDescriptor()
       }
     }
     return { depth, depth, depth };
+  };
+  d.wholeImage = [](const Parameters & p) -> std::string
+  {
+    return ChoiceIndex(p, "method") == 1 ? std::string()
+                                         : "the recursive prefilter filters whole lines along every axis, so it "
+                                           "needs the whole image; method 'fir' (a halo of K planes) does not";
   };
   d.cudaCompiled = &PrefilterCUDAIsCompiled;
   d.cpu = &Run<false>;

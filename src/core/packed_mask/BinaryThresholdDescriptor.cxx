@@ -132,10 +132,14 @@ Run(Pixel pixel, const void * in, void * out, const Job & job, const Parameters 
 }
 
 ParameterSpec
-ThresholdParameter(const char * name, ParameterKind kind, bool positional, const char * help)
+ThresholdParameter(const char * name, ParameterKind kind, bool positional, const char * option, const char * help)
 {
   ParameterSpec spec;
   spec.name = name;
+  // the command line's spelling from before the description ("--lower")
+  spec.optionAliases = { option };
+  // a tool's user says where the thresholds lie (ITK's defaults span the type)
+  spec.commandLineRequired = positional;
   spec.kind = kind;
   spec.positional = positional;
   spec.nanAllowed = true;
@@ -155,7 +159,7 @@ BinaryThresholdDescriptor()
   d.function = "binary_threshold_image_filter";
   d.itkClass = "itk::CudaBinaryThresholdImageFilter";
   d.itkTwin = "itk::BinaryThresholdImageFilter";
-  d.brief = "a label image: inside where lower <= value <= upper";
+  d.brief = "a label image (or --packed: a packed mask) of lower <= value <= upper";
   d.summary = "Labels the image: inside_value where lower_threshold <= value <= upper_threshold, outside_value "
               "elsewhere.";
   d.details = "Identical to ITK's BinaryThresholdImageFilter: both thresholds inclusive and compared in the input's "
@@ -167,17 +171,23 @@ BinaryThresholdDescriptor()
     ThresholdParameter("lower_threshold",
                        ParameterKind::OptionalReal,
                        true,
+                       "lower",
                        "the lowest value inside, in the input's pixel type (default: the type's lowest)"),
     ThresholdParameter("upper_threshold",
                        ParameterKind::OptionalReal,
                        true,
+                       "upper",
                        "the highest value inside, in the input's pixel type (default: the type's largest)"),
     ThresholdParameter("inside_value",
                        ParameterKind::OptionalReal,
                        false,
+                       "inside",
                        "the label of pixels inside, in the output's pixel type (default: the type's largest)"),
-    ThresholdParameter(
-      "outside_value", ParameterKind::Real, false, "the label of pixels outside, in the output's pixel type"),
+    ThresholdParameter("outside_value",
+                       ParameterKind::Real,
+                       false,
+                       "outside",
+                       "the label of pixels outside, in the output's pixel type"),
   };
   d.parameters.back().defaults = { 0 };
   d.gpuPixels = d.cpuPixels = d.outputPixels = PixelsOf(Pixels{});
