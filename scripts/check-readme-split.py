@@ -208,6 +208,26 @@ EXCEPTIONS += [
     ('docs/Segmentation.md', '0.66-0.73', SUPERSEDED_BY_KEPT_RUN),
     ('docs/Segmentation.md', '0.49-0.55 ms', SUPERSEDED_BY_KEPT_RUN),
 ]
+SUPERSEDED_BY_H200_SUMMARY = ('a figure of the H200 run of 2026-11-22 without a kept log (issue 21), replaced in Segmentation.md\'s summary of the seed\'s targets by the kept H200 run of 2026-11-26 (docs/results/h200-2026-11-26/)')
+EXCEPTIONS += [
+    ('README.md', '| operation | ours GPU | CuPy | ITK CPU | target |', SUPERSEDED_BY_H200_SUMMARY),
+    ('README.md', '| median 3x3x3 | **0.40 ms** | 2.81 ms | 678 ms | <= 1 ms |', SUPERSEDED_BY_H200_SUMMARY),
+    ('README.md', '| median 5x5x5 | **2.76 ms** | 32.2 ms | 5731 ms | <= 6 ms |', SUPERSEDED_BY_H200_SUMMARY),
+    ('README.md', '| median 7x7x7 / 11^3 / 15^3 (radix select, as measured then) | 22.8 / 66.4 / 152 ms | 267 / 1519 / 4860 ms | 12454 / 39386 / 108011 ms | |', SUPERSEDED_BY_H200_SUMMARY),
+    ('README.md', '| bilateral radius 2 | **1.31 ms** | | ~4001 ms (100-sample table) | <= 5 ms |', SUPERSEDED_BY_H200_SUMMARY),
+    ('README.md', '| rotating mask 5x5x5 | **0.99 ms** | | | <= 5 ms |', SUPERSEDED_BY_H200_SUMMARY),
+    ('README.md', '| threshold + pack + download to the host | **0.30 ms** (0.48 ms through the ITK filter) | | | <= 0.5 ms |', SUPERSEDED_BY_H200_SUMMARY),
+    ('README.md', '| bilateral r=2 x3 + threshold + packed mask on the host | **4.81 ms** | | | <= 20 ms |', SUPERSEDED_BY_H200_SUMMARY),
+    ('README.md', '| box mean r=1 / erosion r=1 | 0.68 / 0.49 ms | 0.40 / 0.41 ms (float, not ITK-exact) | 110 / 2579 ms | |', SUPERSEDED_BY_H200_SUMMARY),
+    ('README.md', '0.30 ms', SUPERSEDED_BY_H200_SUMMARY),
+    ('README.md', '0.67 ms', SUPERSEDED_BY_H200_SUMMARY),
+    ('docs/EdgePreservingFilters.md', '4.81 ms', SUPERSEDED_BY_H200_SUMMARY),
+    ('docs/MedianPerformance.md', '8-slice', SUPERSEDED_BY_H200_SUMMARY),
+    ('docs/Segmentation.md', '| whole pipeline: bilateral r=2 x3 + threshold/pack + mask on host (ITK filters, CudaFilterImage) | **4.81 ms** | | |', SUPERSEDED_BY_H200_SUMMARY),
+    ('docs/Segmentation.md', '0.30 ms', SUPERSEDED_BY_H200_SUMMARY),
+    ('docs/Segmentation.md', '0.48 ms', SUPERSEDED_BY_H200_SUMMARY),
+    ('docs/Segmentation.md', '4.81 ms', SUPERSEDED_BY_H200_SUMMARY),
+]
 SUPERSEDED_BY_H200_RUN = ('a figure of the H200 runs of 2026-11-25 without a kept log (issue 21), replaced by the generated tables of the H200 run of 2026-11-26 (docs/results/h200-2026-11-26/) and the prose under them')
 EXCEPTIONS += [
     ('README.md', '| case | ours GPU (C++ core) | ours from Python, CuPy | cupyx `ndimage.zoom` order 3 | ours CPU (16 thr) | ITK cubic resample (16 thr) | SciPy `RBFInterpolator` |', SUPERSEDED_BY_H200_RUN),
