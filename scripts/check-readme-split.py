@@ -208,6 +208,22 @@ EXCEPTIONS += [
     ('docs/Segmentation.md', '0.66-0.73', SUPERSEDED_BY_KEPT_RUN),
     ('docs/Segmentation.md', '0.49-0.55 ms', SUPERSEDED_BY_KEPT_RUN),
 ]
+SUPERSEDED_BY_H200_MEDIAN = ('a figure of the H100 run of 2026-11-22 without a kept log (issue 21), replaced by the generated table of the kept H200 run of 2026-11-27 (docs/results/h200-2026-11-27/median-data-h200.log) in MedianPerformance.md')
+EXCEPTIONS += [
+    ('README.md', '| 12-bit random values (the row above): ours | **14.1 ms** | **21.5 ms** | **26.6 ms** |', SUPERSEDED_BY_H200_MEDIAN),
+    ('README.md', '| the same, radix select (the kernel above) | 23.3 ms | 66.9 ms | 152 ms |', SUPERSEDED_BY_H200_MEDIAN),
+    ('README.md', '| CuPy `median_filter` | 312 ms | 1776 ms | 5576 ms |', SUPERSEDED_BY_H200_MEDIAN),
+    ('README.md', '| smooth field + noise, 12-bit: ours | 11.4 ms | 19.3 ms | 24.3 ms |', SUPERSEDED_BY_H200_MEDIAN),
+    ('docs/MedianPerformance.md', '| 12-bit random: sliding histogram (automatic) | 14.1 ms | 21.5 ms | 26.6 ms |', SUPERSEDED_BY_H200_MEDIAN),
+    ('docs/MedianPerformance.md', '| 12-bit random: radix select on a tile | 23.3 ms | 66.9 ms | 152 ms |', SUPERSEDED_BY_H200_MEDIAN),
+    ('docs/MedianPerformance.md', '| 12-bit random: CuPy | 312 ms | 1776 ms | 5576 ms |', SUPERSEDED_BY_H200_MEDIAN),
+    ('docs/MedianPerformance.md', '| smooth field + noise, 12-bit: sliding histogram | 11.4 ms | 19.3 ms | 24.3 ms |', SUPERSEDED_BY_H200_MEDIAN),
+    ('docs/MedianPerformance.md', '| random 0..65535 (4 + 12-bit levels): sliding histogram | 56.8 ms | 73.2 ms | 90.9 ms |', SUPERSEDED_BY_H200_MEDIAN),
+    ('docs/MedianPerformance.md', '| random 0..65535: radix select on a tile | **30.0 ms** (automatic) | 87.0 ms | 198 ms |', SUPERSEDED_BY_H200_MEDIAN),
+    ('docs/MedianPerformance.md', '2988 GB/s', SUPERSEDED_BY_H200_MEDIAN),
+    ('docs/MedianPerformance.md', '0.40 ms', SUPERSEDED_BY_H200_MEDIAN),
+    ('docs/MedianPerformance.md', '2.76 ms', SUPERSEDED_BY_H200_MEDIAN),
+]
 SUPERSEDED_BY_H200_SUMMARY = ('a figure of the H200 run of 2026-11-22 without a kept log (issue 21), replaced in Segmentation.md\'s summary of the seed\'s targets by the kept H200 run of 2026-11-26 (docs/results/h200-2026-11-26/)')
 EXCEPTIONS += [
     ('README.md', '| operation | ours GPU | CuPy | ITK CPU | target |', SUPERSEDED_BY_H200_SUMMARY),

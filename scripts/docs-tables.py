@@ -499,6 +499,33 @@ def median(slug):
                 "median on device-resident data against CuPy, cuCIM, our CPU core and ITK (MedianBenchmark, median_cupy.py)")
 
 
+def median_data(slug):
+    """The median's sliding histogram and radix select on three kinds of 16-bit data (MedianBenchmark --smooth
+    --full-range): which kernel the automatic choice takes, and how the times depend on the values."""
+    data = [("12-bit random", "512x512x72 uint16"), ("smooth field + noise, 12-bit", "512x512x72 uint16 smooth"),
+            ("random 0..65535 (4 + 12-bit levels)", "512x512x72 uint16 0..65535")]
+    kernels = [("sliding histogram", "sliding"), ("radix select on a tile", "radix/tile")]
+
+    def build(L):
+        rows = L.rows("ours", fixed_table, CPP_TABLE)
+        out = []
+        for label, case in data:
+            for name, kernel in kernels:
+                cells = [f"{label}: {name}"]
+                for radius in (3, 5, 7):
+                    c = "^" + re.escape(f"{case}, radius {radius}") + "$"
+                    text = L.cell(rows, "ours", case=c, method="^GPU core, " + re.escape(kernel) + "$")
+                    auto = L.find(rows, "ours", case=c, method=r"^GPU core, automatic")
+                    if auto is not None and auto["method"].endswith(f"({kernel})"):
+                        text = f"**{text}** (automatic)"
+                    cells.append(text)
+                out.append(cells)
+        return (["512x512x72 uint16, kernel", "7^3 window ms", "11^3 window ms", "15^3 window ms"], out)
+    return Spec(f"median-data-{slug}", {"ours": f"median-data-{slug}.log"}, build,
+                "the median's kernels on 12-bit random, smooth and full-range 16-bit data (MedianBenchmark --smooth "
+                "--full-range)")
+
+
 def resample(slug):
     # label, ours, CuPy, cuCIM, ITK (method regexes; None: no such row)
     layout = [
@@ -769,7 +796,8 @@ def all_specs():
              python_overhead("python-overhead-h200.log", "python-overhead-h200"),
              dask("dask-one-gpu-h200.log", "dask-one-gpu-h200"), dask("dask-two-gpu-h200.log", "dask-two-gpu-h200"),
              slab_benchmark("h200"),
-             whole_paths("whole-paths-h200-2026-11-27.log", "whole-paths-h200-2026-11-27")]
+             whole_paths("whole-paths-h200-2026-11-27.log", "whole-paths-h200-2026-11-27"),
+             in_folder(median_data("h200"), "h200-2026-11-27")]
     for make in (median, resample, resample_zoom, prefilter, edge_preserving, segmentation, grbf, grbf_points,
                  kernel_superposition):
         specs.append(make("h200"))

@@ -67,6 +67,10 @@ BENCHMARKS = [
      "every ITK class, plain itk::Image against device-resident data, 512^3 and 1024^3 (docs/WholeImages.md)"),
     ("median", [("cpp", "MedianBenchmark", "--reps 10 --cpu-max-radius 1")], 120, True,
      "median 512x512x72 uint16 r=1,2,3,5,7 and 512^3 float32 r=1,2,3: GPU kernels, our CPU, ITK (slabs above r=1, scaled)"),
+    ("median-data", [("cpp", "MedianBenchmark",
+                      "--reps 5 --skip-itk --skip-cpu --skip-float --smooth --full-range --radii-u16 3,5,7")], 60, True,
+     "the median's GPU kernels at 7^3, 11^3, 15^3 on 12-bit random, smooth and full-range 16-bit data (the data "
+     "dependence of the sliding histogram and the radix select)"),
     ("median-peers", [("py", "benchmarks/median_cupy.py", "--reps 10")], 50, True,
      "CuPy median_filter and cuCIM filters.median, the same cases"),
     ("resample", [("cpp", "ResampleBenchmark", "--reps 10")], 25, True,
