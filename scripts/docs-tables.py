@@ -687,6 +687,26 @@ def grbf(slug):
                 "GRBF zooms (GaussianRBFBenchmark, gaussian_rbf_peers.py)")
 
 
+def grbf_block_rows(slug):
+    """The GRBF banded GEMMs' block height Kb, one command of the log per value of CIF_GRBF_BLOCK_ROWS."""
+    cases = [("512x512 zoom 4", "512^2 x4 ms"), ("512x512x192 z x2", "stack z x2 ms"),
+             ("512x512x192 z x3", "stack z x3 ms")]
+
+    def build(L):
+        out = []
+        for section in re.split(r"^# command: ", L.text["ours"], flags=re.M)[1:]:
+            m = re.search(r"CIF_GRBF_BLOCK_ROWS=(\d+)", section.splitlines()[0])
+            if m is None:
+                continue
+            rows = fixed_table(section, CPP_TABLE)
+            label = f"**{m.group(1)} (default)**" if m.group(1) == "64" else m.group(1)
+            out.append([label] + [L.cell(rows, "ours", case="^" + re.escape(case) + "$", method=r"^GPU \(cuBLAS")
+                                  for case, _ in cases])
+        return (["Kb (CIF_GRBF_BLOCK_ROWS)"] + [title for _, title in cases], out)
+    return Spec(f"grbf-block-rows-{slug}", {"ours": f"grbf-block-rows-{slug}.log"}, build,
+                "GRBF: the block height Kb of the banded GEMMs (GaussianRBFBenchmark under CIF_GRBF_BLOCK_ROWS)")
+
+
 def grbf_python(slug):
     """Every case of gaussian_rbf_peers.py: our Python calls (CuPy, NumPy) beside cupyx, cuCIM, SciPy."""
     def build(L):
@@ -797,7 +817,8 @@ def all_specs():
              dask("dask-one-gpu-h200.log", "dask-one-gpu-h200"), dask("dask-two-gpu-h200.log", "dask-two-gpu-h200"),
              slab_benchmark("h200"),
              whole_paths("whole-paths-h200-2026-11-27.log", "whole-paths-h200-2026-11-27"),
-             in_folder(median_data("h200"), "h200-2026-11-27")]
+             in_folder(median_data("h200"), "h200-2026-11-27"),
+             in_folder(grbf_block_rows("h200"), "h200-2026-11-27")]
     for make in (median, resample, resample_zoom, prefilter, edge_preserving, segmentation, grbf, grbf_points,
                  kernel_superposition):
         specs.append(make("h200"))

@@ -71,6 +71,11 @@ BENCHMARKS = [
                       "--reps 5 --skip-itk --skip-cpu --skip-float --smooth --full-range --radii-u16 3,5,7")], 60, True,
      "the median's GPU kernels at 7^3, 11^3, 15^3 on 12-bit random, smooth and full-range 16-bit data (the data "
      "dependence of the sliding histogram and the radix select)"),
+    ("grbf-block-rows", [("cpp", "GaussianRBFBenchmark",
+                          f"CIF_GRBF_BLOCK_ROWS={k} --reps 20 --skip-cpu --skip-itk --only 512x512")
+                         for k in (32, 64, 128, 256)], 120, False,
+     "GRBF: the banded GEMMs' block height Kb (CIF_GRBF_BLOCK_ROWS 32, 64, 128, 256) on 512^2 x4 and the "
+     "512x512x192 stacks (the tuning of GaussianRBF.md)"),
     ("median-peers", [("py", "benchmarks/median_cupy.py", "--reps 10")], 50, True,
      "CuPy median_filter and cuCIM filters.median, the same cases"),
     ("resample", [("cpp", "ResampleBenchmark", "--reps 10")], 25, True,
@@ -210,7 +215,11 @@ class Runner:
     def argv(self, kind, program, arguments):
         words = shlex.split(arguments.replace("{build}", self.build).replace("{repo}", REPO))
         if kind == "cpp":
-            return self.prefix + [os.path.join(self.build, "bin", program)] + words
+            # leading NAME=VALUE words: the program's environment (a tuning knob), through env(1)
+            settings = []
+            while words and re.fullmatch(r"[A-Z_][A-Z0-9_]*=\S*", words[0]):
+                settings.append(words.pop(0))
+            return self.prefix + (["env"] + settings if settings else []) + [os.path.join(self.build, "bin", program)] + words
         script = [sys.executable, os.path.join(REPO, program)] + words
         return (self.prefix if kind == "py-device" else []) + script
 
