@@ -230,6 +230,16 @@ EXCEPTIONS += [
 ]
 SUPERSEDED_BY_H200_MEDIAN = ('a figure of the H100 run of 2026-11-22 without a kept log (issue 21), replaced by the generated table of the kept H200 run of 2026-11-27 (docs/results/h200-2026-11-27/median-data-h200.log) in MedianPerformance.md')
 EXCEPTIONS += [
+    ('README.md', '22.0', SUPERSEDED_BY_H200_MEDIAN),
+    ('README.md', '28.1 ms', SUPERSEDED_BY_H200_MEDIAN),
+    ('README.md', '3067 ms', SUPERSEDED_BY_H200_MEDIAN),
+    ('docs/MedianPerformance.md', '| 512x512x72 uint16, window | 7^3 | 11^3 | 15^3 |', SUPERSEDED_BY_H200_MEDIAN),
+    ('docs/MedianPerformance.md', '22.0', SUPERSEDED_BY_H200_MEDIAN),
+    ('docs/MedianPerformance.md', '28.1 ms', SUPERSEDED_BY_H200_MEDIAN),
+    ('docs/MedianPerformance.md', '979 ms', SUPERSEDED_BY_H200_MEDIAN),
+    ('docs/MedianPerformance.md', '1997', SUPERSEDED_BY_H200_MEDIAN),
+    ('docs/MedianPerformance.md', '1394', SUPERSEDED_BY_H200_MEDIAN),
+    ('docs/MedianPerformance.md', '6.7x', SUPERSEDED_BY_H200_MEDIAN),
     ('README.md', '| 12-bit random values (the row above): ours | **14.1 ms** | **21.5 ms** | **26.6 ms** |', SUPERSEDED_BY_H200_MEDIAN),
     ('README.md', '| the same, radix select (the kernel above) | 23.3 ms | 66.9 ms | 152 ms |', SUPERSEDED_BY_H200_MEDIAN),
     ('README.md', '| CuPy `median_filter` | 312 ms | 1776 ms | 5576 ms |', SUPERSEDED_BY_H200_MEDIAN),

@@ -68,9 +68,10 @@ BENCHMARKS = [
     ("median", [("cpp", "MedianBenchmark", "--reps 10 --cpu-max-radius 1")], 120, True,
      "median 512x512x72 uint16 r=1,2,3,5,7 and 512^3 float32 r=1,2,3: GPU kernels, our CPU, ITK (slabs above r=1, scaled)"),
     ("median-data", [("cpp", "MedianBenchmark",
-                      "--reps 5 --skip-itk --skip-cpu --skip-float --smooth --full-range --radii-u16 3,5,7")], 60, True,
-     "the median's GPU kernels at 7^3, 11^3, 15^3 on 12-bit random, smooth and full-range 16-bit data (the data "
-     "dependence of the sliding histogram and the radix select)"),
+                      "--reps 5 --skip-itk --skip-cpu --skip-float --smooth --full-range --integer-float "
+                      "--radii-u16 3,5,7")], 60, True,
+     "the median's GPU kernels at 7^3, 11^3, 15^3 on 12-bit random, smooth and full-range 16-bit data and on float "
+     "pixels holding the 12-bit integers (the data dependence of the sliding histogram and the radix select)"),
     ("grbf-block-rows", [("cpp", "GaussianRBFBenchmark",
                           f"CIF_GRBF_BLOCK_ROWS={k} --reps 20 --skip-cpu --skip-itk --only 512x512")
                          for k in (32, 64, 128, 256)], 120, False,
