@@ -226,6 +226,13 @@ EXCEPTIONS += [
     ('docs/GaussianRBF.md', '0.84-0.85', SUPERSEDED_BY_KB_SWEEP),
     ('docs/GaussianRBF.md', '1.12-1.13', SUPERSEDED_BY_KB_SWEEP),
 ]
+SUPERSEDED_BY_PREFILTER_NCU = ('an Nsight Compute figure of the prefilter from an H200 profile without a kept log (issue 21), replaced by the kept profile docs/results/h200-2026-11-27/ncu-prefilter-h200.csv in BSplinePrefilterPerformance.md')
+EXCEPTIONS += [
+    ('docs/BSplinePrefilterPerformance.md', '0.43 ms', SUPERSEDED_BY_PREFILTER_NCU),
+    ('docs/BSplinePrefilterPerformance.md', '0.53 ms', SUPERSEDED_BY_PREFILTER_NCU),
+    ('docs/BSplinePrefilterPerformance.md', '35%', SUPERSEDED_BY_PREFILTER_NCU),
+    ('docs/BSplinePrefilterPerformance.md', '30%', SUPERSEDED_BY_PREFILTER_NCU),
+]
 SUPERSEDED_BY_NCU_LOG = ('an Nsight Compute figure of an H200 profile without a kept log (issue 21), replaced by the kept profile docs/results/h200-2026-11-27/ncu-resample-h200.csv in ResamplePerformance.md')
 EXCEPTIONS += [
     ('README.md', '94%', SUPERSEDED_BY_NCU_LOG),
