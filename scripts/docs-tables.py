@@ -820,8 +820,8 @@ def all_specs():
              whole_paths("whole-paths-h200-2026-11-27.log", "whole-paths-h200-2026-11-27"),
              in_folder(median_data("h200"), "h200-2026-11-27"),
              in_folder(grbf_block_rows("h200"), "h200-2026-11-27")]
-    for make in (median, resample, resample_zoom, prefilter, edge_preserving, segmentation, grbf, grbf_points,
-                 kernel_superposition):
+    for make in (median, median_data, resample, resample_zoom, prefilter, edge_preserving, segmentation, grbf,
+                 grbf_points, grbf_block_rows, kernel_superposition):
         specs.append(make("h200"))
     for folder, slug in RUNS:
         specs += [in_folder(make(slug), folder) for make in (
