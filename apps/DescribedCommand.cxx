@@ -419,26 +419,6 @@ struct DescribedRun
   std::optional<ThresholdSettings> Bounds;
 };
 
-/** The given bounds (IsRealBound) as the values of IN's pixel type that
- * select the same pixels, in run.Given (a UsageError when no value of the
- * type lies between them). */
-void
-BoundsInPixelType(DescribedRun & run, const FilterInput & header)
-{
-  DispatchPixelAndDimension(header.Pixel,
-                            header.Dimension,
-                            [&](auto pixel, auto)
-                            {
-                              using T = typename decltype(pixel)::Type;
-                              T lower{};
-                              T upper{};
-                              ThresholdsInPixelType<T>(*run.Bounds, run.Input, lower, upper);
-                              run.Given["lower_threshold"] = { static_cast<double>(lower) };
-                              run.Given["upper_threshold"] = { static_cast<double>(upper) };
-                              return 0;
-                            });
-}
-
 /** The given parameters with the image's spacing where the description
  * takes it from the image, checked once for IN (the description's one
  * check; a UsageError before any work when they do not pass). */
@@ -680,15 +660,15 @@ DescribedMain(const cif::FilterDescriptor & filter, const std::vector<std::strin
   run.Given = ParseParameters(filter, parsed, given);
   if (given.count("lower_threshold") != 0 || given.count("upper_threshold") != 0)
   {
-    const auto text = [&](const char * name, bool option)
+    // each bound as given (its option's spelling and text), or absent
+    const auto as = [&](const char * name)
     {
       const auto it = given.find(name);
-      return it == given.end() ? (option ? OptionOf(name) : std::string()) : option ? it->second.Option : it->second.Text;
+      return it == given.end() ? GivenParameter{ OptionOf(name), "" } : it->second;
     };
-    run.Bounds = RealBoundsOf(text("lower_threshold", true),
-                              text("lower_threshold", false),
-                              text("upper_threshold", true),
-                              text("upper_threshold", false));
+    const GivenParameter lower = as("lower_threshold");
+    const GivenParameter upper = as("upper_threshold");
+    run.Bounds = RealBoundsOf(lower.Option, lower.Text, upper.Option, upper.Text);
   }
   run.Mode = ParseDeviceOption(parsed);
   run.Quiet = parsed.Has("--quiet");
@@ -703,8 +683,11 @@ DescribedMain(const cif::FilterDescriptor & filter, const std::vector<std::strin
   run.OutputKind = OutputKindOf(filter, input.Pixel);
   if (run.Bounds)
   {
-    // bounds that no value of the pixel type satisfies: a usage error before any work
-    BoundsInPixelType(run, input);
+    // the pixel type's values that select exactly lower <= value <= upper
+    // (none: a usage error before any work)
+    const auto bounds = CheckThresholdsFitPixelType(*run.Bounds, input, run.Input);
+    run.Given["lower_threshold"] = { bounds.first };
+    run.Given["upper_threshold"] = { bounds.second };
   }
   const std::string whole = WholeImageReason(filter, run.Given, input.Dimension);
   if (!whole.empty() && run.Streaming.Stream)

@@ -299,23 +299,11 @@ RunDescribedVerifier(const DescribedVerifier &   verifier,
         cif::AsValueOf<TIn>(value("lower_threshold", static_cast<double>(std::numeric_limits<TIn>::lowest())));
       const TIn upper =
         cif::AsValueOf<TIn>(value("upper_threshold", static_cast<double>(std::numeric_limits<TIn>::max())));
-      ThresholdSettings given;
-      if (bounds != nullptr)
-      {
-        given = *bounds;
-      }
-      else
-      {
-        given.Lower = lower;
-        given.Upper = upper;
-        given.LowerText = std::to_string(given.Lower);
-        given.UpperText = std::to_string(given.Upper);
-      }
       checks.push_back(CheckLabelFile<TIn, D>(outputFile,
                                               input,
                                               lower,
                                               upper,
-                                              given,
+                                              RuleBounds(bounds, lower, upper),
                                               static_cast<std::uint8_t>(value("inside_value", 255)),
                                               static_cast<std::uint8_t>(value("outside_value", 0))));
     }

@@ -437,9 +437,10 @@ PrintExitStatusHelp(std::ostream & os)
      << "(1 instead when the environment sets CUDAIMAGEFILTERS_REQUIRE_GPU=1).\n";
 }
 
-void
+std::pair<double, double>
 CheckThresholdsFitPixelType(const ThresholdSettings & settings, const FilterInput & input, const std::string & fileName)
 {
+  std::pair<double, double> bounds;
   DispatchPixelAndDimension(input.Pixel,
                             input.Dimension,
                             [&](auto pixel, auto)
@@ -447,8 +448,10 @@ CheckThresholdsFitPixelType(const ThresholdSettings & settings, const FilterInpu
                               using T = typename decltype(pixel)::Type;
                               T lower{}, upper{};
                               ThresholdsInPixelType<T>(settings, fileName, lower, upper);
+                              bounds = { static_cast<double>(lower), static_cast<double>(upper) };
                               return 0;
                             });
+  return bounds;
 }
 
 } // namespace tool

@@ -264,9 +264,10 @@ template <typename T>
 void
 ThresholdsInPixelType(const ThresholdSettings & settings, const std::string & input, T & lower, T & upper);
 
-/** Before any work: throws UsageError when no value of the input's pixel
- * type lies in [Lower, Upper] (ThresholdsInPixelType for that type). */
-void
+/** Before any work: the thresholds in the input's pixel type
+ * (ThresholdsInPixelType for that type), lower and upper; throws UsageError
+ * when no value of the type lies in [Lower, Upper]. */
+std::pair<double, double>
 CheckThresholdsFitPixelType(const ThresholdSettings & settings,
                             const FilterInput &       input,
                             const std::string &       fileName);

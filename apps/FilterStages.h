@@ -659,6 +659,24 @@ CountRuleMismatches(const T * values, const std::uint8_t * flags, std::size_t co
   return mismatches;
 }
 
+/** The bounds of the rule lower <= value <= upper that --verify checks in
+ * double: as the command line gave them, or, when it gave none, the
+ * thresholds the filter ran with. */
+inline ThresholdSettings
+RuleBounds(const ThresholdSettings * given, double lower, double upper)
+{
+  if (given != nullptr)
+  {
+    return *given;
+  }
+  ThresholdSettings settings;
+  settings.Lower = lower;
+  settings.Upper = upper;
+  settings.LowerText = std::to_string(lower);
+  settings.UpperText = std::to_string(upper);
+  return settings;
+}
+
 /** A label image written by the tool: read back, it must equal
  * itk::BinaryThresholdImageFilter's output for `image` with the same
  * thresholds and values, and follow Lower <= value <= Upper in double

@@ -27,10 +27,10 @@
 #include "itkCudaThresholdToPackedMaskImageFilter.h"
 #include "itkCudaUnpackMaskImageFilter.h"
 
+#include <algorithm>
 #include <iomanip>
 #include <iostream>
 #include <limits>
-#include <algorithm>
 #include <map>
 #include <optional>
 #include <sstream>
@@ -170,19 +170,10 @@ InsideSummary(std::size_t inside, std::size_t count)
 
 template <typename T, unsigned int D>
 int
-RunMaskOperation(MaskRun run)
+RunMaskOperation(const MaskRun & run)
 {
   using ImageType = itk::Image<T, D>;
   const cif::MaskOperationDescriptor & operation = *run.Operation;
-  T lower{};
-  T upper{};
-  if (run.Bounds)
-  {
-    // the pixel type's values that select exactly lower <= value <= upper
-    ThresholdsInPixelType<T>(*run.Bounds, run.Inputs[0], lower, upper);
-    run.Given["lower_threshold"] = static_cast<double>(lower);
-    run.Given["upper_threshold"] = static_cast<double>(upper);
-  }
   // the values in the image's pixel type, as the ITK class holds them (the
   // description's rule; the class checks the whole call again)
   for (const auto & value : run.Given)
@@ -249,23 +240,18 @@ RunMaskOperation(MaskRun run)
   {
     return ExitSuccess;
   }
-  // the threshold's packed mask (CanVerify), against ITK's filter on IN read again
-  const auto        input = ReadImageFile<ImageType>(run.Inputs[0]);
-  ThresholdSettings given;
-  if (run.Bounds)
+  // the threshold's packed mask (CanVerify), against ITK's filter on IN read
+  // again, with the thresholds it ran with (ITK's defaults: the type's range)
+  const auto value = [&](const char * name, T absent)
   {
-    given = *run.Bounds;
-  }
-  else
-  {
-    given.Lower = static_cast<double>(std::numeric_limits<T>::lowest());
-    given.Upper = static_cast<double>(std::numeric_limits<T>::max());
-    given.LowerText = std::to_string(given.Lower);
-    given.UpperText = std::to_string(given.Upper);
-    lower = std::numeric_limits<T>::lowest();
-    upper = std::numeric_limits<T>::max();
-  }
-  const StageCheck check = CheckPackedMaskFile<T, D>(run.Output, input.GetPointer(), lower, upper, given);
+    const auto it = run.Given.find(name);
+    return it == run.Given.end() ? absent : cif::AsValueOf<T>(it->second);
+  };
+  const T          lower = value("lower_threshold", std::numeric_limits<T>::lowest());
+  const T          upper = value("upper_threshold", std::numeric_limits<T>::max());
+  const auto       input = ReadImageFile<ImageType>(run.Inputs[0]);
+  const StageCheck check = CheckPackedMaskFile<T, D>(
+    run.Output, input.GetPointer(), lower, upper, RuleBounds(run.Bounds ? &*run.Bounds : nullptr, lower, upper));
   PrintStageCheck(check);
   return StageChecksStatus({ check });
 }
@@ -418,8 +404,11 @@ MaskOperationMain(const cif::MaskOperationDescriptor & operation, const std::vec
   }
   if (run.Bounds)
   {
-    // bounds that no value of the pixel type satisfies: a usage error before any work
-    CheckThresholdsFitPixelType(*run.Bounds, input, inputFile);
+    // the pixel type's values that select exactly lower <= value <= upper
+    // (none: a usage error before any work)
+    const auto bounds = CheckThresholdsFitPixelType(*run.Bounds, input, inputFile);
+    run.Given["lower_threshold"] = bounds.first;
+    run.Given["upper_threshold"] = bounds.second;
   }
   return RunOnFilterInput(inputFile,
                           input,
