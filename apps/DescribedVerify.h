@@ -220,25 +220,6 @@ SameTypeChecks(const DescribedVerifier & verifier,
   throw RuntimeFailure(std::string("--verify of ") + verifier.Command + " compares images of one pixel type");
 }
 
-/** ITK's own BSplineDecompositionImageFilter, created without the object
- * factory so that a registered CudaBSplineDecompositionImageFilterFactory
- * cannot substitute the filter under test. */
-template <typename TInputImage, typename TOutputImage>
-class ReferenceBSplineDecomposition : public itk::BSplineDecompositionImageFilter<TInputImage, TOutputImage>
-{
-public:
-  ITK_DISALLOW_COPY_AND_MOVE(ReferenceBSplineDecomposition);
-  using Self = ReferenceBSplineDecomposition;
-  using Superclass = itk::BSplineDecompositionImageFilter<TInputImage, TOutputImage>;
-  using Pointer = itk::SmartPointer<Self>;
-  itkFactorylessNewMacro(Self);
-  itkTypeMacro(ReferenceBSplineDecomposition, BSplineDecompositionImageFilter);
-
-protected:
-  ReferenceBSplineDecomposition() = default;
-  ~ReferenceBSplineDecomposition() override = default;
-};
-
 /** OUT against ITK's BSplineDecompositionImageFilter on IN, relative to
  * IN's range. */
 template <typename TIn, typename TOut, unsigned int D>
@@ -248,17 +229,11 @@ CheckBSplineDecomposition(const itk::Image<TIn, D> *  input,
                           const cif::Parameters &     checked)
 {
   using OutputImageType = itk::Image<TOut, D>;
-  auto reference = ReferenceBSplineDecomposition<itk::Image<TIn, D>, OutputImageType>::New();
+  auto reference =
+    FactorylessReference<itk::BSplineDecompositionImageFilter<itk::Image<TIn, D>, OutputImageType>>::New();
   reference->SetSplineOrder(static_cast<unsigned int>(cif::Value(checked, "spline_order")));
   reference->SetInput(ToPlainImage<TIn, D>(input));
-  try
-  {
-    reference->Update();
-  }
-  catch (const itk::ExceptionObject & e)
-  {
-    throw RuntimeFailure("--verify: ITK's BSplineDecompositionImageFilter failed: " + ExceptionMessage(e));
-  }
+  UpdateReference(reference, "ITK's BSplineDecompositionImageFilter");
   const double       range = DynamicRange(input);
   const double       relative = LargestDifference<OutputImageType>(written, reference->GetOutput()) / range;
   StageCheck         check;

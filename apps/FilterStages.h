@@ -199,57 +199,8 @@ DescribeSmoothing(const TFilter * filter, const SmoothingSettings & settings)
 }
 
 // ---------------------------------------------------------------------------
-// References for --verify, created without the object factory so that no
-// registered override can stand in for ITK's own filter.
+// References for --verify: FactorylessReference<ITK's filter> (ToolCommon.h).
 // ---------------------------------------------------------------------------
-
-template <typename TImage>
-class ReferenceMedian : public itk::MedianImageFilter<TImage, TImage>
-{
-public:
-  ITK_DISALLOW_COPY_AND_MOVE(ReferenceMedian);
-  using Self = ReferenceMedian;
-  using Superclass = itk::MedianImageFilter<TImage, TImage>;
-  using Pointer = itk::SmartPointer<Self>;
-  itkFactorylessNewMacro(Self);
-  itkTypeMacro(ReferenceMedian, MedianImageFilter);
-
-protected:
-  ReferenceMedian() = default;
-  ~ReferenceMedian() override = default;
-};
-
-template <typename TImage>
-class ReferenceBilateral : public itk::BilateralImageFilter<TImage, TImage>
-{
-public:
-  ITK_DISALLOW_COPY_AND_MOVE(ReferenceBilateral);
-  using Self = ReferenceBilateral;
-  using Superclass = itk::BilateralImageFilter<TImage, TImage>;
-  using Pointer = itk::SmartPointer<Self>;
-  itkFactorylessNewMacro(Self);
-  itkTypeMacro(ReferenceBilateral, BilateralImageFilter);
-
-protected:
-  ReferenceBilateral() = default;
-  ~ReferenceBilateral() override = default;
-};
-
-template <typename TInputImage, typename TOutputImage>
-class ReferenceBinaryThreshold : public itk::BinaryThresholdImageFilter<TInputImage, TOutputImage>
-{
-public:
-  ITK_DISALLOW_COPY_AND_MOVE(ReferenceBinaryThreshold);
-  using Self = ReferenceBinaryThreshold;
-  using Superclass = itk::BinaryThresholdImageFilter<TInputImage, TOutputImage>;
-  using Pointer = itk::SmartPointer<Self>;
-  itkFactorylessNewMacro(Self);
-  itkTypeMacro(ReferenceBinaryThreshold, BinaryThresholdImageFilter);
-
-protected:
-  ReferenceBinaryThreshold() = default;
-  ~ReferenceBinaryThreshold() override = default;
-};
 
 /** Updates a reference filter of --verify; ITK exceptions become RuntimeFailure. */
 void
@@ -281,7 +232,7 @@ CheckMedianStage(const itk::Image<T, D> *  input,
                  const std::string &       what)
 {
   using ImageType = itk::Image<T, D>;
-  auto reference = ReferenceMedian<ImageType>::New();
+  auto reference = FactorylessReference<itk::MedianImageFilter<ImageType, ImageType>>::New();
   ConfigureMedian(reference.GetPointer(), settings);
   reference->SetInput(input);
   UpdateReference(reference, "ITK's MedianImageFilter");
@@ -348,7 +299,7 @@ CheckBilateralStage(const itk::Image<T, D> *  input,
   line << std::setprecision(3);
   if (settings.Iterations == 1)
   {
-    auto reference = ReferenceBilateral<ImageType>::New();
+    auto reference = FactorylessReference<itk::BilateralImageFilter<ImageType, ImageType>>::New();
     ConfigureBilateral(reference.GetPointer(), settings);
     reference->SetNumberOfRangeGaussianSamples(BilateralReferenceSamples);
     reference->SetInput(input);
@@ -629,7 +580,7 @@ template <typename T, unsigned int D>
 typename itk::Image<std::uint8_t, D>::Pointer
 ThresholdWithITK(const itk::Image<T, D> * image, T lower, T upper, std::uint8_t inside, std::uint8_t outside)
 {
-  using FilterType = ReferenceBinaryThreshold<itk::Image<T, D>, itk::Image<std::uint8_t, D>>;
+  using FilterType = FactorylessReference<itk::BinaryThresholdImageFilter<itk::Image<T, D>, itk::Image<std::uint8_t, D>>>;
   auto filter = FilterType::New();
   filter->SetInput(image);
   filter->SetInPlace(false);

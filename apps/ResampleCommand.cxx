@@ -17,25 +17,6 @@ namespace resample
 namespace
 {
 
-/** ITK's own ResampleImageFilter, created without the object factory so
- * that no registered override can substitute the filter under test. */
-template <typename TInputImage, typename TOutputImage>
-class ReferenceResample : public itk::ResampleImageFilter<TInputImage, TOutputImage>
-{
-public:
-  ITK_DISALLOW_COPY_AND_MOVE(ReferenceResample);
-
-  using Self = ReferenceResample;
-  using Superclass = itk::ResampleImageFilter<TInputImage, TOutputImage>;
-  using Pointer = itk::SmartPointer<Self>;
-  itkFactorylessNewMacro(Self);
-  itkTypeMacro(ReferenceResample, ResampleImageFilter);
-
-protected:
-  ReferenceResample() = default;
-  ~ReferenceResample() override = default;
-};
-
 /** Float to unsigned char for .png output: clamped to [0, 255] and rounded
  * to the nearest integer (halves away from zero); NaN becomes 0. */
 template <unsigned int D>
@@ -70,7 +51,7 @@ VerifyAgainstITK(const itk::Image<float, D> *             input,
 {
   using ImageType = itk::Image<float, D>;
   using ByteImageType = itk::Image<unsigned char, D>;
-  auto reference = ReferenceResample<ImageType, ImageType>::New();
+  auto reference = FactorylessReference<itk::ResampleImageFilter<ImageType, ImageType>>::New();
   reference->SetInput(input);
   reference->SetTransform(transform);
   reference->SetInterpolator(MakeInterpolator<ImageType>(options));

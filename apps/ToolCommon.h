@@ -240,6 +240,24 @@ CheckGPUAvailable();
 void
 CheckGPURequest(const std::string & gpuUnsupportedReason);
 
+/** ITK's own filter TFilter, created without the object factory so that no
+ * registered override (the module's factories) can stand in for it: the
+ * references that --verify compares with. */
+template <typename TFilter>
+class FactorylessReference : public TFilter
+{
+public:
+  ITK_DISALLOW_COPY_AND_MOVE(FactorylessReference);
+  using Self = FactorylessReference;
+  using Superclass = TFilter;
+  using Pointer = itk::SmartPointer<Self>;
+  itkFactorylessNewMacro(Self);
+
+protected:
+  FactorylessReference() = default;
+  ~FactorylessReference() override = default;
+};
+
 /** The image's max - min over its finite pixels; for a constant image its
  * largest magnitude, and 1 for an all-zero one. */
 template <typename TImage>
