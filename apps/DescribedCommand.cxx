@@ -371,27 +371,20 @@ OutputKindOf(const cif::FilterDescriptor & filter, PixelKind in)
                        PixelKindName(in) + ", unsigned char or float, not " + cif::PixelName(out));
 }
 
-/** Why the description needs the whole image for the given parameters
- * (FilterDescriptor::wholeImage; empty: pieces are exact). Parameters that
- * do not pass give empty here: the run's check reports them. */
+/** Why the description needs the whole image with its default parameters
+ * (FilterDescriptor::wholeImage; empty: pieces are exact), for the help.
+ * Descriptions without defaults for every parameter give empty. */
 std::string
-WholeImageReason(const cif::FilterDescriptor & filter, const cif::Parameters & given, unsigned int dimension)
+WholeImageReasonOfDefaults(const cif::FilterDescriptor & filter)
 {
   if (!filter.wholeImage)
   {
     return {};
   }
-  cif::Parameters parameters = given;
+  cif::Parameters parameters;
   try
   {
-    for (const auto & spec : filter.parameters)
-    {
-      if (spec.fromImage && parameters.count(spec.name) == 0)
-      {
-        parameters[spec.name] = std::vector<double>(dimension, 1.0); // (a placeholder: no description's reason reads it)
-      }
-    }
-    cif::CompleteParameters(filter, parameters, static_cast<int>(dimension));
+    cif::CompleteParameters(filter, parameters, 3);
   }
   catch (const std::invalid_argument &)
   {
@@ -610,7 +603,7 @@ DescribedUsage(const cif::FilterDescriptor & filter, std::ostream & os)
   }
   PrintDeviceOptionHelp(os);
   PrintStreamOptionHelp(os);
-  const std::string whole = WholeImageReason(filter, {}, 3);
+  const std::string whole = WholeImageReasonOfDefaults(filter);
   if (!whole.empty())
   {
     PrintOptionHelp(os, "", "Not with the defaults: " + whole);
@@ -689,21 +682,6 @@ DescribedMain(const cif::FilterDescriptor & filter, const std::vector<std::strin
     run.Given["lower_threshold"] = { bounds.first };
     run.Given["upper_threshold"] = { bounds.second };
   }
-  const std::string whole = WholeImageReason(filter, run.Given, input.Dimension);
-  if (!whole.empty() && run.Streaming.Stream)
-  {
-    throw UsageError("--stream: " + whole);
-  }
-  if (whole.empty())
-  {
-    // an input larger than half the RAM is streamed when its format allows
-    StreamLargeInput(run.Streaming,
-                     input.Information.Voxels() * PixelBytes(input.Pixel),
-                     run.Input,
-                     run.Output,
-                     verify,
-                     run.Quiet);
-  }
   for (const auto & spec : filter.parameters)
   {
     const auto it = given.find(spec.name);
@@ -723,6 +701,23 @@ DescribedMain(const cif::FilterDescriptor & filter, const std::vector<std::strin
     }
   }
   const cif::Parameters checked = CheckedFor(run, input);
+  // pieces need the whole image where the description says so (its reason
+  // for the checked parameters); else an input larger than half the RAM is
+  // streamed when its format allows
+  const std::string whole = filter.wholeImage ? filter.wholeImage(checked) : std::string();
+  if (!whole.empty() && run.Streaming.Stream)
+  {
+    throw UsageError("--stream: " + whole);
+  }
+  if (whole.empty())
+  {
+    StreamLargeInput(run.Streaming,
+                     input.Information.Voxels() * PixelBytes(input.Pixel),
+                     run.Input,
+                     run.Output,
+                     verify,
+                     run.Quiet);
+  }
   return RunOnFilterInput(run.Input,
                           input,
                           run.Mode,
