@@ -8,6 +8,7 @@
 
 #include "itkCommand.h"
 #include "itkCudaExecution.h"
+#include "itkCudaFactorylessTwin.h"
 #include "cif/Runtime.h"
 #include "itkImageFileReader.h"
 #include "itkImageFileWriter.h"
@@ -240,23 +241,10 @@ CheckGPUAvailable();
 void
 CheckGPURequest(const std::string & gpuUnsupportedReason);
 
-/** ITK's own filter TFilter, created without the object factory so that no
- * registered override (the module's factories) can stand in for it: the
- * references that --verify compares with. */
+/** ITK's own filter TFilter, created without the object factory: the
+ * references that --verify compares with (itkCudaFactorylessTwin.h). */
 template <typename TFilter>
-class FactorylessReference : public TFilter
-{
-public:
-  ITK_DISALLOW_COPY_AND_MOVE(FactorylessReference);
-  using Self = FactorylessReference;
-  using Superclass = TFilter;
-  using Pointer = itk::SmartPointer<Self>;
-  itkFactorylessNewMacro(Self);
-
-protected:
-  FactorylessReference() = default;
-  ~FactorylessReference() override = default;
-};
+using FactorylessReference = itk::CudaFactorylessTwin<TFilter>;
 
 /** The image's max - min over its finite pixels; for a constant image its
  * largest magnitude, and 1 for an all-zero one. */

@@ -5,6 +5,7 @@
 #define itkCudaBilateralImageFilter_hxx
 
 #include "itkCudaBilateralImageFilter.h"
+#include "itkCudaFactorylessTwin.h"
 #include <algorithm>
 #include <vector>
 
@@ -117,7 +118,8 @@ CudaBilateralImageFilter<TInputImage, TOutputImage>::TwinGenerateData()
   {
     auto previous = TOutputImage::New();
     previous->Graft(this->GetOutput());
-    using Inner = BilateralImageFilter<TOutputImage, TOutputImage>;
+    // ITK's own class, whatever factory overrides are registered
+    using Inner = CudaFactorylessTwin<BilateralImageFilter<TOutputImage, TOutputImage>>;
     auto inner = Inner::New();
     inner->SetInput(previous);
     inner->SetDomainSigma(this->GetDomainSigma());

@@ -103,6 +103,17 @@ public:
   std::string
   GetCoreUnsupportedReason() const
   {
+    const std::string types = CoreTypesReason(this->Derived().Description());
+    return types.empty() ? TSelf::CoreProblem(&this->Derived()) : types;
+  }
+
+  /** Why the module's cores cannot take this class's pixel types and
+   * dimension, whatever its settings (empty if they can): what the object
+   * factory asks before it overrides the twin's instantiation. */
+  static std::string
+  CoreTypesReason(const cif::FilterDescriptor & description)
+  {
+    (void)description;
     if constexpr (!CoreTypes)
     {
       return std::string("the module's cores take images of 1 to 3 dimensions of unsigned char, short, unsigned "
@@ -112,7 +123,6 @@ public:
     }
     else
     {
-      const cif::FilterDescriptor & description = this->Derived().Description();
       const cif::Pixel              in = cif::PixelTypeOf<InputPixelType>();
       const cif::Pixel              out = cif::PixelTypeOf<OutputPixelType>();
       const bool                    chosenOutput = !description.outputPixels.empty();
@@ -143,7 +153,7 @@ public:
         return "the module's cores take " + std::to_string(description.minDimension) + " to " +
                std::to_string(description.maxDimension) + " dimensions";
       }
-      return TSelf::CoreProblem(&this->Derived());
+      return {};
     }
   }
 

@@ -1,0 +1,54 @@
+/*=========================================================================
+ *  CudaImageFilters
+ *=========================================================================*/
+// The factory's overrides of the threshold, erosion and shrink twins.
+#include "itkCudaBinShrinkImageFilter.h"
+#include "itkCudaBinaryThresholdImageFilter.h"
+#include "itkCudaGrayscaleErodeImageFilter.h"
+#include "itkCudaImageFiltersFactoryOverrides.h"
+
+namespace itk
+{
+namespace CudaFactoryDetail
+{
+namespace
+{
+template <typename T>
+struct Segmentation
+{
+  template <unsigned int D>
+  static void
+  AddDimension(CudaImageFiltersFactory & factory)
+  {
+    using I = Image<T, D>;
+    using Labels = Image<unsigned char, D>;
+    // erosion: ITK's default structuring element (FlatStructuringElement)
+    using Flat = FlatStructuringElement<D>;
+    OverrideDescribed<GrayscaleErodeImageFilter<I, I, Flat>, CudaGrayscaleErodeImageFilter<I, I, Flat>>(factory,
+                                                                                                     "CUDA erosion");
+    OverrideDescribed<BinaryThresholdImageFilter<I, Labels>, CudaBinaryThresholdImageFilter<I, Labels>>(
+      factory, "CUDA binary threshold");
+    if constexpr (!std::is_same<T, unsigned char>::value)
+    {
+      OverrideDescribed<BinaryThresholdImageFilter<I, I>, CudaBinaryThresholdImageFilter<I, I>>(
+        factory, "CUDA binary threshold");
+    }
+    OverrideDescribed<BinShrinkImageFilter<I, I>, CudaBinShrinkImageFilter<I, I>>(factory, "CUDA bin shrink");
+  }
+  static void
+  Add(CudaImageFiltersFactory & factory)
+  {
+    AddDimension<2>(factory);
+    AddDimension<3>(factory);
+  }
+};
+} // namespace
+
+void
+AddSegmentationOverrides(CudaImageFiltersFactory & factory)
+{
+  ForCorePixels<Segmentation>(factory);
+}
+
+} // namespace CudaFactoryDetail
+} // namespace itk

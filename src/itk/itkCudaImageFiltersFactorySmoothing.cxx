@@ -1,0 +1,44 @@
+/*=========================================================================
+ *  CudaImageFilters
+ *=========================================================================*/
+// The factory's overrides of the smoothing twins: median, mean, bilateral.
+#include "itkCudaBilateralImageFilter.h"
+#include "itkCudaImageFiltersFactoryOverrides.h"
+#include "itkCudaMeanImageFilter.h"
+#include "itkCudaMedianImageFilter.h"
+
+namespace itk
+{
+namespace CudaFactoryDetail
+{
+namespace
+{
+template <typename T>
+struct Smoothing
+{
+  template <unsigned int D>
+  static void
+  AddDimension(CudaImageFiltersFactory & factory)
+  {
+    using I = Image<T, D>;
+    OverrideDescribed<MedianImageFilter<I, I>, CudaMedianImageFilter<I, I>>(factory, "CUDA median");
+    OverrideDescribed<MeanImageFilter<I, I>, CudaMeanImageFilter<I, I>>(factory, "CUDA mean");
+    OverrideDescribed<BilateralImageFilter<I, I>, CudaBilateralImageFilter<I, I>>(factory, "CUDA bilateral");
+  }
+  static void
+  Add(CudaImageFiltersFactory & factory)
+  {
+    AddDimension<2>(factory);
+    AddDimension<3>(factory);
+  }
+};
+} // namespace
+
+void
+AddSmoothingOverrides(CudaImageFiltersFactory & factory)
+{
+  ForCorePixels<Smoothing>(factory);
+}
+
+} // namespace CudaFactoryDetail
+} // namespace itk

@@ -1,0 +1,66 @@
+/*=========================================================================
+ *  CudaImageFilters
+ *=========================================================================*/
+// Compares two images of one grid pixel by pixel, in double:
+//   cif_compare_images REFERENCE TEST TOLERANCE [MAX_FRACTION]
+// Passes (exit 0) when every pixel differs by at most TOLERANCE, or, with
+// MAX_FRACTION, when the pixels differing by more than zero are at most
+// that fraction and none differs by more than TOLERANCE. Prints the largest
+// difference and the count of differing pixels.
+#include "itkImage.h"
+#include "itkImageFileReader.h"
+#include "itkImageRegionConstIterator.h"
+
+#include <cmath>
+#include <cstdlib>
+#include <iostream>
+
+int
+main(int argc, char * argv[])
+{
+  if (argc < 4)
+  {
+    std::cerr << "usage: " << argv[0] << " REFERENCE TEST TOLERANCE [MAX_FRACTION]\n";
+    return 2;
+  }
+  using ImageType = itk::Image<double, 3>;
+  try
+  {
+    const auto reference = itk::ReadImage<ImageType>(argv[1]);
+    const auto test = itk::ReadImage<ImageType>(argv[2]);
+    const double tolerance = std::stod(argv[3]);
+    const double maxFraction = argc > 4 ? std::stod(argv[4]) : 1.0;
+    if (reference->GetLargestPossibleRegion() != test->GetLargestPossibleRegion())
+    {
+      std::cerr << "the images differ in size: " << reference->GetLargestPossibleRegion().GetSize() << " and "
+                << test->GetLargestPossibleRegion().GetSize() << "\n";
+      return 1;
+    }
+    itk::ImageRegionConstIterator<ImageType> r(reference, reference->GetLargestPossibleRegion());
+    itk::ImageRegionConstIterator<ImageType> t(test, test->GetLargestPossibleRegion());
+    double        largest = 0;
+    std::uint64_t differing = 0;
+    std::uint64_t count = 0;
+    for (; !r.IsAtEnd(); ++r, ++t, ++count)
+    {
+      const double a = r.Get();
+      const double b = t.Get();
+      const double d = (std::isnan(a) && std::isnan(b)) ? 0.0 : std::abs(a - b);
+      if (!(d == 0.0))
+      {
+        ++differing;
+        largest = std::isnan(d) ? d : std::max(largest, d);
+      }
+    }
+    const double fraction = count > 0 ? static_cast<double>(differing) / static_cast<double>(count) : 0.0;
+    std::cout << "compared " << count << " pixels: " << differing << " differ (fraction " << fraction
+              << "), the largest difference is " << largest << " (tolerance " << tolerance << ", fraction at most "
+              << maxFraction << ")\n";
+    return (largest <= tolerance && fraction <= maxFraction) ? 0 : 1;
+  }
+  catch (const std::exception & e)
+  {
+    std::cerr << e.what() << "\n";
+    return 2;
+  }
+}
