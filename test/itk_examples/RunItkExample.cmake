@@ -3,7 +3,7 @@
 # with the same arguments, and checks that
 #   1. the module's class ran in the second (CUDAIMAGEFILTERS_VERBOSE=1 line),
 #   2. on the device MODE asks for: cpu hides the GPUs (CUDA_VISIBLE_DEVICES
-#      empty), gpu needs one (skips without a device, fails instead under
+#      -1), gpu needs one (skips without a device, fails instead under
 #      CUDAIMAGEFILTERS_REQUIRE_GPU=1),
 #   3. the outputs agree within TOLERANCE (largest difference per pixel).
 # Variables: ITK_EXE CIF_EXE COMPARE WORK NAME CLASS MODE TOLERANCE INPUT
@@ -23,7 +23,9 @@ endif()
 set(ENV{CUDAIMAGEFILTERS_VERBOSE} 1)
 unset(ENV{CUDAIMAGEFILTERS_NO_ITK_OVERRIDES})
 if(MODE STREQUAL "cpu")
-  set(ENV{CUDA_VISIBLE_DEVICES} "")
+  # no device of that number: CUDA sees none (an empty value would unset
+  # the variable in CMake)
+  set(ENV{CUDA_VISIBLE_DEVICES} "-1")
 endif()
 execute_process(COMMAND "${CIF_EXE}" "${INPUT}" "${cif_out}" ${ARGS}
                 RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
