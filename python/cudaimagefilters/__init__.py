@@ -35,6 +35,7 @@ from ._runtime import (
     set_device_memory_limit,
     transfer_counters,
 )
+from .accelerate import accelerate_itk, accelerated_itk_filters
 from .filters import (
     PackedMask,
     apply_packed_mask,
@@ -57,6 +58,8 @@ __all__ = [
     "ExecutionReport",
     "GpuUnavailableError",
     "PackedMask",
+    "accelerate_itk",
+    "accelerated_itk_filters",
     "TransferCounters",
     "apply_packed_mask",
     "b_spline_decomposition_image_filter",

@@ -1,0 +1,281 @@
+"""Unmodified ITK Python scripts on this package: ``accelerate_itk()``.
+
+PyPI's ``itk`` has no hook through which another package can replace its
+filters (its factories load only the IO and FFT types, and the C++ object
+factory of this module lives in a different ITK runtime than the wheels').
+So ``accelerate_itk()`` replaces ``New`` of every wrapped instantiation of
+the ITK twins (``itk.MedianImageFilter[I, O].New``). The snake-case
+functions (``itk.median_image_filter(image, radius=2)``), the template's
+``itk.MedianImageFilter.New(image, Radius=2)`` and the explicit
+instantiation's ``New()`` all go through it, and get an object that is
+ITK's filter for every setter and getter, and runs this package's function
+when it updates:
+
+- where the package takes the request (the input's pixel type and dimension,
+  the output's type, the settings: see ``_TWINS``), its function runs, on the
+  GPU when there is one, and the output is an ``itk.Image`` with the input's
+  spacing, origin and direction, as ITK's;
+- anything else runs ITK's own filter, unchanged.
+
+In a pipeline (``writer.SetInput(median.GetOutput())``) the object's output
+belongs to an ``itk.PyImageFilter`` whose ``GenerateData`` does the above, so
+ITK's pipeline updates it as it would ITK's filter. ``accelerate_itk(False)``
+restores ITK's ``New``. ``CUDAIMAGEFILTERS_VERBOSE=1`` prints one line per run
+(the class and the device, as the C++ classes do).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+__all__ = ["accelerate_itk", "accelerated_itk_filters"]
+
+
+def _per_axis(value: Any) -> Any:
+    """An ITK Size/Radius/array as a tuple, a scalar as is."""
+    try:
+        return tuple(float(v) if isinstance(v, float) else int(v) for v in value)
+    except TypeError:
+        return value
+
+
+def _bilateral(f: Any) -> Dict[str, Any]:
+    sigma = [float(v) for v in f.GetDomainSigma()]
+    return {
+        "domain_sigma": sigma,
+        "range_sigma": float(f.GetRangeSigma()),
+        "domain_mu": float(f.GetDomainMu()),
+        "radius": None if f.GetAutomaticKernelSize() else _per_axis(f.GetRadius()),
+    }
+
+
+# ITK's class -> (this package's function, the ITK filter's settings as the
+# function's parameters). The settings not listed keep their ITK defaults in
+# the package's functions.
+_TWINS: Dict[str, Tuple[str, Callable[[Any], Dict[str, Any]]]] = {
+    "MedianImageFilter": ("median_image_filter", lambda f: {"radius": _per_axis(f.GetRadius())}),
+    "MeanImageFilter": ("mean_image_filter", lambda f: {"radius": _per_axis(f.GetRadius())}),
+    "BinaryThresholdImageFilter": (
+        "binary_threshold_image_filter",
+        lambda f: {
+            "lower_threshold": float(f.GetLowerThreshold()),
+            "upper_threshold": float(f.GetUpperThreshold()),
+            "inside_value": float(f.GetInsideValue()),
+            "outside_value": float(f.GetOutsideValue()),
+        },
+    ),
+    "BilateralImageFilter": ("bilateral_image_filter", _bilateral),
+    "BinShrinkImageFilter": ("bin_shrink_image_filter", lambda f: {"shrink_factors": _per_axis(f.GetShrinkFactors())}),
+}
+
+# instantiation class -> (ITK class name, its own New)
+_ORIGINAL_NEW: Dict[Any, Tuple[str, Callable[..., Any]]] = {}
+
+
+def _verbose(message: str) -> None:
+    value = os.environ.get("CUDAIMAGEFILTERS_VERBOSE", "")
+    if value not in ("", "0"):
+        sys.stderr.write(f"cudaimagefilters: {message}\n")
+        sys.stderr.flush()
+
+
+_PIXEL_DTYPES: Dict[Any, str] = {}
+
+
+def _pixel_dtypes() -> Dict[Any, str]:
+    import itk
+
+    if not _PIXEL_DTYPES:
+        for name, dtype in (("UC", "uint8"), ("SS", "int16"), ("US", "uint16"), ("F", "float32"), ("D", "float64")):
+            _PIXEL_DTYPES[getattr(itk, name)] = dtype
+    return _PIXEL_DTYPES
+
+
+def _image_kind(image_type: Any) -> Optional[Tuple[str, int]]:
+    """(numpy dtype name, dimension) of an itk.Image type, or None."""
+    import itk
+
+    try:
+        name, (pixel, dimension) = itk.template(image_type)
+    except Exception:
+        return None
+    if name is not itk.Image:
+        return None
+    dtype = _pixel_dtypes().get(pixel)
+    return (dtype, int(dimension)) if dtype is not None else None
+
+
+class _AcceleratedFilter:
+    """ITK's filter, whose update runs this package's function where it can.
+
+    Every attribute is the ITK filter's, except the update and the output."""
+
+    def __init__(self, itk_filter: Any, twin: str, input_type: Any, output_type: Any) -> None:
+        object.__setattr__(self, "_itk", itk_filter)
+        object.__setattr__(self, "_twin", twin)
+        object.__setattr__(self, "_types", (input_type, output_type))
+        object.__setattr__(self, "_py", None)
+
+    # --- what differs from ITK's filter
+    def _reason(self, image: Any) -> str:
+        """Why the package cannot run this update (empty if it can)."""
+        from . import _described
+
+        function_name, _ = _TWINS[self._twin]
+        description = _described.FUNCTIONS[function_name].description
+        kind_in, kind_out = _image_kind(self._types[0]), _image_kind(self._types[1])
+        if kind_in is None or kind_out is None:
+            return "the images are not itk.Image of unsigned char, short, unsigned short, float or double"
+        if not (max(2, description["min_dimension"]) <= kind_in[1] <= min(3, description["max_dimension"])):
+            return f"{kind_in[1]} dimensions"
+        if kind_in[0] not in description["cpu_pixels"]:
+            return f"{kind_in[0]} pixels"
+        outputs = description.get("output_pixels") or []
+        if outputs:
+            if kind_out[0] not in outputs:
+                return f"{kind_out[0]} output pixels"
+        elif kind_out[0] != kind_in[0]:
+            return f"{kind_in[0]} to {kind_out[0]} pixels"
+        return ""
+
+    def _run(self, image: Any) -> Tuple[Any, str]:
+        """The output for `image`, and where it ran."""
+        from . import _described, last_execution_report
+
+        reason = self._reason(image)
+        if not reason:
+            function_name, settings = _TWINS[self._twin]
+            parameters = settings(self._itk)
+            function = _described.FUNCTIONS[function_name]
+            if function.description.get("output_pixels"):
+                parameters["output_dtype"] = _image_kind(self._types[1])[0]
+            try:
+                result = function(image, **parameters)
+            except (ValueError, TypeError) as e:  # a setting the package does not take
+                reason = str(e)
+            else:
+                # (the function printed its CUDAIMAGEFILTERS_VERBOSE line)
+                return result, last_execution_report().device
+        _verbose(f"{self._twin} (accelerate_itk): ITK's filter, because {reason}")
+        self._itk.SetInput(image)
+        self._itk.UpdateLargestPossibleRegion()
+        output = self._itk.GetOutput()
+        return output, "itk"
+
+    def _pipeline(self) -> Any:
+        """The PyImageFilter whose output stands for this filter's."""
+        import itk
+
+        if self._py is None:
+            py = itk.PyImageFilter[self._types[0], self._types[1]].New()
+
+            def generate_output_information(p: Any) -> None:
+                # the ITK filter's own output grid (the shrink's differs from the input's)
+                self._itk.SetInput(p.GetInput())
+                self._itk.UpdateOutputInformation()
+                out = p.GetOutput()
+                out.CopyInformation(self._itk.GetOutput())
+
+            def generate_data(p: Any) -> None:
+                result, _ = self._run(p.GetInput())
+                p.GraftOutput(result)
+
+            py.SetPyGenerateOutputInformation(generate_output_information)
+            py.SetPyGenerateData(generate_data)
+            object.__setattr__(self, "_py", py)
+        if self._itk.GetInput() is not None:
+            self._py.SetInput(self._itk.GetInput())
+        return self._py
+
+    def SetInput(self, *args: Any) -> None:
+        self._itk.SetInput(*args)
+        if self._py is not None:
+            self._py.SetInput(*args)
+
+    def GetOutput(self, *args: Any) -> Any:
+        return self._pipeline().GetOutput(*args)
+
+    def Update(self) -> None:
+        self._pipeline().Update()
+
+    def UpdateLargestPossibleRegion(self) -> None:
+        self._pipeline().UpdateLargestPossibleRegion()
+
+    def __internal_call__(self) -> Any:
+        # the functional API: no pipeline object needed
+        result, _ = self._run(self._itk.GetInput())
+        return result
+
+    # --- everything else is ITK's filter's; a setter marks the pipeline modified
+    def __getattr__(self, name: str) -> Any:
+        attribute = getattr(self._itk, name)
+        if name.startswith("Set") and callable(attribute) and self._py is not None:
+            py = self._py
+
+            def setter(*args: Any, **kwargs: Any) -> Any:
+                value = attribute(*args, **kwargs)
+                py.Modified()
+                return value
+
+            return setter
+        return attribute
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        setattr(self._itk, name, value)
+
+    def __repr__(self) -> str:
+        return f"<accelerated {self._itk!r}>"
+
+
+def _wrap(twin: str, original: Callable[..., Any], input_type: Any, output_type: Any) -> Callable[..., Any]:
+    def New(*args: Any, **kwargs: Any) -> Any:  # noqa: N802 (ITK's name)
+        return _AcceleratedFilter(original(*args, **kwargs), twin, input_type, output_type)
+
+    New.__doc__ = original.__doc__
+    return New
+
+
+def accelerate_itk(enable: bool = True, filters: Optional[Sequence[str]] = None) -> List[str]:
+    """Makes PyPI itk's twins of this package's filters run this package.
+
+    After ``accelerate_itk()``, ``itk.median_image_filter(image, radius=2)``,
+    ``itk.MedianImageFilter.New(image, Radius=2)`` and
+    ``itk.MedianImageFilter[I, O].New()`` run ``median_image_filter`` of this
+    package (on the GPU when there is one) for the pixel types and settings it
+    takes, and ITK's filter for anything else; likewise for the mean, binary
+    threshold, bilateral and bin shrink filters. The results equal ITK's (the
+    bilateral within ITK's range-table error: the package computes the exact
+    exponential), with the input's spacing, origin and direction.
+
+    enable: False restores ITK's own ``New`` everywhere.
+    filters: ITK class names to accelerate (default: all of them).
+
+    Returns the ITK class names now accelerated.
+    """
+    import itk
+
+    if not isinstance(enable, bool):
+        raise TypeError(f"accelerate_itk: enable must be True or False, not {enable!r} (the classes go in filters=)")
+    names = list(_TWINS) if filters is None else list(filters)
+    unknown = [n for n in names if n not in _TWINS]
+    if unknown:
+        raise ValueError(f"accelerate_itk: no twin of {unknown}; the twins are {sorted(_TWINS)}")
+    for name in names:
+        template = getattr(itk, name)  # loads the ITK module that wraps it
+        for (input_type, output_type, *_), cls in template.items():
+            if enable:
+                if cls not in _ORIGINAL_NEW:
+                    _ORIGINAL_NEW[cls] = (name, cls.New)
+                    cls.New = staticmethod(_wrap(name, cls.New, input_type, output_type))
+            elif cls in _ORIGINAL_NEW:
+                cls.New = staticmethod(_ORIGINAL_NEW.pop(cls)[1])
+    return accelerated_itk_filters()
+
+
+def accelerated_itk_filters() -> List[str]:
+    """The ITK class names whose ``New`` accelerate_itk() has replaced."""
+    return sorted({twin for twin, _ in _ORIGINAL_NEW.values()})

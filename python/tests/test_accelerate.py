@@ -1,0 +1,158 @@
+"""accelerate_itk(): unmodified PyPI itk calls run this package.
+
+The references are PyPI itk's own filters, computed before accelerate_itk()
+or after accelerate_itk(False) in the same test. Every test restores ITK's
+New (the other test files use itk's functions as their references).
+"""
+
+import numpy as np
+import pytest
+
+import cudaimagefilters as cif
+
+itk = pytest.importorskip("itk")
+
+from conftest import data_dir
+
+
+def brain(pixel=None):
+    """ITK's example slice, with a spacing and an origin to be kept."""
+    image = itk.imread(str(data_dir() / "BrainProtonDensitySlice.png"), pixel or itk.UC)
+    image.SetSpacing((0.5, 0.75))
+    image.SetOrigin((3.0, -4.0))
+    return image
+
+
+def array(image):
+    return np.asarray(itk.array_view_from_image(image)).copy()
+
+
+@pytest.fixture
+def accelerated():
+    """accelerate_itk() for the test; ITK's own New afterwards, whatever happens."""
+    yield cif.accelerate_itk()
+    cif.accelerate_itk(False)
+    assert cif.accelerated_itk_filters() == []
+
+
+def same_geometry(a, b):
+    assert tuple(a.GetSpacing()) == tuple(b.GetSpacing())
+    assert tuple(a.GetOrigin()) == tuple(b.GetOrigin())
+    assert np.array_equal(itk.array_from_matrix(a.GetDirection()), itk.array_from_matrix(b.GetDirection()))
+    assert tuple(a.GetLargestPossibleRegion().GetSize()) == tuple(b.GetLargestPossibleRegion().GetSize())
+
+
+def ran_here(device):
+    report = cif.last_execution_report()
+    assert report.device == device, report.message
+
+
+def check_functional(device, capfd, monkeypatch):
+    monkeypatch.setenv("CUDAIMAGEFILTERS_VERBOSE", "1")
+    image = brain()
+    cases = [
+        ("median_image_filter", dict(radius=2)),
+        ("mean_image_filter", dict(radius=[2, 1])),
+        ("binary_threshold_image_filter", dict(lower_threshold=100, upper_threshold=180, inside_value=255)),
+        ("bin_shrink_image_filter", dict(shrink_factors=[2, 3])),
+    ]
+    references = {name: getattr(itk, name)(image, **kw) for name, kw in cases}
+    assert cif.accelerate_itk() == sorted(
+        ["BilateralImageFilter", "BinShrinkImageFilter", "BinaryThresholdImageFilter", "MeanImageFilter", "MedianImageFilter"]
+    )
+    try:
+        for name, kw in cases:
+            capfd.readouterr()
+            out = getattr(itk, name)(image, **kw)
+            # the package's function ran (its verbose line), on that device
+            assert f"cudaimagefilters: {name}: {device}" in capfd.readouterr().err, name
+            ran_here(device)
+            assert type(out) is type(references[name]), name
+            same_geometry(out, references[name])
+            assert np.array_equal(array(out), array(references[name])), name
+    finally:
+        cif.accelerate_itk(False)
+
+
+def test_functional_calls_run_the_package_and_equal_itk(capfd, monkeypatch):
+    check_functional("CPU" if not cif.is_gpu_available() else "GPU", capfd, monkeypatch)
+
+
+@pytest.mark.gpu
+def test_functional_calls_run_on_the_gpu(gpu, capfd, monkeypatch):
+    check_functional("GPU", capfd, monkeypatch)
+
+
+def test_object_calls_and_pipelines(accelerated):
+    image = brain()
+    cif.accelerate_itk(False)
+    ref2 = itk.median_image_filter(image, radius=2)
+    ref3 = itk.median_image_filter(image, radius=3)
+    cif.accelerate_itk()
+    # the template's New with ITK's keyword arguments
+    f = itk.MedianImageFilter.New(image, Radius=2)
+    f.Update()
+    assert np.array_equal(array(f.GetOutput()), array(ref2))
+    assert f.GetRadius()[0] == 2  # ITK's getters
+    # a pipeline updated from downstream, after a setter
+    f.SetRadius(3)
+    cast = itk.CastImageFilter[type(image), itk.Image[itk.F, 2]].New(f.GetOutput())
+    cast.Update()
+    assert np.array_equal(array(cast.GetOutput()), array(ref3).astype(np.float32))
+    # the explicit instantiation
+    g = itk.MedianImageFilter[type(image), type(image)].New()
+    g.SetInput(image)
+    g.SetRadius(2)
+    g.Update()
+    assert np.array_equal(array(g.GetOutput()), array(ref2))
+    same_geometry(g.GetOutput(), ref2)
+
+
+def test_numpy_arrays_as_itk_gives_them(accelerated):
+    a = array(brain())
+    cif.accelerate_itk(False)
+    reference = itk.median_image_filter(a, radius=1)
+    cif.accelerate_itk()
+    out = itk.median_image_filter(a, radius=1)
+    assert isinstance(out, np.ndarray) and type(out) is type(reference)
+    assert np.array_equal(np.asarray(out), np.asarray(reference))
+
+
+def test_what_the_package_does_not_take_runs_itk(accelerated, capfd, monkeypatch):
+    monkeypatch.setenv("CUDAIMAGEFILTERS_VERBOSE", "1")
+    image = brain(itk.D)  # the median's cores take no float64
+    cif.accelerate_itk(False)
+    reference = itk.median_image_filter(image, radius=1)
+    cif.accelerate_itk()
+    out = itk.median_image_filter(image, radius=1)
+    assert np.array_equal(array(out), array(reference))
+    assert "MedianImageFilter (accelerate_itk): ITK's filter, because float64 pixels" in capfd.readouterr().err
+
+
+def test_bilateral_within_itks_table_error(accelerated):
+    # ITK's bilateral looks the range Gaussian up in a table of
+    # NumberOfRangeGaussianSamples (100) samples; the package computes it
+    # exactly. On this image the two agree to one grey level.
+    image = brain(itk.F)
+    cif.accelerate_itk(False)
+    reference = itk.bilateral_image_filter(image, domain_sigma=2.0, range_sigma=20.0)
+    cif.accelerate_itk()
+    out = itk.bilateral_image_filter(image, domain_sigma=2.0, range_sigma=20.0)
+    same_geometry(out, reference)
+    assert np.max(np.abs(array(out) - array(reference))) <= 1.0
+
+
+def test_disabling_restores_itk_and_bad_names_are_refused():
+    image = brain()
+    cif.accelerate_itk(filters=["MedianImageFilter"])
+    try:
+        assert cif.accelerated_itk_filters() == ["MedianImageFilter"]
+        assert "accelerated" in repr(itk.MedianImageFilter.New(image))
+    finally:
+        cif.accelerate_itk(False)
+    assert "accelerated" not in repr(itk.MedianImageFilter.New(image))
+    assert cif.accelerated_itk_filters() == []
+    with pytest.raises(ValueError, match="no twin"):
+        cif.accelerate_itk(filters=["GradientImageFilter"])
+    with pytest.raises(TypeError, match="filters="):
+        cif.accelerate_itk(["MedianImageFilter"])
