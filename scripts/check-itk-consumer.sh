@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# check-itk-consumer.sh ITK_DIR: builds ITK's MedianImageFilter example,
+# unmodified, the way an ITK user builds a program (find_package(ITK
+# COMPONENTS CudaImageFilters ...), include(${ITK_USE_FILE}),
+# target_link_libraries(... ${ITK_LIBRARIES})) against an ITK build tree
+# with the module enabled (scripts/build-itk-python-wrapping.sh makes one in
+# ~/itk-wrapping/build), and checks that the object factory is registered
+# with no change to the program: the registration library is linked
+# (DT_NEEDED, under Debian's --as-needed), CUDAIMAGEFILTERS_VERBOSE=1 shows
+# CudaMedianImageFilter, and the output equals ITK's (the same program built
+# without the module, from this repository's build tree). Not in CI (it
+# needs that ITK tree).
+set -euo pipefail
+itk_dir=${1:-$HOME/itk-wrapping/build}
+repo=$(cd "$(dirname "$0")/.." && pwd)
+examples=/usr/share/doc/insighttoolkit5-examples/examples
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cat > "$work/CMakeLists.txt" <<CMAKE
+cmake_minimum_required(VERSION 3.16)
+project(ItkExampleConsumer CXX)
+set(CMAKE_CXX_STANDARD 17)
+find_package(ITK REQUIRED COMPONENTS CudaImageFilters ITKIONRRD ITKIOMeta ITKSmoothing)
+include(\${ITK_USE_FILE})
+add_executable(MedianImageFilter $examples/Filtering/MedianImageFilter.cxx)
+target_link_libraries(MedianImageFilter \${ITK_LIBRARIES})
+CMAKE
+cmake -S "$work" -B "$work/b" -DITK_DIR="$itk_dir" > "$work/configure.log"
+cmake --build "$work/b" > "$work/build.log"
+echo "linked: $(readelf -d "$work/b/MedianImageFilter" | grep -o 'lib[A-Za-z]*CudaImageFilters[A-Za-z-]*[0-9.]*so[0-9.]*' | tr '\n' ' ')"
+input=$examples/Data/BrainProtonDensitySliceBorder20.nhdr
+CUDAIMAGEFILTERS_VERBOSE=1 "$work/b/MedianImageFilter" "$input" "$work/module.nrrd" 2> "$work/stderr.txt"
+cat "$work/stderr.txt"
+grep -q "cudaimagefilters: CudaMedianImageFilter: " "$work/stderr.txt" || { echo "FAIL: the module's class did not run"; exit 1; }
+"$repo/build/bin/MedianImageFilter_itk" "$input" "$work/itk.nrrd"
+"$repo/build/bin/cif_compare_images" "$work/itk.nrrd" "$work/module.nrrd" 0 || { echo "FAIL: outputs differ"; exit 1; }
+echo "PASS"
