@@ -7,8 +7,6 @@
 #include "itkCreateObjectFunction.h"
 #include "itkObjectFactoryBase.h"
 
-#include <string>
-#include <vector>
 
 namespace itk
 {
@@ -93,15 +91,8 @@ public:
   static Self *
   GetRegisteredFactory();
 
-  /** The ITK classes this factory overrides (their typeid names, one per
-   * instantiation). */
-  const std::vector<std::string> &
-  GetOverriddenClassNames() const
-  {
-    return m_Overridden;
-  }
-
-  /** Registers one override (used by the per-filter lists). */
+  /** Registers one override (used by the per-filter lists); the overrides
+   * are ITK's list (GetClassOverrideNames(), GetClassOverrideWithNames()). */
   void
   AddOverride(const char * classOverride, const char * subclass, const char * description, CreateObjectFunctionBase * create);
 
@@ -109,9 +100,6 @@ protected:
   CudaImageFiltersFactory();
   ~CudaImageFiltersFactory() override = default;
 
-private:
-  std::vector<std::string> m_Overridden;
-  std::vector<std::string> m_Subclasses;
 };
 
 } // namespace itk

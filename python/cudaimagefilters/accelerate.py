@@ -83,16 +83,13 @@ def _verbose(message: str) -> None:
         sys.stderr.flush()
 
 
-_PIXEL_DTYPES: Dict[Any, str] = {}
-
-
 def _pixel_dtypes() -> Dict[Any, str]:
+    """itk's pixel types -> numpy dtype names (the package's own map)."""
     import itk
 
-    if not _PIXEL_DTYPES:
-        for name, dtype in (("UC", "uint8"), ("SS", "int16"), ("US", "uint16"), ("F", "float32"), ("D", "float64")):
-            _PIXEL_DTYPES[getattr(itk, name)] = dtype
-    return _PIXEL_DTYPES
+    from . import _arrays
+
+    return {getattr(itk, name): dtype for dtype, name in _arrays._ITK_PIXEL.items()}
 
 
 def _image_kind(image_type: Any) -> Optional[Tuple[str, int]]:

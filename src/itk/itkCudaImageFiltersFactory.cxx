@@ -7,6 +7,7 @@
 
 #include <cstdlib>
 #include <mutex>
+#include <string>
 
 namespace itk
 {
@@ -65,8 +66,6 @@ CudaImageFiltersFactory::AddOverride(const char *               classOverride,
                                      CreateObjectFunctionBase * create)
 {
   this->RegisterOverride(classOverride, subclass, description, true, create);
-  m_Overridden.emplace_back(classOverride);
-  m_Subclasses.emplace_back(subclass);
 }
 
 bool
@@ -109,10 +108,12 @@ CudaImageFiltersFactory::SetOverridesEnabled(bool enabled)
   {
     return;
   }
-  for (size_t i = 0; i < g_Registered->m_Overridden.size(); ++i)
+  const auto classes = g_Registered->GetClassOverrideNames();
+  const auto subclasses = g_Registered->GetClassOverrideWithNames();
+  auto       subclass = subclasses.begin();
+  for (const auto & overridden : classes)
   {
-    g_Registered->SetEnableFlag(
-      enabled, g_Registered->m_Overridden[i].c_str(), g_Registered->m_Subclasses[i].c_str());
+    g_Registered->SetEnableFlag(enabled, overridden.c_str(), (subclass++)->c_str());
   }
 }
 

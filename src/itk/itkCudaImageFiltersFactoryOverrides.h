@@ -38,16 +38,20 @@ OverrideDescribed(CudaImageFiltersFactory & factory, const char * description)
   }
 }
 
-/** The pixel types of the module's cores. */
+/** TFor<T>::template Add<D>(factory) for the pixel types of the module's
+ * cores and the dimensions 2 and 3. */
+template <template <typename> class TFor, typename... TPixels>
+void
+ForImagesOf(CudaImageFiltersFactory & factory)
+{
+  (TFor<TPixels>::template Add<2>(factory), ...);
+  (TFor<TPixels>::template Add<3>(factory), ...);
+}
 template <template <typename> class TFor>
 void
-ForCorePixels(CudaImageFiltersFactory & factory)
+ForCoreImages(CudaImageFiltersFactory & factory)
 {
-  TFor<unsigned char>::Add(factory);
-  TFor<short>::Add(factory);
-  TFor<unsigned short>::Add(factory);
-  TFor<float>::Add(factory);
-  TFor<double>::Add(factory);
+  ForImagesOf<TFor, unsigned char, short, unsigned short, float, double>(factory);
 }
 
 // The per-group lists (one source each, compiled in parallel).

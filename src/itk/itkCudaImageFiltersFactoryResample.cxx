@@ -19,7 +19,7 @@ struct Resampling
 {
   template <unsigned int D>
   static void
-  AddDimension(CudaImageFiltersFactory & factory)
+  Add(CudaImageFiltersFactory & factory)
   {
     using I = Image<T, D>;
     // ITK's default template arguments, which the typeid names spell out
@@ -32,19 +32,13 @@ struct Resampling
     OverrideDescribed<BSplineDecompositionImageFilter<I, Image<double, D>>,
                       CudaBSplineDecompositionImageFilter<I, Image<double, D>>>(factory, "CUDA B-spline decomposition");
   }
-  static void
-  Add(CudaImageFiltersFactory & factory)
-  {
-    AddDimension<2>(factory);
-    AddDimension<3>(factory);
-  }
 };
 } // namespace
 
 void
 AddResampleOverrides(CudaImageFiltersFactory & factory)
 {
-  ForCorePixels<Resampling>(factory);
+  ForCoreImages<Resampling>(factory);
 }
 
 } // namespace CudaFactoryDetail

@@ -18,7 +18,7 @@ struct Segmentation
 {
   template <unsigned int D>
   static void
-  AddDimension(CudaImageFiltersFactory & factory)
+  Add(CudaImageFiltersFactory & factory)
   {
     using I = Image<T, D>;
     using Labels = Image<unsigned char, D>;
@@ -35,19 +35,13 @@ struct Segmentation
     }
     OverrideDescribed<BinShrinkImageFilter<I, I>, CudaBinShrinkImageFilter<I, I>>(factory, "CUDA bin shrink");
   }
-  static void
-  Add(CudaImageFiltersFactory & factory)
-  {
-    AddDimension<2>(factory);
-    AddDimension<3>(factory);
-  }
 };
 } // namespace
 
 void
 AddSegmentationOverrides(CudaImageFiltersFactory & factory)
 {
-  ForCorePixels<Segmentation>(factory);
+  ForCoreImages<Segmentation>(factory);
 }
 
 } // namespace CudaFactoryDetail

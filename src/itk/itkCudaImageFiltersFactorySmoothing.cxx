@@ -18,18 +18,12 @@ struct Smoothing
 {
   template <unsigned int D>
   static void
-  AddDimension(CudaImageFiltersFactory & factory)
+  Add(CudaImageFiltersFactory & factory)
   {
     using I = Image<T, D>;
     OverrideDescribed<MedianImageFilter<I, I>, CudaMedianImageFilter<I, I>>(factory, "CUDA median");
     OverrideDescribed<MeanImageFilter<I, I>, CudaMeanImageFilter<I, I>>(factory, "CUDA mean");
     OverrideDescribed<BilateralImageFilter<I, I>, CudaBilateralImageFilter<I, I>>(factory, "CUDA bilateral");
-  }
-  static void
-  Add(CudaImageFiltersFactory & factory)
-  {
-    AddDimension<2>(factory);
-    AddDimension<3>(factory);
   }
 };
 } // namespace
@@ -37,7 +31,7 @@ struct Smoothing
 void
 AddSmoothingOverrides(CudaImageFiltersFactory & factory)
 {
-  ForCorePixels<Smoothing>(factory);
+  ForCoreImages<Smoothing>(factory);
 }
 
 } // namespace CudaFactoryDetail
