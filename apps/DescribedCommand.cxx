@@ -144,7 +144,15 @@ PixelNames(const cif::FilterDescriptor & filter)
   {
     names += (names.empty() ? "" : ", ") + std::string(cif::PixelName(p));
   }
-  return names;
+  std::string toFloat;
+  for (cif::Pixel p : filter.floatOutputPixels)
+  {
+    if (cif::FloatOutputOnly(filter, p))
+    {
+      toFloat += (toFloat.empty() ? "" : ", ") + std::string(cif::PixelName(p));
+    }
+  }
+  return toFloat.empty() ? names : names + " (" + toFloat + " into float32)";
 }
 
 /** The command-line spellings of a parameter: its own, then its aliases. */
@@ -351,7 +359,8 @@ OutputKindOf(const cif::FilterDescriptor & filter, PixelKind in)
 {
   if (filter.outputPixels.empty())
   {
-    return in;
+    // integers the filter takes only into float (anisotropic diffusion)
+    return cif::FloatOutputOnly(filter, PixelOfKind(in)) ? PixelKind::Float : in;
   }
   const cif::Pixel out =
     filter.defaultOutputPixel ? filter.defaultOutputPixel(PixelOfKind(in)) : filter.outputPixels.front();
@@ -420,7 +429,7 @@ CheckedFor(const DescribedRun & run, const FilterInput & header)
 {
   const cif::FilterDescriptor & filter = *run.Filter;
   const cif::Pixel              pixel = PixelOfKind(header.Pixel);
-  if (!cif::HasPixel(filter.cpuPixels, pixel))
+  if (!cif::HasPixel(filter.cpuPixels, pixel) && !cif::FloatOutputOnly(filter, pixel))
   {
     throw UsageError(filter.command + " takes " + PixelNames(filter) + " images, not " + PixelKindName(header.Pixel));
   }
@@ -532,7 +541,16 @@ DescribedUsage(const cif::FilterDescriptor & filter, std::ostream & os)
     os, filter.summary + (filter.itkTwin.empty() ? "" : " Like " + filter.itkTwin + ".") + " " + filter.details, 0);
   os << "\nArguments:\n";
   PrintInputArgumentHelp(os);
-  if (filter.outputPixels.empty())
+  const bool integersToFloat =
+    cif::FloatOutputOnly(filter, cif::Pixel::UInt8) || cif::FloatOutputOnly(filter, cif::Pixel::Int16);
+  if (filter.outputPixels.empty() && integersToFloat)
+  {
+    PrintOptionHelp(os,
+                    "  OUT",
+                    "output image of float pixels (IN's integers are computed and written as float, as ITK "
+                    "does): .nii.gz, .nii, .nrrd, .nhdr, .mha, .mhd");
+  }
+  else if (filter.outputPixels.empty())
   {
     PrintImageOutputArgumentHelp(os);
   }

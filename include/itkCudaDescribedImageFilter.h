@@ -394,6 +394,15 @@ private:
     const cif::Pixel              pixel = cif::PixelTypeOf<InputPixelType>();
     const cif::Parameters         parameters = this->CheckedParameters();
     const cif::Extent             largest = ExtentOf(input->GetLargestPossibleRegion());
+    if (description.warning)
+    {
+      // ITK's warning for valid but doubtful settings (an unstable time step)
+      const std::string warning = description.warning(parameters, largest);
+      if (!warning.empty())
+      {
+        itkWarningMacro(<< warning);
+      }
+    }
     this->AllocateOutputs();
     const cif::Job job = this->RequestedJob(parameters);
     // one type in and out (or an output type the filter chooses apart), or integers into float

@@ -301,6 +301,11 @@ struct FilterDescriptor
    * parameter has been checked alone (empty: fine; else the problem,
    * without the function's name). May be empty. */
   std::function<std::string(const Parameters &, const Extent &, Pixel)> check;
+  /** ITK's warnings for valid but doubtful parameters (an anisotropic
+   * diffusion's unstable time step), after the checks: every face reports
+   * the text and runs (the ITK class's itkWarningMacro, the tool's stderr,
+   * Python's warnings.warn); empty: none. May be empty. */
+  std::function<std::string(const Parameters &, const Extent &)> warning;
   /** The input planes a piece of the image needs on each side, per axis
    * (x, y, z), for pieces to equal the one-piece result. */
   std::function<std::array<std::int64_t, 3>(const Parameters &, int dimension)> halo;
@@ -359,6 +364,12 @@ struct FilterDescriptor
                             const std::function<void()> &         whole)>
     cudaOnHost;
 };
+
+/** Whether the filter takes `pixel` only into float32 (floatOutputPixels
+ * that neither device takes into the same type: the anisotropic
+ * diffusions' integer inputs); the faces then write float32. */
+bool
+FloatOutputOnly(const FilterDescriptor & filter, Pixel pixel);
 
 /** The output pixel type of a call on `input` pixels: the input's, or the
  * description's default where it chooses the output's apart. */

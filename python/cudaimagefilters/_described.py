@@ -13,6 +13,7 @@ A filter added to the core gets its Python function with no code here.
 from __future__ import annotations
 
 import inspect
+import warnings
 from typing import Any, Callable, Dict, List, Optional, Sequence, Union
 
 import numpy as np
@@ -93,6 +94,9 @@ def _runner(d: Dict[str, Any]) -> Callable[..., Any]:
         dtype_name = None if output_dtype is None else np.dtype(output_dtype).name
         # the one check of the parameters (and of the output's type, where the filter chooses it)
         call, shape, out_dtype = _cif.check_filter(command, arg.array, values, dtype_name)
+        if call.warning:
+            # ITK's warning for valid but doubtful settings (an unstable time step)
+            warnings.warn(f"{d['function']}: {call.warning}", RuntimeWarning, stacklevel=3)
         geometry = None
         if bins and arg.kind == _arrays.ITK:
             geometry = _bin_geometry(arg.geometry, _per_axis_values(values["shrink_factors"], arg.ndim))

@@ -30,9 +30,16 @@ CorePixel(const cif::FilterDescriptor & filter, const ArrayInfo & a)
   {
     names += (names.empty() ? "" : ", ") + std::string(cif::PixelName(p));
   }
-  if (!cif::PixelFromName(PixelName(a.pixel), pixel) || !cif::HasPixel(filter.cpuPixels, pixel))
+  const bool known = cif::PixelFromName(PixelName(a.pixel), pixel);
+  if (!known || !cif::HasPixel(filter.cpuPixels, pixel))
   {
-    throw nb::type_error((filter.function + ": pixel type " + a.dtype + " is not supported; use " + names).c_str());
+    // integers the C++ class and the tool take into float: an array keeps its type, so the caller casts
+    const std::string hint = known && cif::FloatOutputOnly(filter, pixel)
+                               ? " (cast the image to float32 first: the C++ class and the command line compute " +
+                                   a.dtype + " images in float)"
+                               : std::string();
+    throw nb::type_error(
+      (filter.function + ": pixel type " + a.dtype + " is not supported; use " + names + hint).c_str());
   }
   return pixel;
 }
@@ -170,6 +177,8 @@ struct CheckedCall
   std::string                   dtype;
   /** the output's type where the filter chooses it apart from the input's */
   std::optional<cif::Pixel> outputPixel;
+  /** the description's warning for these parameters (empty: none) */
+  std::string warning;
 };
 
 CheckedCall
@@ -184,6 +193,10 @@ Check(const std::string & name, const ArrayInfo & in, const nb::dict & keywords,
   call.input = ExtentOf(in);
   call.output = cif::OutputExtent(*call.filter, call.parameters, call.input);
   call.dtype = in.dtype;
+  if (call.filter->warning)
+  {
+    call.warning = call.filter->warning(call.parameters, call.input);
+  }
   return call;
 }
 
@@ -384,7 +397,8 @@ RegisterDescribed(nb::module_ & m)
         "stream"_a,
         "threads"_a,
         "check_filter and run_checked in one call, on an output of the right shape.");
-  nb::class_<CheckedCall>(m, "CheckedCall", "A call whose parameters the core has checked (check_filter).");
+  nb::class_<CheckedCall>(m, "CheckedCall", "A call whose parameters the core has checked (check_filter).")
+    .def_ro("warning", &CheckedCall::warning, "ITK's warning for these parameters (empty: none).");
   m.def("check_filter",
         &CheckFilter,
         "name"_a,

@@ -31,6 +31,10 @@ FilterDescriptor
 BinaryThresholdDescriptor();
 FilterDescriptor
 BSplinePrefilterDescriptor();
+FilterDescriptor
+GradientAnisotropicDiffusionDescriptor();
+FilterDescriptor
+CurvatureAnisotropicDiffusionDescriptor();
 
 const std::vector<const FilterDescriptor *> &
 Filters()
@@ -41,6 +45,7 @@ Filters()
     static const FilterDescriptor all[] = {
       MedianDescriptor(),    MeanDescriptor(),      GrayscaleErodeDescriptor(),  RotatingMaskDescriptor(),
       BinShrinkDescriptor(), BilateralDescriptor(), BinaryThresholdDescriptor(), BSplinePrefilterDescriptor(),
+      GradientAnisotropicDiffusionDescriptor(), CurvatureAnisotropicDiffusionDescriptor(),
     };
     auto * list = new std::vector<const FilterDescriptor *>;
     for (const auto & d : all)
@@ -75,6 +80,13 @@ bool
 HasPixel(const std::vector<Pixel> & list, Pixel pixel)
 {
   return std::find(list.begin(), list.end(), pixel) != list.end();
+}
+
+bool
+FloatOutputOnly(const FilterDescriptor & filter, Pixel pixel)
+{
+  return !HasPixel(filter.cpuPixels, pixel) && !HasPixel(filter.gpuPixels, pixel) &&
+         HasPixel(filter.floatOutputPixels, pixel) && static_cast<bool>(filter.cpuFloatOutput);
 }
 
 const FilterDescriptor &
@@ -344,7 +356,7 @@ CheckParameters(const FilterDescriptor & filter, Parameters & parameters, const 
     }
   }
   CompleteParameters(filter, parameters, d);
-  if (!HasPixel(filter.cpuPixels, pixel) && !HasPixel(filter.gpuPixels, pixel))
+  if (!HasPixel(filter.cpuPixels, pixel) && !HasPixel(filter.gpuPixels, pixel) && !FloatOutputOnly(filter, pixel))
   {
     std::string names;
     for (Pixel p : filter.cpuPixels)
@@ -444,7 +456,7 @@ OutputExtent(const FilterDescriptor & filter, const Parameters & parameters, con
 std::string
 GpuProblem(const FilterDescriptor & filter, Pixel pixel, const Parameters & parameters, const Extent & image)
 {
-  if (!HasPixel(filter.gpuPixels, pixel))
+  if (!HasPixel(filter.gpuPixels, pixel) && !(FloatOutputOnly(filter, pixel) && filter.cudaFloatOutput))
   {
     return std::string("the GPU does not take ") + PixelName(pixel) + " (C++ " + CTypeName(pixel) + ") images";
   }
