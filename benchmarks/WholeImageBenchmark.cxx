@@ -23,6 +23,7 @@
 #include "itkBSplineInterpolateImageFunction.h"
 #include "itkCudaBSplineDecompositionImageFilter.h"
 #include "itkCudaBinShrinkImageFilter.h"
+#include "itkCudaGradientAnisotropicDiffusionImageFilter.h"
 #include "itkBinShrinkImageFilter.h"
 #include "itkMultiThreaderBase.h"
 #include "itkCudaBilateralImageFilter.h"
@@ -330,6 +331,8 @@ template <typename TIn, typename TOut>
 using Resample = itk::CudaResampleImageFilter<TIn, TOut>;
 template <typename TIn, typename TOut>
 using BinShrink = itk::CudaBinShrinkImageFilter<TIn, TOut>;
+template <typename TIn, typename TOut>
+using GradientDiffusion = itk::CudaGradientAnisotropicDiffusionImageFilter<TIn, TOut>;
 
 /** The rotation of ResampleBenchmark: 10 degrees about z, 5 about x, about the centre. */
 template <typename TFilter>
@@ -570,6 +573,19 @@ main(int argc, char * argv[])
                   n,
                   ms);
     }
+    run("gradient anisotropic diffusion, 5 iterations",
+        [&](const std::string & name)
+        {
+          return Measure<GradientDiffusion, float, float>(name,
+                                                          n,
+                                                          values,
+                                                          reps,
+                                                          [](auto * f)
+                                                          {
+                                                            f->SetNumberOfIterations(5);
+                                                            f->SetTimeStep(0.0625);
+                                                          });
+        });
     run("resample linear",
         [&](const std::string & name)
         {

@@ -12,6 +12,8 @@
 #include "cif/PackedMask.h"
 #include "itkBSplineDecompositionImageFilter.h"
 #include "itkBinShrinkImageFilter.h"
+#include "itkCurvatureAnisotropicDiffusionImageFilter.h"
+#include "itkGradientAnisotropicDiffusionImageFilter.h"
 #include "itkBinaryThresholdImageFilter.h"
 #include "itkFlatStructuringElement.h"
 #include "itkGrayscaleErodeImageFilter.h"
@@ -235,6 +237,40 @@ ExpectToolEqualsItk(const std::string & device)
   EXPECT_LE(MaxAbsDifference(coefficients.GetPointer(), prefilter->GetOutput()),
             device == "gpu" ? 1e-6 * (highest - lowest) : 0.0)
     << "bspline-prefilter";
+
+  // the anisotropic diffusions: integer pixels into float, ITK's output on the CPU (the same arithmetic), within
+  // 1e-5 of the range on the GPU (the update in float)
+  for (const bool curvature : { false, true })
+  {
+    FloatImage::Pointer reference;
+    if (curvature)
+    {
+      auto diffusion = itk::CurvatureAnisotropicDiffusionImageFilter<Image, FloatImage>::New();
+      diffusion->SetInput(input);
+      diffusion->SetNumberOfIterations(3);
+      diffusion->SetTimeStep(0.05);
+      diffusion->SetConductanceParameter(2.0);
+      diffusion->Update();
+      reference = diffusion->GetOutput();
+    }
+    else
+    {
+      auto diffusion = itk::GradientAnisotropicDiffusionImageFilter<Image, FloatImage>::New();
+      diffusion->SetInput(input);
+      diffusion->SetNumberOfIterations(3);
+      diffusion->SetTimeStep(0.05);
+      diffusion->SetConductanceParameter(2.0);
+      diffusion->Update();
+      reference = diffusion->GetOutput();
+    }
+    const std::string command = curvature ? "curvature-anisotropic-diffusion" : "gradient-anisotropic-diffusion";
+    const auto        diffused =
+      ToolResult<FloatImage>(command, "--iterations 3 --time-step 0.05 --conductance-parameter 2", device);
+    ASSERT_NE(diffused, nullptr);
+    EXPECT_LE(MaxAbsDifference(diffused.GetPointer(), reference.GetPointer()),
+              device == "gpu" ? 1e-5 * DynamicRange(reference.GetPointer()) : 0.0)
+      << command;
+  }
 
   // the threshold: its real bounds on the command line (--lower 49.5 selects as 50 on integer pixels), the
   // description's names and the tool's spellings

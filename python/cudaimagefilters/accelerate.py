@@ -53,6 +53,22 @@ def _bilateral(f: Any) -> Dict[str, Any]:
     }
 
 
+def _diffusion(f: Any) -> Dict[str, Any]:
+    iterations = int(f.GetNumberOfIterations())
+    if float(f.GetMaximumRMSError()) > 0.0 and iterations > 1:
+        iterations = 1  # ITK's dense filter stops after one iteration then (its RMS change stays 0)
+    fixed = float(f.GetFixedAverageGradientMagnitude())
+    return {
+        "number_of_iterations": iterations,
+        "time_step": float(f.GetTimeStep()),
+        "conductance_parameter": float(f.GetConductanceParameter()),
+        "conductance_scaling_update_interval": int(f.GetConductanceScalingUpdateInterval()),
+        # ITK has no getter for whether it was set: its default 1.0 counts as not set
+        "fixed_average_gradient_magnitude": None if fixed == 1.0 else fixed,
+        "use_image_spacing": 1 if f.GetUseImageSpacing() else 0,
+    }
+
+
 # ITK's class -> (this package's function, the ITK filter's settings as the
 # function's parameters). The settings not listed keep their ITK defaults in
 # the package's functions.
@@ -70,6 +86,8 @@ _TWINS: Dict[str, Tuple[str, Callable[[Any], Dict[str, Any]]]] = {
     ),
     "BilateralImageFilter": ("bilateral_image_filter", _bilateral),
     "BinShrinkImageFilter": ("bin_shrink_image_filter", lambda f: {"shrink_factors": _per_axis(f.GetShrinkFactors())}),
+    "GradientAnisotropicDiffusionImageFilter": ("gradient_anisotropic_diffusion_image_filter", _diffusion),
+    "CurvatureAnisotropicDiffusionImageFilter": ("curvature_anisotropic_diffusion_image_filter", _diffusion),
 }
 
 # instantiation class -> (ITK class name, its own New)
@@ -244,7 +262,9 @@ def accelerate_itk(enable: bool = True, filters: Optional[Sequence[str]] = None)
     ``itk.MedianImageFilter[I, O].New()`` run ``median_image_filter`` of this
     package (on the GPU when there is one) for the pixel types and settings it
     takes, and ITK's filter for anything else; likewise for the mean, binary
-    threshold, bilateral and bin shrink filters. The results equal ITK's (the
+    threshold, bilateral, bin shrink and the gradient and curvature anisotropic
+    diffusion filters (whose fixed average gradient magnitude counts as set
+    when it is not ITK's default 1.0: ITK has no getter for the flag). The results equal ITK's (the
     bilateral within ITK's range-table error: the package computes the exact
     exponential), with the input's spacing, origin and direction.
 

@@ -42,6 +42,7 @@ OverridesOptedOut()
 CudaImageFiltersFactory::CudaImageFiltersFactory()
 {
   CudaFactoryDetail::AddSmoothingOverrides(*this);
+  CudaFactoryDetail::AddDiffusionOverrides(*this);
   CudaFactoryDetail::AddSegmentationOverrides(*this);
   CudaFactoryDetail::AddResampleOverrides(*this);
 }

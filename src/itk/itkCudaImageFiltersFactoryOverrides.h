@@ -58,6 +58,8 @@ ForCoreImages(CudaImageFiltersFactory & factory)
 void
 AddSmoothingOverrides(CudaImageFiltersFactory & factory);
 void
+AddDiffusionOverrides(CudaImageFiltersFactory & factory);
+void
 AddSegmentationOverrides(CudaImageFiltersFactory & factory);
 void
 AddResampleOverrides(CudaImageFiltersFactory & factory);
