@@ -59,6 +59,14 @@ ValuesOf(const cif::FilterDescriptor & filter, const std::string & name, const n
   }
   if (nb::isinstance<nb::bool_>(value))
   {
+    // an on/off setting (an integer of 0 or 1, ITK's SetUseImageSpacing) takes True and False
+    for (const auto & spec : filter.parameters)
+    {
+      if (spec.name == name && spec.kind == cif::ParameterKind::Integer && spec.minimum == 0.0 && spec.maximum == 1.0)
+      {
+        return { nb::cast<bool>(value) ? 1.0 : 0.0 };
+      }
+    }
     throw std::invalid_argument(filter.function + ": " + name + " must be a number, not a bool");
   }
   if (nb::isinstance<nb::int_>(value) || nb::isinstance<nb::float_>(value))
