@@ -2,7 +2,7 @@
 set(DOCUMENTATION "GPU (CUDA) versions of medical-image filters with CPU fallbacks: \
 cubic B-spline prefilter (exact recursive and FIR), resampling and a batch \
 B-spline interpolator, median, bilateral, rotating-mask, box mean and erosion \
-filters, threshold segmentation with bit-packed masks. Images can stay on the \
+filters, gradient and curvature anisotropic diffusion, threshold segmentation with bit-packed masks. Images can stay on the \
 GPU between filters (itk::CudaFilterImage).")
 
 itk_module(CudaImageFilters
@@ -17,6 +17,7 @@ itk_module(CudaImageFilters
     ITKTransform
     ITKDisplacementField
     ITKSmoothing
+    ITKAnisotropicSmoothing
     ITKMathematicalMorphology
     ITKThresholding
   TEST_DEPENDS
