@@ -240,34 +240,25 @@ ExpectToolEqualsItk(const std::string & device)
 
   // the anisotropic diffusions: integer pixels into float, ITK's output on the CPU (the same arithmetic), within
   // 1e-5 of the range on the GPU (the update in float)
+  const auto diffused = [&](auto filter)
+  {
+    filter->SetInput(input);
+    filter->SetNumberOfIterations(3);
+    filter->SetTimeStep(0.05);
+    filter->SetConductanceParameter(2.0);
+    filter->Update();
+    return FloatImage::Pointer(filter->GetOutput());
+  };
   for (const bool curvature : { false, true })
   {
-    FloatImage::Pointer reference;
-    if (curvature)
-    {
-      auto diffusion = itk::CurvatureAnisotropicDiffusionImageFilter<Image, FloatImage>::New();
-      diffusion->SetInput(input);
-      diffusion->SetNumberOfIterations(3);
-      diffusion->SetTimeStep(0.05);
-      diffusion->SetConductanceParameter(2.0);
-      diffusion->Update();
-      reference = diffusion->GetOutput();
-    }
-    else
-    {
-      auto diffusion = itk::GradientAnisotropicDiffusionImageFilter<Image, FloatImage>::New();
-      diffusion->SetInput(input);
-      diffusion->SetNumberOfIterations(3);
-      diffusion->SetTimeStep(0.05);
-      diffusion->SetConductanceParameter(2.0);
-      diffusion->Update();
-      reference = diffusion->GetOutput();
-    }
+    const FloatImage::Pointer reference =
+      curvature ? diffused(itk::CurvatureAnisotropicDiffusionImageFilter<Image, FloatImage>::New())
+                : diffused(itk::GradientAnisotropicDiffusionImageFilter<Image, FloatImage>::New());
     const std::string command = curvature ? "curvature-anisotropic-diffusion" : "gradient-anisotropic-diffusion";
-    const auto        diffused =
+    const auto        ours =
       ToolResult<FloatImage>(command, "--iterations 3 --time-step 0.05 --conductance-parameter 2", device);
-    ASSERT_NE(diffused, nullptr);
-    EXPECT_LE(MaxAbsDifference(diffused.GetPointer(), reference.GetPointer()),
+    ASSERT_NE(ours, nullptr);
+    EXPECT_LE(MaxAbsDifference(ours.GetPointer(), reference.GetPointer()),
               device == "gpu" ? 1e-5 * DynamicRange(reference.GetPointer()) : 0.0)
       << command;
   }
