@@ -10,19 +10,19 @@
 namespace itk
 {
 
-/** \class CudaAnisotropicDiffusionImageFilter
+/** \class CudaAnisotropicDiffusion
  * \brief What the module's two anisotropic diffusion filters share: ITK's
  * settings as the description's parameters, the requested regions, and the
  * elapsed iterations.
  *
- * TTwin is itk::GradientAnisotropicDiffusionImageFilter or
- * itk::CurvatureAnisotropicDiffusionImageFilter; TSelf the module's class
- * that derives from this one. The settings are the twin's (SetTimeStep,
- * SetConductanceParameter, SetConductanceScalingUpdateInterval,
- * SetFixedAverageGradientMagnitude, SetNumberOfIterations,
- * SetUseImageSpacing). As in ITK's DenseFiniteDifferenceImageFilter, a
- * MaximumRMSError above 0 stops after the first iteration (the dense
- * filter never computes its RMS change, so it stays 0).
+ * TFilter is CudaGradientAnisotropicDiffusionImageFilter or
+ * CudaCurvatureAnisotropicDiffusionImageFilter (each derives from
+ * CudaDescribedImageFilter directly, so that ITK's wrapping sees one base
+ * between them and ITK's filter); `fixed` is ITK's protected
+ * m_GradientMagnitudeIsFixed, which the filter passes. As in ITK's
+ * DenseFiniteDifferenceImageFilter, a MaximumRMSError above 0 stops after
+ * the first iteration (the dense filter never computes its RMS change, so
+ * it stays 0).
  *
  * Requested regions: the whole input and the whole output, because every
  * iteration scales the conductance by the average gradient magnitude of the
@@ -32,20 +32,15 @@ namespace itk
  *
  * \ingroup CudaImageFilters
  */
-template <typename TSelf, typename TTwin>
-class ITK_TEMPLATE_EXPORT CudaAnisotropicDiffusionImageFilter : public CudaDescribedImageFilter<TSelf, TTwin>
+template <typename TFilter>
+struct CudaAnisotropicDiffusion
 {
-public:
-  ITK_DISALLOW_COPY_AND_MOVE(CudaAnisotropicDiffusionImageFilter);
-
-  using Superclass = CudaDescribedImageFilter<TSelf, TTwin>;
-  using InputImageType = typename TTwin::InputImageType;
-  using OutputImageType = typename TTwin::OutputImageType;
-  static constexpr unsigned int ImageDimension = TTwin::ImageDimension;
+  using InputImageType = typename TFilter::InputImageType;
+  static constexpr unsigned int ImageDimension = InputImageType::ImageDimension;
 
   /** The filter's settings as the description's parameters. */
   static cif::Parameters
-  DescribedParameters(const TSelf * filter)
+  Parameters(const TFilter * filter, bool fixed)
   {
     double iterations = static_cast<double>(filter->GetNumberOfIterations());
     if (filter->GetMaximumRMSError() > 0.0 && iterations > 1)
@@ -60,7 +55,7 @@ public:
       { "fixed_average_gradient_magnitude", {} },
       { "use_image_spacing", { filter->GetUseImageSpacing() ? 1.0 : 0.0 } },
     };
-    if (filter->m_GradientMagnitudeIsFixed)
+    if (fixed)
     {
       p["fixed_average_gradient_magnitude"] = { filter->GetFixedAverageGradientMagnitude() };
     }
@@ -71,58 +66,46 @@ public:
     return p;
   }
 
-protected:
-  CudaAnisotropicDiffusionImageFilter() = default;
-  ~CudaAnisotropicDiffusionImageFilter() override = default;
-
-  /** Whether the next update needs the whole image (no fixed average
-   * gradient magnitude). */
-  bool
-  NeedsWholeImage() const
+  /** After ITK's own request: the whole input, or the output's request
+   * padded by the iterations with a fixed average gradient magnitude. */
+  static void
+  RequestInput(TFilter * filter, bool fixed)
   {
-    return !this->m_GradientMagnitudeIsFixed;
-  }
-
-  void
-  GenerateInputRequestedRegion() override
-  {
-    TTwin::GenerateInputRequestedRegion();
-    auto * input = const_cast<InputImageType *>(this->GetInput());
+    auto * input = const_cast<InputImageType *>(filter->GetInput());
     if (input == nullptr)
     {
       return;
     }
-    if (this->NeedsWholeImage())
+    if (!fixed)
     {
       input->SetRequestedRegionToLargestPossibleRegion();
       return;
     }
-    typename InputImageType::RegionType region = this->GetOutput()->GetRequestedRegion();
-    region.PadByRadius(static_cast<SizeValueType>(this->GetNumberOfIterations()));
+    typename InputImageType::RegionType region = filter->GetOutput()->GetRequestedRegion();
+    region.PadByRadius(static_cast<SizeValueType>(filter->GetNumberOfIterations()));
     region.Crop(input->GetLargestPossibleRegion());
     input->SetRequestedRegion(region);
   }
 
-  void
-  EnlargeOutputRequestedRegion(DataObject * output) override
+  /** After ITK's own enlargement: the whole output without a fixed
+   * average gradient magnitude. */
+  static void
+  EnlargeOutput(DataObject * output, bool fixed)
   {
-    TTwin::EnlargeOutputRequestedRegion(output);
-    if (output != nullptr && this->NeedsWholeImage())
+    if (output != nullptr && !fixed)
     {
       output->SetRequestedRegionToLargestPossibleRegion();
     }
   }
 
-  /** The update, then ITK's count of elapsed iterations. */
-  void
-  GenerateData() override
+  /** The iterations the last update ran on the module's cores (0 when
+   * ITK's filter ran: it counts its own). */
+  static IdentifierType
+  ElapsedIterations(const TFilter * filter, bool fixed)
   {
-    Superclass::GenerateData();
-    if (this->GetCoreUnsupportedReason().empty())
-    {
-      this->SetElapsedIterations(
-        static_cast<IdentifierType>(cif::Value(TSelf::DescribedParameters(static_cast<const TSelf *>(this)), "number_of_iterations")));
-    }
+    return filter->GetCoreUnsupportedReason().empty()
+             ? static_cast<IdentifierType>(cif::Value(Parameters(filter, fixed), "number_of_iterations"))
+             : filter->GetElapsedIterations();
   }
 };
 

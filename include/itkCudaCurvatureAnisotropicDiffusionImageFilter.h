@@ -52,15 +52,16 @@ namespace itk
  */
 template <typename TInputImage, typename TOutputImage>
 class ITK_TEMPLATE_EXPORT CudaCurvatureAnisotropicDiffusionImageFilter
-  : public CudaAnisotropicDiffusionImageFilter<CudaCurvatureAnisotropicDiffusionImageFilter<TInputImage, TOutputImage>,
-                                               CurvatureAnisotropicDiffusionImageFilter<TInputImage, TOutputImage>>
+  : public CudaDescribedImageFilter<CudaCurvatureAnisotropicDiffusionImageFilter<TInputImage, TOutputImage>,
+                                    CurvatureAnisotropicDiffusionImageFilter<TInputImage, TOutputImage>>
 {
 public:
   ITK_DISALLOW_COPY_AND_MOVE(CudaCurvatureAnisotropicDiffusionImageFilter);
 
   using Self = CudaCurvatureAnisotropicDiffusionImageFilter;
   using Twin = CurvatureAnisotropicDiffusionImageFilter<TInputImage, TOutputImage>;
-  using Superclass = CudaAnisotropicDiffusionImageFilter<Self, Twin>;
+  using Superclass = CudaDescribedImageFilter<Self, Twin>;
+  using Shared = CudaAnisotropicDiffusion<Self>;
   using Pointer = SmartPointer<Self>;
   using ConstPointer = SmartPointer<const Self>;
 
@@ -74,9 +75,35 @@ public:
     return cif::FindFilter("curvature-anisotropic-diffusion");
   }
 
+  /** The settings as the description's parameters (CudaAnisotropicDiffusion). */
+  static cif::Parameters
+  DescribedParameters(const Self * filter)
+  {
+    return Shared::Parameters(filter, filter->m_GradientMagnitudeIsFixed);
+  }
+
 protected:
   CudaCurvatureAnisotropicDiffusionImageFilter() = default;
   ~CudaCurvatureAnisotropicDiffusionImageFilter() override = default;
+
+  void
+  GenerateInputRequestedRegion() override
+  {
+    Twin::GenerateInputRequestedRegion();
+    Shared::RequestInput(this, this->m_GradientMagnitudeIsFixed);
+  }
+  void
+  EnlargeOutputRequestedRegion(DataObject * output) override
+  {
+    Twin::EnlargeOutputRequestedRegion(output);
+    Shared::EnlargeOutput(output, this->m_GradientMagnitudeIsFixed);
+  }
+  void
+  GenerateData() override
+  {
+    Superclass::GenerateData();
+    this->SetElapsedIterations(Shared::ElapsedIterations(this, this->m_GradientMagnitudeIsFixed));
+  }
 };
 
 } // namespace itk

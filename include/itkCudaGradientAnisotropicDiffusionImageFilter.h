@@ -50,15 +50,16 @@ namespace itk
  */
 template <typename TInputImage, typename TOutputImage>
 class ITK_TEMPLATE_EXPORT CudaGradientAnisotropicDiffusionImageFilter
-  : public CudaAnisotropicDiffusionImageFilter<CudaGradientAnisotropicDiffusionImageFilter<TInputImage, TOutputImage>,
-                                               GradientAnisotropicDiffusionImageFilter<TInputImage, TOutputImage>>
+  : public CudaDescribedImageFilter<CudaGradientAnisotropicDiffusionImageFilter<TInputImage, TOutputImage>,
+                                    GradientAnisotropicDiffusionImageFilter<TInputImage, TOutputImage>>
 {
 public:
   ITK_DISALLOW_COPY_AND_MOVE(CudaGradientAnisotropicDiffusionImageFilter);
 
   using Self = CudaGradientAnisotropicDiffusionImageFilter;
   using Twin = GradientAnisotropicDiffusionImageFilter<TInputImage, TOutputImage>;
-  using Superclass = CudaAnisotropicDiffusionImageFilter<Self, Twin>;
+  using Superclass = CudaDescribedImageFilter<Self, Twin>;
+  using Shared = CudaAnisotropicDiffusion<Self>;
   using Pointer = SmartPointer<Self>;
   using ConstPointer = SmartPointer<const Self>;
 
@@ -72,9 +73,35 @@ public:
     return cif::FindFilter("gradient-anisotropic-diffusion");
   }
 
+  /** The settings as the description's parameters (CudaAnisotropicDiffusion). */
+  static cif::Parameters
+  DescribedParameters(const Self * filter)
+  {
+    return Shared::Parameters(filter, filter->m_GradientMagnitudeIsFixed);
+  }
+
 protected:
   CudaGradientAnisotropicDiffusionImageFilter() = default;
   ~CudaGradientAnisotropicDiffusionImageFilter() override = default;
+
+  void
+  GenerateInputRequestedRegion() override
+  {
+    Twin::GenerateInputRequestedRegion();
+    Shared::RequestInput(this, this->m_GradientMagnitudeIsFixed);
+  }
+  void
+  EnlargeOutputRequestedRegion(DataObject * output) override
+  {
+    Twin::EnlargeOutputRequestedRegion(output);
+    Shared::EnlargeOutput(output, this->m_GradientMagnitudeIsFixed);
+  }
+  void
+  GenerateData() override
+  {
+    Superclass::GenerateData();
+    this->SetElapsedIterations(Shared::ElapsedIterations(this, this->m_GradientMagnitudeIsFixed));
+  }
 };
 
 } // namespace itk
