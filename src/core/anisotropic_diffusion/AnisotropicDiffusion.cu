@@ -22,12 +22,14 @@ namespace cif
 {
 namespace
 {
-/** The grid of one thread per pixel: x in blocks of 32, y and z lines over
- * the grid's y and z. */
+constexpr int BlockX = 32, BlockY = 8;
+
+/** The grid of one thread per pixel: x in blocks of BlockX, y in blocks of
+ * BlockY, z over the grid's z. */
 struct Launch
 {
   dim3 grid;
-  dim3 block{ 32, 8, 1 };
+  dim3 block{ BlockX, BlockY, 1 };
 };
 
 Launch
@@ -61,7 +63,6 @@ struct Extent3
   std::int64_t size[3];
 };
 
-constexpr int BlockX = 32, BlockY = 8;
 using PartialReduce = cub::BlockReduce<double, BlockX, cub::BLOCK_REDUCE_WARP_REDUCTIONS, BlockY>;
 
 /** The sum of the average gradient magnitude's terms over each block of

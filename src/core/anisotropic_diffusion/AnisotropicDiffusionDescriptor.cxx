@@ -85,39 +85,6 @@ Spec(const char * name, ParameterKind kind, std::vector<double> defaults, const 
   return s;
 }
 
-/** The entries of both devices for one function (float and double to the
- * same type; the integer types into float). */
-template <typename TCore>
-Entry
-SameTypeEntry(TCore core)
-{
-  return [core](Pixel pixel, const void * in, void * out, const Job & job, const Parameters & p, int threads)
-  {
-    return EntryResult(DispatchPixel<float, double>(
-      pixel,
-      [&](auto tag)
-      {
-        using T = decltype(tag);
-        return core(static_cast<const T *>(in), static_cast<T *>(out), job, p, threads);
-      }));
-  };
-}
-template <typename TCore>
-Entry
-FloatOutputEntry(TCore core)
-{
-  return [core](Pixel pixel, const void * in, void * out, const Job & job, const Parameters & p, int threads)
-  {
-    return EntryResult(DispatchPixel(CIF_PIXEL_LIST(CIF_FLOAT_OUTPUT_PIXELS){},
-                                     pixel,
-                                     [&](auto tag)
-                                     {
-                                       using T = decltype(tag);
-                                       return core(static_cast<const T *>(in), static_cast<float *>(out), job, p, threads);
-                                     }));
-  };
-}
-
 FilterDescriptor
 DiffusionDescriptor(DiffusionKind kind)
 {
@@ -168,12 +135,7 @@ DiffusionDescriptor(DiffusionKind kind)
                                   "per pixel");
   useSpacing.minimum = 0;
   useSpacing.maximum = 1;
-  ParameterSpec spacing = Spec("spacing", ParameterKind::Real, { 1.0 }, "the image's spacing (x, y, z)");
-  spacing.perAxis = true;
-  spacing.fromImage = true;
-  spacing.minimum = 0;
-  spacing.exclusiveMinimum = true;
-  d.parameters = { iterations, timeStep, conductance, interval, fixed, useSpacing, spacing };
+  d.parameters = { iterations, timeStep, conductance, interval, fixed, useSpacing, SpacingParameter() };
   d.gpuPixels = { Pixel::Float32, Pixel::Float64 };
   d.cpuPixels = { Pixel::Float32, Pixel::Float64 };
   d.floatOutputPixels = PixelsOf(CIF_PIXEL_LIST(CIF_FLOAT_OUTPUT_PIXELS){});
@@ -225,10 +187,11 @@ DiffusionDescriptor(DiffusionKind kind)
   };
   const auto cuda = [kind](const auto * in, auto * out, const Job & job, const Parameters & p, int)
   { return AnisotropicDiffusionCUDA(in, out, GeometryOf(job), CoreParameters(kind, p, job.dimension)); };
-  d.cpu = SameTypeEntry(cpu);
-  d.cuda = SameTypeEntry(cuda);
-  d.cpuFloatOutput = FloatOutputEntry(cpu);
-  d.cudaFloatOutput = FloatOutputEntry(cuda);
+  // float and double to themselves, the integers into float
+  using Real = PixelList<float, double>;
+  using Integers = CIF_PIXEL_LIST(CIF_FLOAT_OUTPUT_PIXELS);
+  SetTypedEntries(d, false, Real{}, Integers{}, cpu);
+  SetTypedEntries(d, true, Real{}, Integers{}, cuda);
   return d;
 }
 } // namespace

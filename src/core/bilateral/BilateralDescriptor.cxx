@@ -146,8 +146,6 @@ BilateralDescriptor()
   radius.minimum = 0;
   radius.maximum = MaxRadius;
   radius.help = "half-width of the kernel (default: ITK's automatic size, ceil(domain_mu domain_sigma / spacing))";
-  ParameterSpec spacing = PositiveReal("spacing", 1.0, "the image's spacing (x, y, z)", true, false);
-  spacing.fromImage = true;
   ParameterSpec domainSigma =
     PositiveReal("domain_sigma", 4.0, "standard deviation of the domain Gaussian, in physical units", true, true);
   ParameterSpec rangeSigma =
@@ -159,7 +157,7 @@ BilateralDescriptor()
     PositiveReal("domain_mu", 2.5, "the automatic radius in domain sigmas", false, false),
     radius,
     IterationsParameter(),
-    spacing,
+    SpacingParameter(),
   };
   d.gpuPixels = PixelsOf(GpuPixels{});
   d.cpuPixels = PixelsOf(CpuPixels{});

@@ -110,32 +110,47 @@ PixelsOf(PixelList<Ts...>)
   return { PixelOf<Ts>... };
 }
 
+namespace detail
+{
+/** One entry of a typed core over the input types `Ts...`: the output is
+ * of the input's type, or float (TOutputFloat). */
+template <bool TOutputFloat, typename... Ts, typename TCore>
+Entry
+TypedEntry(PixelList<Ts...>, TCore core)
+{
+  return [core](Pixel pixel, const void * in, void * out, const Job & job, const Parameters & p, int threads)
+  {
+    return EntryResult(DispatchPixel<Ts...>(
+      pixel,
+      [&](auto tag)
+      {
+        using T = decltype(tag);
+        using O = std::conditional_t<TOutputFloat, float, T>;
+        return std::string(core(static_cast<const T *>(in), static_cast<O *>(out), job, p, threads));
+      }));
+  };
+}
+} // namespace detail
+
 /** The entries of a core written as a template over its input and output
  * pixel types, `core(const T * in, O * out, job, parameters, threads)`
- * returning the note: `Ts...` are the input types it is instantiated for;
- * the same-type entry writes O = T, the float-output entry O = float (for
- * the description's floatOutputPixels). Sets d.cpu and d.cpuFloatOutput,
- * or (cuda) d.cuda and d.cudaFloatOutput. */
+ * returning the note: the same-type entry (O = T) for the input types of
+ * the first list, the float-output entry (O = float, the description's
+ * floatOutputPixels) for those of the second. Sets d.cpu and
+ * d.cpuFloatOutput, or (cuda) d.cuda and d.cudaFloatOutput. */
+template <typename... TSame, typename... TToFloat, typename TCore>
+void
+SetTypedEntries(FilterDescriptor & d, bool cuda, PixelList<TSame...> same, PixelList<TToFloat...> toFloat, TCore core)
+{
+  (cuda ? d.cuda : d.cpu) = detail::TypedEntry<false>(same, core);
+  (cuda ? d.cudaFloatOutput : d.cpuFloatOutput) = detail::TypedEntry<true>(toFloat, core);
+}
+/** The same with one list of input types for both entries. */
 template <typename... Ts, typename TCore>
 void
 SetTypedEntries(FilterDescriptor & d, bool cuda, TCore core)
 {
-  const auto entry = [core](auto outputTag)
-  {
-    return [core](Pixel pixel, const void * in, void * out, const Job & job, const Parameters & p, int threads)
-    {
-      return EntryResult(DispatchPixel<Ts...>(
-        pixel,
-        [&](auto tag)
-        {
-          using T = decltype(tag);
-          using O = std::conditional_t<std::is_same<decltype(outputTag), float>::value, float, T>;
-          return std::string(core(static_cast<const T *>(in), static_cast<O *>(out), job, p, threads));
-        }));
-    };
-  };
-  (cuda ? d.cuda : d.cpu) = entry(Pixel::UInt8); // any tag but float: the input's type
-  (cuda ? d.cudaFloatOutput : d.cpuFloatOutput) = entry(0.0f);
+  SetTypedEntries(d, cuda, PixelList<Ts...>{}, PixelList<Ts...>{}, core);
 }
 /** The same for the types of a list. */
 template <typename... Ts, typename TCore>
@@ -143,6 +158,23 @@ void
 SetTypedEntries(FilterDescriptor & d, bool cuda, PixelList<Ts...>, TCore core)
 {
   SetTypedEntries<Ts...>(d, cuda, core);
+}
+
+/** The `spacing` parameter of a filter in physical units: positive, per
+ * axis, filled from the image by every face (ParameterSpec::fromImage). */
+inline ParameterSpec
+SpacingParameter()
+{
+  ParameterSpec spacing;
+  spacing.name = "spacing";
+  spacing.kind = ParameterKind::Real;
+  spacing.perAxis = true;
+  spacing.minimum = 0;
+  spacing.exclusiveMinimum = true;
+  spacing.defaults = { 1.0 };
+  spacing.help = "the image's spacing (x, y, z)";
+  spacing.fromImage = true;
+  return spacing;
 }
 
 /** The same per-axis values as an int array of three (axes past the
