@@ -409,6 +409,10 @@ struct DescribedRun
   cif::Parameters               Given; ///< as parsed (the image's spacing not filled in)
   std::string                   Input;
   std::string                   Output;
+  /** The companion image's file (the mask filter's MASK) and its header;
+   * empty for filters without one. */
+  std::string                   Companion;
+  std::optional<FilterInput>    CompanionInput;
   /** OUT's pixel type: IN's, or the one the description chooses for it
    * (OutputKindOf). */
   PixelKind                     OutputKind{ PixelKind::Float };
@@ -464,11 +468,68 @@ CheckedFor(const DescribedRun & run, const FilterInput & header)
   {
     throw UsageError(e.what());
   }
+  if (run.CompanionInput)
+  {
+    // the companion (MASK): IN's size, a pixel type and values the filter takes
+    const FilterInput & companion = *run.CompanionInput;
+    const std::string   operand = filter.companion.operand;
+    if (companion.Dimension != D)
+    {
+      throw UsageError(operand + " '" + run.Companion + "' has " + std::to_string(companion.Dimension) +
+                       " dimensions, IN has " + std::to_string(D));
+    }
+    for (unsigned int a = 0; a < D; ++a)
+    {
+      if (companion.Information.Size[a] != header.Information.Size[a])
+      {
+        throw UsageError(operand + " '" + run.Companion + "' is not of IN's size (" + std::to_string(a) + ": " +
+                         std::to_string(companion.Information.Size[a]) + " pixels, IN " +
+                         std::to_string(header.Information.Size[a]) + ")");
+      }
+    }
+    try
+    {
+      cif::CheckCompanion(filter, parameters, PixelOfKind(companion.Pixel));
+    }
+    catch (const std::invalid_argument & e)
+    {
+      throw UsageError(e.what());
+    }
+  }
   if (run.Mode == itk::CudaExecutionMode::GPU)
   {
     CheckGPURequest(cif::GpuProblem(filter, pixel, parameters, extent));
   }
   return parameters;
+}
+
+/** The reader of the companion image (MASK) in its own pixel type, not yet
+ * updated: the filter's input 1, which ITK's pipeline reads whole or, with
+ * --stream, piece by piece with IN. */
+template <typename T, unsigned int D>
+itk::ProcessObject::Pointer
+ReaderOf(const std::string & fileName)
+{
+  auto reader = itk::ImageFileReader<itk::Image<T, D>>::New();
+  reader->SetFileName(fileName);
+  return reader.GetPointer();
+}
+template <unsigned int D>
+itk::ProcessObject::Pointer
+CompanionReader(const std::string & fileName, PixelKind kind)
+{
+  switch (kind)
+  {
+    case PixelKind::UnsignedChar:
+      return ReaderOf<unsigned char, D>(fileName);
+    case PixelKind::Short:
+      return ReaderOf<short, D>(fileName);
+    case PixelKind::UnsignedShort:
+      return ReaderOf<unsigned short, D>(fileName);
+    case PixelKind::Float:
+      break;
+  }
+  return ReaderOf<float, D>(fileName);
 }
 
 template <typename T, typename TOut, unsigned int D>
@@ -483,6 +544,12 @@ RunDescribed(const DescribedRun & run, const cif::Parameters & checked)
   core->SetDescription(filter);
   core->SetParameters(run.Given);
   core->SetExecutionMode(run.Mode);
+  itk::ProcessObject::Pointer companion;
+  if (run.CompanionInput)
+  {
+    companion = CompanionReader<D>(run.Companion, run.CompanionInput->Pixel);
+    core->SetCompanion(companion->GetOutputs()[0]);
+  }
   if (run.Mode == itk::CudaExecutionMode::Automatic)
   {
     cif::Runtime::IsDeviceAvailable(); // discover the device now, outside the timing
@@ -536,11 +603,27 @@ RunDescribed(const DescribedRun & run, const cif::Parameters & checked)
 void
 DescribedUsage(const cif::FilterDescriptor & filter, std::ostream & os)
 {
-  os << "Usage: " << ToolName << ' ' << filter.command << " IN OUT [options]\n\n";
+  const std::string operand = filter.HasCompanion() ? filter.companion.operand + " " : std::string();
+  os << "Usage: " << ToolName << ' ' << filter.command << " IN " << operand << "OUT [options]\n\n";
   PrintWrapped(
     os, filter.summary + (filter.itkTwin.empty() ? "" : " Like " + filter.itkTwin + ".") + " " + filter.details, 0);
   os << "\nArguments:\n";
   PrintInputArgumentHelp(os);
+  if (filter.HasCompanion())
+  {
+    std::string types;
+    for (cif::Pixel p : filter.companion.pixels)
+    {
+      if (p != cif::Pixel::Float64)
+      {
+        types += (types.empty() ? "" : ", ") + std::string(cif::CTypeName(p));
+      }
+    }
+    PrintOptionHelp(os,
+                    "  " + filter.companion.operand,
+                    filter.companion.help + ", read in its own pixel type (" + types +
+                      "; other component types as float)");
+  }
   const bool integersToFloat =
     cif::FloatOutputOnly(filter, cif::Pixel::UInt8) || cif::FloatOutputOnly(filter, cif::Pixel::Int16);
   if (filter.outputPixels.empty() && integersToFloat)
@@ -665,7 +748,20 @@ DescribedMain(const cif::FilterDescriptor & filter, const std::vector<std::strin
     specs.push_back({ "--verify", false });
   }
   AddStreamOptionSpecs(specs);
-  const ParsedArguments parsed = ParseArguments(args, specs);
+  ParsedArguments parsed = ParseArguments(args, specs);
+  if (filter.HasCompanion())
+  {
+    // IN COMPANION OUT: the companion taken out, the rest as every subcommand's
+    if (parsed.Positionals.size() >= 3)
+    {
+      run.Companion = parsed.Positionals[1];
+      parsed.Positionals.erase(parsed.Positionals.begin() + 1);
+    }
+    else if (parsed.Positionals.size() < 3)
+    {
+      throw UsageError(filter.command + " needs IN, " + filter.companion.operand + " and OUT file names");
+    }
+  }
   ParseInputAndOutput(parsed, filter.command, run.Input, run.Output);
   std::map<std::string, GivenParameter> given;
   run.Given = ParseParameters(filter, parsed, given);
@@ -692,6 +788,11 @@ DescribedMain(const cif::FilterDescriptor & filter, const std::vector<std::strin
   CheckImageOutput(run.Output);
   const FilterInput input = DescribeFilterInput(run.Input, filter.command);
   run.OutputKind = OutputKindOf(filter, input.Pixel);
+  if (filter.HasCompanion())
+  {
+    run.CompanionInput = DescribeFilterInput(run.Companion, filter.command);
+    PrintFilterInputNotes(run.Companion, *run.CompanionInput, run.Quiet);
+  }
   if (run.Bounds)
   {
     // the pixel type's values that select exactly lower <= value <= upper
@@ -727,7 +828,13 @@ DescribedMain(const cif::FilterDescriptor & filter, const std::vector<std::strin
   {
     throw UsageError("--stream: " + whole);
   }
-  if (whole.empty())
+  // a companion (MASK) is read in the same pieces as IN, so it must stream too
+  const std::string companionWhole = run.CompanionInput ? WhyNotStreamable(run.Companion, run.Output) : std::string();
+  if (!companionWhole.empty() && run.Streaming.Stream)
+  {
+    throw UsageError("--stream: " + filter.companion.operand + ": " + companionWhole);
+  }
+  if (whole.empty() && companionWhole.empty())
   {
     StreamLargeInput(run.Streaming,
                      input.Information.Voxels() * PixelBytes(input.Pixel),

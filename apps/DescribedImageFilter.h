@@ -61,6 +61,13 @@ public:
     m_Parameters = parameters;
     this->Modified();
   }
+  /** The description's companion image (the mask filter's mask): input 1,
+   * an itk::Image of the companion's own pixel type and this dimension. */
+  void
+  SetCompanion(itk::DataObject * companion)
+  {
+    this->SetNthInput(1, companion);
+  }
 
   /** The parameters, with the input's spacing where the description takes
    * it from the image and the caller did not give it. */
@@ -164,6 +171,14 @@ protected:
     }
     region.Crop(whole);
     input->SetRequestedRegion(region);
+    if (Description().HasCompanion())
+    {
+      // the companion (the mask) lies on the input's grid: the same region
+      if (auto * companion = dynamic_cast<itk::ImageBase<ImageDimension> *>(this->itk::ProcessObject::GetInput(1)))
+      {
+        companion->SetRequestedRegion(region);
+      }
+    }
   }
 
   void

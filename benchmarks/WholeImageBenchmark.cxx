@@ -30,6 +30,7 @@
 #include "itkCudaBinaryThresholdImageFilter.h"
 #include "itkCudaGrayscaleErodeImageFilter.h"
 #include "itkCudaFilterImage.h"
+#include "itkCudaMaskImageFilter.h"
 #include "itkCudaMeanImageFilter.h"
 #include "itkCudaMedianImageFilter.h"
 #include "itkCudaResampleImageFilter.h"
@@ -48,6 +49,7 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 namespace
@@ -333,6 +335,15 @@ template <typename TIn, typename TOut>
 using BinShrink = itk::CudaBinShrinkImageFilter<TIn, TOut>;
 template <typename TIn, typename TOut>
 using GradientDiffusion = itk::CudaGradientAnisotropicDiffusionImageFilter<TIn, TOut>;
+/** The mask filter with a mask of unsigned char on the input's side: a
+ * CudaFilterImage for device-resident inputs, a plain image otherwise. */
+template <typename TIn, typename TOut>
+using Mask = itk::CudaMaskImageFilter<
+  TIn,
+  std::conditional_t<std::is_base_of<itk::CudaFilterImage<float, 3>, TIn>::value,
+                     itk::CudaFilterImage<unsigned char, 3>,
+                     itk::Image<unsigned char, 3>>,
+  TOut>;
 
 /** The rotation of ResampleBenchmark: 10 degrees about z, 5 about x, about the centre. */
 template <typename TFilter>
@@ -585,6 +596,33 @@ main(int argc, char * argv[])
                                                             f->SetNumberOfIterations(5);
                                                             f->SetTimeStep(0.0625);
                                                           });
+        });
+    run("mask by a uint8 mask",
+        [&](const std::string & name)
+        {
+          Result r = Measure<Mask, float, float>(name,
+                                                 n,
+                                                 values,
+                                                 reps,
+                                                 [&](auto * f)
+                                                 {
+                                                   using MaskImage =
+                                                     typename std::remove_pointer<decltype(f)>::type::MaskImageType;
+                                                   auto mask = MakeImage<MaskImage>(n, {});
+                                                   unsigned char * m = mask->GetBufferPointer();
+                                                   for (std::size_t i = 0; i < values.size(); ++i)
+                                                   {
+                                                     m[i] = values[i] > 500.0f ? 1 : 0;
+                                                   }
+                                                   if constexpr (!std::is_same<MaskImage, itk::Image<unsigned char, 3>>::value)
+                                                   {
+                                                     mask->GetDeviceBufferPointer(); // resident: uploaded before the timing
+                                                   }
+                                                   f->SetMaskImage(mask);
+                                                   f->SetOutsideValue(-1.0f);
+                                                 });
+          r.inBytes += static_cast<double>(n) * n * n; // the mask moves too
+          return r;
         });
     run("resample linear",
         [&](const std::string & name)

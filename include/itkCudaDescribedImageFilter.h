@@ -5,12 +5,14 @@
 #define itkCudaDescribedImageFilter_h
 
 #include "cif/Filter.h"
+#include "itkCudaCompanionImage.h"
 #include "itkCudaExecution.h"
 #include "itkCudaSlabs.h"
 #include "itkMultiThreaderBase.h"
 #include "itkSize.h"
 
 #include <algorithm>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -104,7 +106,54 @@ public:
   GetCoreUnsupportedReason() const
   {
     const std::string types = CoreTypesReason(this->Derived().Description());
-    return types.empty() ? TSelf::CoreProblem(&this->Derived()) : types;
+    if (!types.empty())
+    {
+      return types;
+    }
+    const std::string companion = this->CompanionReason();
+    return companion.empty() ? TSelf::CoreProblem(&this->Derived()) : companion;
+  }
+
+  /** For a description with a companion image (the mask filter's mask,
+   * input 1): why the cores cannot take it (empty if they can, or while it
+   * is not set: ITK's check of the required inputs speaks at the update).
+   * It must be an itk::Image of one of the description's companion pixel
+   * types whose buffered region, once buffered, is the image's; anything
+   * else (a decorated constant, a mask buffered larger than the image)
+   * runs the twin's implementation. */
+  std::string
+  CompanionReason() const
+  {
+    const cif::FilterDescriptor & description = this->Derived().Description();
+    if (!description.HasCompanion())
+    {
+      return {};
+    }
+    const DataObject * object = this->ProcessObject::GetInput(1);
+    if (object == nullptr)
+    {
+      return {};
+    }
+    const CudaCompanionImage<ImageDimension> companion(object);
+    const std::string                        name = description.companion.name;
+    if (!companion.IsImage())
+    {
+      return "the " + name + " is no itk::Image of unsigned char, short, unsigned short, float or double pixels in " +
+             std::to_string(ImageDimension) + " dimensions (here " + object->GetNameOfClass() + ")";
+    }
+    const std::string pixel = cif::CompanionPixelProblem(description, companion.GetPixel());
+    if (!pixel.empty())
+    {
+      return pixel;
+    }
+    const auto * input = this->GetInput();
+    if (input != nullptr && input->GetBufferedRegion().GetNumberOfPixels() > 0 &&
+        companion.GetImage()->GetBufferedRegion().GetNumberOfPixels() > 0 &&
+        companion.GetImage()->GetBufferedRegion() != input->GetBufferedRegion())
+    {
+      return "the " + name + "'s buffered region differs from the image's";
+    }
+    return {};
   }
 
   /** Why the module's cores cannot take this class's pixel types and
@@ -282,6 +331,14 @@ protected:
     try
     {
       Check(description, parameters, ExtentOf(this->GetInput()->GetLargestPossibleRegion()), pixel);
+      if (description.HasCompanion() && this->ProcessObject::GetInput(1) != nullptr)
+      {
+        const CudaCompanionImage<ImageDimension> companion(this->ProcessObject::GetInput(1));
+        if (companion.IsImage())
+        {
+          cif::CheckCompanion(description, parameters, companion.GetPixel());
+        }
+      }
     }
     catch (const std::invalid_argument & e)
     {
@@ -404,7 +461,14 @@ private:
       }
     }
     this->AllocateOutputs();
-    const cif::Job job = this->RequestedJob(parameters);
+    cif::Job job = this->RequestedJob(parameters);
+    // the companion image (the mask), of the input's buffered region (CompanionReason)
+    std::unique_ptr<CudaCompanionImage<ImageDimension>> companion;
+    if (description.HasCompanion())
+    {
+      companion = std::make_unique<CudaCompanionImage<ImageDimension>>(this->ProcessObject::GetInput(1));
+      job.companionPixel = companion->GetPixel();
+    }
     // one type in and out (or an output type the filter chooses apart), or integers into float
     const bool sameType = std::is_same<InputPixelType, OutputPixelType>::value || !description.outputPixels.empty();
     const cif::Entry & cpu = sameType ? description.cpu : description.cpuFloatOutput;
@@ -423,7 +487,12 @@ private:
         {
           CudaInputBuffer<InputImageType>   in(input);
           CudaOutputBuffer<OutputImageType> out(output);
-          core(in.Get(), out.Get(), job);
+          cif::Job                          whole = job;
+          if (companion)
+          {
+            whole.companion = companion->GetDeviceBuffer();
+          }
+          core(in.Get(), out.Get(), whole);
           out.Commit();
         };
         if (description.cudaOnHost)
@@ -440,15 +509,20 @@ private:
         }
         else if (policy.slabs && description.grid == cif::OutputGrid::Same)
         {
-          this->SetLastSlabs(CudaRunNeighbourhoodJob(
-            input,
-            output,
+          // host images too large for the device in slabs (the companion cut with the input)
+          this->SetLastSlabs(cif::RunNeighbourhoodJobCUDA<InputPixelType, OutputPixelType>(
+            CudaHostImages(input, output) && (!companion || companion->IsHost()),
+            [input] { return input->GetBufferPointer(); },
+            [output] { return output->GetBufferPointer(); },
             job,
             description.halo ? description.halo(parameters, job.dimension) : std::array<std::int64_t, 3>{ 0, 0, 0 },
             policy.kernelWritesInputPlanes,
             policy.workBytesPerInputPixel,
             core,
-            [this](double f) { this->UpdateProgress(static_cast<float>(f)); }));
+            onePiece,
+            [this](double f) { this->UpdateProgress(static_cast<float>(f)); },
+            companion ? cif::PixelBytes(companion->GetPixel()) : 0,
+            [&] { return companion->GetHostBuffer(); }));
         }
         else
         {
@@ -458,8 +532,13 @@ private:
       },
       [&]
       {
+        cif::Job onHost = job;
+        if (companion)
+        {
+          onHost.companion = companion->GetHostBuffer();
+        }
         result =
-          cpu(pixel, input->GetBufferPointer(), output->GetBufferPointer(), job, parameters, this->CoreThreads());
+          cpu(pixel, input->GetBufferPointer(), output->GetBufferPointer(), onHost, parameters, this->CoreThreads());
         m_LastAlgorithm = -1;
       },
       [&](CudaExecutionReport & report) { report.AddNote(result.note); });

@@ -35,41 +35,6 @@ CudaHostImages(const TInputImage * input, const TOutputImage * output)
   return CudaIsHostImage(input) && CudaIsHostImage(output);
 }
 
-/** The GPU job of a neighbourhood filter (cif::RunNeighbourhoodJobCUDA) on
- * ITK images: slabs only for host images, the one-piece job through the
- * images' device buffers. */
-template <typename TInputImage, typename TOutputImage, typename TGeometry, typename TCore>
-std::string
-CudaRunNeighbourhoodJob(const TInputImage *                 input,
-                        TOutputImage *                      output,
-                        const TGeometry &                   geometry,
-                        const std::array<std::int64_t, 3> & halo,
-                        bool                                wholeSlabs,
-                        std::size_t                         workBytesPerInputPixel,
-                        TCore &&                            core,
-                        const cif::SlabProgress &           progress)
-{
-  using InPixel = typename TInputImage::PixelType;
-  using OutPixel = typename TOutputImage::PixelType;
-  return cif::RunNeighbourhoodJobCUDA<InPixel, OutPixel>(
-    CudaHostImages(input, output),
-    [input] { return input->GetBufferPointer(); },
-    [output] { return output->GetBufferPointer(); },
-    geometry,
-    halo,
-    wholeSlabs,
-    workBytesPerInputPixel,
-    core,
-    [&]
-    {
-      CudaInputBuffer<TInputImage>   in(input);
-      CudaOutputBuffer<TOutputImage> out(output);
-      core(in.Get(), out.Get(), geometry);
-      out.Commit();
-    },
-    progress);
-}
-
 } // namespace itk
 
 #endif

@@ -320,7 +320,15 @@ ExpectMaskCommandsEqualItk(const std::string & device)
   mask->SetOutsideValue(-3);
   mask->Update();
   ExpectSame(ReadImage<Image>(stem + "_masked.nrrd").GetPointer(), mask->GetOutput(), "apply-packed-mask");
-  for (const char * suffix : { ".nrrd", "_labels.nrrd", "_masked.nrrd" })
+  // the generated mask subcommand (a companion image: IN MASK OUT) on the int16 labels
+  EXPECT_EQ(RunTool("mask \"" + input + "\" \"" + stem + "_labels.nrrd\" \"" + stem +
+                      "_mask.nrrd\" --outside-value -3 --masking-value -2 --device " + device,
+                    text),
+            0)
+    << text;
+  EXPECT_NE(text.find(ran), std::string::npos) << text;
+  ExpectSame(ReadImage<Image>(stem + "_mask.nrrd").GetPointer(), mask->GetOutput(), "mask");
+  for (const char * suffix : { ".nrrd", "_labels.nrrd", "_masked.nrrd", "_mask.nrrd" })
   {
     std::remove((stem + suffix).c_str());
   }
@@ -350,7 +358,49 @@ TEST(FacesCpu, MaskSubcommandsRefuseBadInput)
   EXPECT_EQ(RunTool("apply-packed-mask \"" + input + "\" \"" + input + "\" \"" + stem + "_o.nrrd\"", text), 1) << text;
   EXPECT_NE(text.find("cannot read the packed mask"), std::string::npos) << text;
   EXPECT_FALSE(FileExists(stem + "_o.nrrd"));
+  // the described mask: three operands, MASK of IN's size, values its types hold
+  EXPECT_EQ(RunTool("mask \"" + input + "\" \"" + stem + "_o.nrrd\"", text), 2) << text;
+  EXPECT_NE(text.find("mask needs IN, MASK and OUT file names"), std::string::npos) << text;
+  EXPECT_EQ(RunTool("mask \"" + input + "\" \"" + ExampleData("BrainProtonDensitySlice.png") + "\" \"" + stem +
+                      "_o.nrrd\"",
+                    text),
+            2)
+    << text;
+  EXPECT_NE(text.find("has 2 dimensions, IN has 3"), std::string::npos) << text;
+  EXPECT_EQ(RunTool("mask \"" + input + "\" \"" + input + "\" \"" + stem + "_o.nrrd\" --masking-value 0.5", text), 2)
+    << text;
+  EXPECT_NE(text.find("masking_value = 0.5 is not a value of the mask's pixel type"), std::string::npos) << text;
+  EXPECT_EQ(RunTool("mask --help", text), 0) << text;
+  EXPECT_NE(text.find("mask IN MASK OUT"), std::string::npos) << text;
+  EXPECT_FALSE(FileExists(stem + "_o.nrrd"));
   std::remove((stem + ".nrrd").c_str());
+}
+
+/** mask --stream reads IN and MASK in the same pieces (both MetaImage),
+ * equal to the whole run; a MASK that ITK reads whole is refused. */
+TEST(FacesCpu, MaskSubcommandStreamsItsMaskWithTheImage)
+{
+  std::string       text;
+  const std::string stem = std::string(CIF_TEST_OUTPUT) + "/faces_maskstream_" + std::to_string(getpid());
+  const std::string input = ExampleData("KmeansTest_T1UCharRaw.nii.gz");
+  ASSERT_EQ(RunTool("mean \"" + input + "\" \"" + stem + "_in.mha\" --radius 0 --quiet", text), 0) << text;
+  ASSERT_EQ(RunTool("threshold \"" + input + "\" \"" + stem + "_labels.mha\" --lower 50 --upper 150 --quiet", text), 0)
+    << text;
+  ASSERT_EQ(RunTool("threshold \"" + input + "\" \"" + stem + "_labels.nrrd\" --lower 50 --upper 150 --quiet", text), 0)
+    << text;
+  const std::string run = "mask \"" + stem + "_in.mha\" \"" + stem + "_labels.mha\" \"" + stem;
+  ASSERT_EQ(RunTool(run + "_whole.mha\" --outside-value 7 --device cpu --quiet", text), 0) << text;
+  ASSERT_EQ(RunTool(run + "_pieces.mha\" --outside-value 7 --device cpu --stream --stream-memory 100K", text), 0) << text;
+  EXPECT_NE(text.find("streamed in"), std::string::npos) << text;
+  const auto whole = ReadImage<Image>(stem + "_whole.mha");
+  ExpectSame(ReadImage<Image>(stem + "_pieces.mha").GetPointer(), whole.GetPointer(), "mask --stream");
+  EXPECT_EQ(RunTool("mask \"" + stem + "_in.mha\" \"" + stem + "_labels.nrrd\" \"" + stem + "_never.mha\" --stream", text), 2)
+    << text;
+  EXPECT_NE(text.find("--stream: MASK: ITK reads"), std::string::npos) << text;
+  for (const char * suffix : { "_in.mha", "_labels.mha", "_labels.nrrd", "_whole.mha", "_pieces.mha" })
+  {
+    std::remove((stem + suffix).c_str());
+  }
 }
 
 TEST(FacesCpu, GeneratedSubcommandsRefuseBadParameters)

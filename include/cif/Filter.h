@@ -198,6 +198,12 @@ struct Job
    * chosen apart from the input's (FilterDescriptor::outputPixels: the
    * threshold's labels); unset for the others. */
   OptionalPixel outputPixel;
+  /** The companion image's buffer (FilterDescriptor::companion: the mask of
+   * the mask filter) and its pixel type, for filters that have one: of the
+   * input buffer's extent (inputSize) and on the same device as the input;
+   * null for the others. */
+  const void *  companion{ nullptr };
+  OptionalPixel companionPixel;
 };
 
 /** A core's geometry (a struct with inputSize, outputStart and outputSize
@@ -270,6 +276,26 @@ struct SlabPolicy
   bool kernelWritesInputPlanes{ false };
   /** The device work memory per input pixel, for the slab plan. */
   std::size_t workBytesPerInputPixel{ 0 };
+};
+
+/** A second image a filter reads beside its input, on the input's grid:
+ * the mask of the mask filter. Every face takes it after the image: the
+ * Python function's second positional argument, the tool's operand between
+ * IN and OUT, the ITK class's input 1 (its twin's SetMaskImage). Its pixel
+ * type is its own, among `pixels`. */
+struct CompanionSpec
+{
+  /** snake_case: the Python argument ("mask_image"); empty: the filter has
+   * no companion. */
+  std::string name;
+  /** The tool's operand ("MASK"). */
+  std::string operand;
+  std::string help;
+  /** The pixel types it may have (on both devices). */
+  std::vector<Pixel> pixels;
+  /** Checks of the parameters against its pixel type (a masking value the
+   * mask's type cannot hold; empty: fine). May be empty. */
+  std::function<std::string(const Parameters &, Pixel companion)> check;
 };
 
 /** Everything the faces need to know about one filter. */
@@ -363,7 +389,29 @@ struct FilterDescriptor
                             const Parameters &                    parameters,
                             const std::function<void()> &         whole)>
     cudaOnHost;
+  /** The companion image (CompanionSpec::name empty: none). Its buffer
+   * reaches the entries in Job::companion. */
+  CompanionSpec companion;
+  bool
+  HasCompanion() const
+  {
+    return !companion.name.empty();
+  }
 };
+
+/** Why the companion's pixel type is not one the filter takes (empty: it
+ * is; the faces raise their type errors with it): "<function>: <name> of
+ * <type> pixels is not supported; use ...". */
+std::string
+CompanionPixelProblem(const FilterDescriptor & filter, Pixel companion);
+
+/** The checks of a call's companion image, after CheckParameters: its pixel
+ * type (CompanionPixelProblem) and the description's checks of the
+ * parameters against it. The faces check its extent and grid against the
+ * image's themselves (Python and the tool: equal sizes; the ITK class:
+ * ITK's rules). Throws std::invalid_argument "<function>: <problem>". */
+void
+CheckCompanion(const FilterDescriptor & filter, const Parameters & parameters, Pixel companion);
 
 /** Whether the filter takes `pixel` only into float32 (floatOutputPixels
  * that neither device takes into the same type: the anisotropic

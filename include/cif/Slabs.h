@@ -28,6 +28,8 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace cif
@@ -314,31 +316,66 @@ SlabAxisName(int axis)
  * into `hostOutput()` (RunWholeOrInSlabsCUDA). `kernelWritesInputPlanes`:
  * the core writes every input plane (iterated filters);
  * `workBytesPerInputPixel`: the core's own temporaries. */
+namespace detail
+{
+/** Whether a job geometry has a companion buffer (cif::Job::companion). */
+template <typename T, typename = void>
+struct HasCompanionMember : std::false_type
+{
+};
+template <typename T>
+struct HasCompanionMember<T, std::void_t<decltype(std::declval<T &>().companion)>> : std::true_type
+{
+};
+} // namespace detail
+
 template <typename TIn, typename TOut, typename TGeometry, typename TCore, typename TWhole>
 std::string
-RunNeighbourhoodJobCUDA(bool                                 mayCut,
-                        const std::function<const TIn *()> & hostInput,
-                        const std::function<TOut *()> &      hostOutput,
-                        const TGeometry &                    geometry,
-                        const std::array<std::int64_t, 3> &  halo,
-                        bool                                 kernelWritesInputPlanes,
-                        std::size_t                          workBytesPerInputPixel,
-                        TCore &&                             core,
-                        TWhole &&                            whole,
-                        const SlabProgress &                 progress = {})
+RunNeighbourhoodJobCUDA(bool                                  mayCut,
+                        const std::function<const TIn *()> &  hostInput,
+                        const std::function<TOut *()> &       hostOutput,
+                        const TGeometry &                     geometry,
+                        const std::array<std::int64_t, 3> &   halo,
+                        bool                                  kernelWritesInputPlanes,
+                        std::size_t                           workBytesPerInputPixel,
+                        TCore &&                              core,
+                        TWhole &&                             whole,
+                        const SlabProgress &                  progress = {},
+                        std::size_t                           companionPixelBytes = 0,
+                        const std::function<const void *()> & hostCompanion = {})
 {
   const int  axis = SlowestAxis(geometry);
   SlabLayout layout = SlabLayoutOf(geometry, axis, sizeof(TIn), sizeof(TOut), halo[axis]);
   layout.kernelWritesInputPlanes = kernelWritesInputPlanes;
   layout.workBytesPerPlane = workBytesPerInputPixel * (layout.inputPlaneBytes[0] / sizeof(TIn));
+  if (companionPixelBytes > 0)
+  {
+    // a companion image (a mask) of the input's extent: cut with the input
+    layout.inputPlaneBytes.push_back(layout.inputPlaneBytes[0] / sizeof(TIn) * companionPixelBytes);
+  }
   return RunWholeOrInSlabsCUDA(
     mayCut,
     layout,
-    [&]() -> std::vector<const void *> { return { hostInput() }; },
+    [&]() -> std::vector<const void *>
+    {
+      if (companionPixelBytes > 0)
+      {
+        return { hostInput(), hostCompanion() };
+      }
+      return { hostInput() };
+    },
     [&]() -> void * { return hostOutput(); },
     SlabAxisName(axis),
     [&](const void * const * in, void * out, const Slab & slab)
-    { core(static_cast<const TIn *>(in[0]), static_cast<TOut *>(out), SlabGeometry(geometry, axis, layout, slab)); },
+    {
+      TGeometry piece = SlabGeometry(geometry, axis, layout, slab);
+      if constexpr (detail::HasCompanionMember<TGeometry>::value)
+      {
+        // the slab's own companion planes (the same planes as the input's)
+        piece.companion = companionPixelBytes > 0 ? in[1] : nullptr;
+      }
+      core(static_cast<const TIn *>(in[0]), static_cast<TOut *>(out), piece);
+    },
     whole,
     progress);
 }

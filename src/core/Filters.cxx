@@ -35,6 +35,8 @@ FilterDescriptor
 GradientAnisotropicDiffusionDescriptor();
 FilterDescriptor
 CurvatureAnisotropicDiffusionDescriptor();
+FilterDescriptor
+MaskDescriptor();
 
 const std::vector<const FilterDescriptor *> &
 Filters()
@@ -45,7 +47,7 @@ Filters()
     static const FilterDescriptor all[] = {
       MedianDescriptor(),    MeanDescriptor(),      GrayscaleErodeDescriptor(),  RotatingMaskDescriptor(),
       BinShrinkDescriptor(), BilateralDescriptor(), BinaryThresholdDescriptor(), BSplinePrefilterDescriptor(),
-      GradientAnisotropicDiffusionDescriptor(), CurvatureAnisotropicDiffusionDescriptor(),
+      GradientAnisotropicDiffusionDescriptor(), CurvatureAnisotropicDiffusionDescriptor(), MaskDescriptor(),
     };
     auto * list = new std::vector<const FilterDescriptor *>;
     for (const auto & d : all)
@@ -87,6 +89,22 @@ FloatOutputOnly(const FilterDescriptor & filter, Pixel pixel)
 {
   return !HasPixel(filter.cpuPixels, pixel) && !HasPixel(filter.gpuPixels, pixel) &&
          HasPixel(filter.floatOutputPixels, pixel) && static_cast<bool>(filter.cpuFloatOutput);
+}
+
+std::string
+CompanionPixelProblem(const FilterDescriptor & filter, Pixel companion)
+{
+  if (!filter.HasCompanion() || HasPixel(filter.companion.pixels, companion))
+  {
+    return {};
+  }
+  std::string names;
+  for (Pixel p : filter.companion.pixels)
+  {
+    names += (names.empty() ? "" : ", ") + std::string(PixelName(p));
+  }
+  return filter.function + ": " + filter.companion.name + " of " + PixelName(companion) +
+         " pixels is not supported; use " + names;
 }
 
 const FilterDescriptor &
@@ -453,6 +471,28 @@ OutputExtent(const FilterDescriptor & filter, const Parameters & parameters, con
   return out;
 }
 
+void
+CheckCompanion(const FilterDescriptor & filter, const Parameters & parameters, Pixel companion)
+{
+  if (!filter.HasCompanion())
+  {
+    Fail(filter, "the filter takes no companion image");
+  }
+  const std::string pixelProblem = CompanionPixelProblem(filter, companion);
+  if (!pixelProblem.empty())
+  {
+    throw std::invalid_argument(pixelProblem);
+  }
+  if (filter.companion.check)
+  {
+    const std::string problem = filter.companion.check(parameters, companion);
+    if (!problem.empty())
+    {
+      Fail(filter, problem);
+    }
+  }
+}
+
 std::string
 GpuProblem(const FilterDescriptor & filter, Pixel pixel, const Parameters & parameters, const Extent & image)
 {
@@ -511,7 +551,11 @@ RunOnHostBuffersCUDA(const FilterDescriptor &      filter,
       policy.kernelWritesInputPlanes,
       policy.workBytesPerInputPixel,
       [&](const T * x, O * y, const Job & piece) { note = filter.cuda(pixel, x, y, piece, parameters, 0).note; },
-      whole);
+      whole,
+      {},
+      // the companion (on the host, as the input) is cut with the input
+      job.companion != nullptr ? PixelBytes(*job.companionPixel) : 0,
+      [&] { return job.companion; });
   };
   const auto withOutput = [&](auto inTag)
   {

@@ -1,11 +1,12 @@
 /*=========================================================================
  *  CudaImageFilters
  *=========================================================================*/
-// The factory's overrides of the threshold, erosion and shrink twins.
+// The factory's overrides of the threshold, erosion, shrink and mask twins.
 #include "itkCudaBinShrinkImageFilter.h"
 #include "itkCudaBinaryThresholdImageFilter.h"
 #include "itkCudaGrayscaleErodeImageFilter.h"
 #include "itkCudaImageFiltersFactoryOverrides.h"
+#include "itkCudaMaskImageFilter.h"
 
 namespace itk
 {
@@ -34,6 +35,17 @@ struct Segmentation
         factory, "CUDA binary threshold");
     }
     OverrideDescribed<BinShrinkImageFilter<I, I>, CudaBinShrinkImageFilter<I, I>>(factory, "CUDA bin shrink");
+    // the mask: every mask type the description takes, the output of the image's type
+    AddMask<D, unsigned char, short, unsigned short, float, double>(factory);
+  }
+  template <unsigned int D, typename... TMasks>
+  static void
+  AddMask(CudaImageFiltersFactory & factory)
+  {
+    using I = Image<T, D>;
+    (OverrideDescribed<MaskImageFilter<I, Image<TMasks, D>, I>, CudaMaskImageFilter<I, Image<TMasks, D>, I>>(
+       factory, "CUDA mask"),
+     ...);
   }
 };
 } // namespace

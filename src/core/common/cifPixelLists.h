@@ -29,6 +29,9 @@
  * a list cannot be nested in itself). */
 #define CIF_GPU_PIXELS_WITH(X, A) X(A, unsigned char) X(A, short) X(A, unsigned short) X(A, float)
 
+/** CIF_CORE_PIXELS with an argument (X(A, T) for every T of it). */
+#define CIF_CORE_PIXELS_WITH(X, A) CIF_GPU_PIXELS_WITH(X, A) X(A, double)
+
 /** Each filter's list (its cores' same-type instantiations). */
 #define CIF_MEDIAN_PIXELS(X) CIF_GPU_PIXELS(X)
 #define CIF_BOX_PIXELS(X) CIF_GPU_PIXELS(X)
@@ -40,6 +43,10 @@
  * output type of the threshold for an input). */
 #define CIF_MASK_PIXELS(X) CIF_GPU_PIXELS(X)
 #define CIF_THRESHOLD_OUTPUT_PIXELS_WITH(X, TIn) CIF_GPU_PIXELS_WITH(X, TIn)
+/** The mask filter: images (input = output) and, with _WITH, every mask
+ * type for an image type (both devices). */
+#define CIF_MASK_IMAGE_PIXELS(X) CIF_CORE_PIXELS(X)
+#define CIF_MASK_IMAGE_MASK_PIXELS_WITH(X, T) CIF_CORE_PIXELS_WITH(X, T)
 /** The prefilter's inputs on each device (its outputs are float and double). */
 #define CIF_PREFILTER_GPU_PIXELS(X) CIF_CORE_PIXELS(X)
 #define CIF_PREFILTER_CPU_PIXELS(X) CIF_CORE_PIXELS(X) CIF_EXTRA_CPU_PIXELS(X)
