@@ -47,6 +47,12 @@ def _default(p: Dict[str, Any]) -> Any:
 def _doc(d: Dict[str, Any]) -> str:
     twin = f" ({d['itk_twin']})" if d["itk_twin"] else ""
     lines = [d["summary"].rstrip(".") + twin + ".", "", d["details"], ""]
+    companion = d.get("companion")
+    if companion:
+        lines.append(
+            f"{companion['name']}: {companion['help']}, of the image's kind (array or itk.Image) and shape; "
+            f"pixel types {', '.join(companion['pixels'])}."
+        )
     for p in d["parameters"]:
         axes = ": one value, or one per axis (x, y, z)" if p["per_axis"] else ""
         if p["from_image"]:
@@ -75,25 +81,58 @@ def _bin_geometry(geometry: _arrays.Geometry, factors: Sequence[int]) -> _arrays
     return _arrays.Geometry(spacing, origin, geometry.direction)
 
 
+def _same_grid(name: str, what: str, image: _arrays.ImageArg, companion: _arrays.ImageArg) -> None:
+    """An itk.Image companion must lie on the image's grid, as ITK checks its
+    inputs (ImageToImageFilter::VerifyInputInformation: its tolerances)."""
+    if image.kind != _arrays.ITK or companion.kind != _arrays.ITK:
+        return
+    a, b = image.geometry, companion.geometry
+    spacing = np.asarray(a.spacing)
+    tolerance = 1e-6 * float(np.max(np.abs(spacing)))
+    if (
+        not np.allclose(a.spacing, b.spacing, rtol=1e-6, atol=0)
+        or not np.allclose(a.origin, b.origin, rtol=0, atol=tolerance)
+        or not np.allclose(a.direction, b.direction, rtol=0, atol=1e-6)
+    ):
+        raise ValueError(f"{name}: the {what} does not occupy the image's physical space (spacing, origin, direction)")
+
+
 def _runner(d: Dict[str, Any]) -> Callable[..., Any]:
     """The body every generated function calls: one check, one run."""
     command = d["command"]
+    companion_name = d["companion"]["name"] if d.get("companion") else None
     bins = d["grid"] == "bin"
     # the image's spacing, when the filter takes it (ParameterSpec::fromImage)
     takes_spacing = any(p["from_image"] and p["name"] == "spacing" for p in d["parameters"])
     from ._runtime import _record
 
     def run(
-        image: Any, values: Dict[str, Any], device: str, number_of_threads: Optional[int], output_dtype: Any = None
+        image: Any,
+        values: Dict[str, Any],
+        device: str,
+        number_of_threads: Optional[int],
+        output_dtype: Any = None,
+        companion: Any = None,
     ) -> Any:
         if takes_spacing:
             arg = prepare(image, device, spacing=values["spacing"])
             values["spacing"] = list(arg.geometry.spacing)
         else:
             arg = prepare(image, device)
+        second = None
+        if companion_name is not None:
+            # the companion (the mask): the image's kind, side and grid
+            second = prepare(companion, device, what=companion_name)
+            if second.on_gpu != arg.on_gpu:
+                raise ValueError(
+                    f"{d['function']}: the image and the {companion_name} must both be on the GPU or both on the host"
+                )
+            _same_grid(d["function"], companion_name, arg, second)
         dtype_name = None if output_dtype is None else np.dtype(output_dtype).name
         # the one check of the parameters (and of the output's type, where the filter chooses it)
-        call, shape, out_dtype = _cif.check_filter(command, arg.array, values, dtype_name)
+        call, shape, out_dtype = _cif.check_filter(
+            command, arg.array, values, dtype_name, None if second is None else second.array
+        )
         if call.warning:
             # ITK's warning for valid but doubtful settings (an unstable time step)
             warnings.warn(f"{d['function']}: {call.warning}", RuntimeWarning, stacklevel=3)
@@ -101,7 +140,17 @@ def _runner(d: Dict[str, Any]) -> Callable[..., Any]:
         if bins and arg.kind == _arrays.ITK:
             geometry = _bin_geometry(arg.geometry, _per_axis_values(values["shrink_factors"], arg.ndim))
         result, out = _arrays.empty_output(arg, shape, np.dtype(out_dtype), geometry)
-        _record(_cif.run_checked(call, arg.array, out, device, arg.stream, threads(number_of_threads)))
+        _record(
+            _cif.run_checked(
+                call,
+                arg.array,
+                out,
+                device,
+                arg.stream,
+                threads(number_of_threads),
+                None if second is None else second.array,
+            )
+        )
         return result
 
     return run
@@ -117,7 +166,8 @@ def _make(d: Dict[str, Any]) -> Callable[..., Any]:
     # (as dataclasses make __init__), so that Python binds the arguments
     # itself: no inspect.Signature.bind per call.
     namespace: Dict[str, Any] = {"_run": _runner(d)}
-    positional, keyword = ["image"], []
+    companion = d["companion"]["name"] if d.get("companion") else None
+    positional, keyword = ["image"] + ([companion] if companion else []), []
     for i, p in enumerate(parameters):
         namespace[f"_d{i}"] = _default(p)
         (positional if p["positional"] else keyword).append(f"{p['name']}=_d{i}")
@@ -131,15 +181,18 @@ def _make(d: Dict[str, Any]) -> Callable[..., Any]:
     keyword += ['device="auto"', "number_of_threads=None"]
     values = ", ".join(f"{n!r}: {n}" for n in names)
     dtype_argument = ", output_dtype" if outputs else ""
+    companion_argument = f", companion={companion}" if companion else ""
     source = (
         f"def {name}({', '.join(positional)}, *, {', '.join(keyword)}):\n"
-        f"    return _run(image, {{{values}}}, device, number_of_threads{dtype_argument})\n"
+        f"    return _run(image, {{{values}}}, device, number_of_threads{dtype_argument}{companion_argument})\n"
     )
     exec(compile(source, f"<cudaimagefilters {name}>", "exec"), namespace)
     function = namespace[name]
 
     # the signature's annotations and the docs, for help() and IDEs
     signature: List[inspect.Parameter] = [inspect.Parameter("image", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=Any)]
+    if companion:
+        signature.append(inspect.Parameter(companion, inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=Any))
     keyword_only: List[inspect.Parameter] = []
     for p in parameters:
         kind = inspect.Parameter.POSITIONAL_OR_KEYWORD if p["positional"] else inspect.Parameter.KEYWORD_ONLY

@@ -32,6 +32,17 @@ class ExecutionReport:
 _last = threading.local()
 
 
+def _say(function: str, message: str) -> None:
+    """CUDAIMAGEFILTERS_VERBOSE=1: one stderr line for a call that ran in
+    Python (the extension prints its own calls' lines)."""
+    import os
+    import sys
+
+    if os.environ.get("CUDAIMAGEFILTERS_VERBOSE", "") not in ("", "0"):
+        sys.stderr.write(f"cudaimagefilters: {function}: {message}\n")
+        sys.stderr.flush()
+
+
 def _record(report: Tuple[str, str, bool]) -> ExecutionReport:
     r = ExecutionReport(*report)
     _last.report = r

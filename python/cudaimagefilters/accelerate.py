@@ -69,6 +69,29 @@ def _diffusion(f: Any) -> Dict[str, Any]:
     }
 
 
+def _resample(f: Any) -> Dict[str, Any]:
+    """ITK's resampler's settings: its transform and interpolator (their own
+    classes), its output grid as ITK computes it (explicit, or the reference
+    image's), its default value."""
+    import itk
+
+    f.UpdateOutputInformation()
+    out = f.GetOutput()
+    if any(int(v) != 0 for v in out.GetLargestPossibleRegion().GetIndex()):
+        raise ValueError("the output's start index is not 0")
+    if f.GetExtrapolator() is not None:
+        raise ValueError("an extrapolator is set")
+    return {
+        "transform": itk.down_cast(f.GetTransform()),
+        "interpolator": itk.down_cast(f.GetInterpolator()),
+        "size": [int(v) for v in out.GetLargestPossibleRegion().GetSize()],
+        "output_spacing": [float(v) for v in out.GetSpacing()],
+        "output_origin": [float(v) for v in out.GetOrigin()],
+        "output_direction": np.array(itk.array_from_matrix(out.GetDirection()), dtype=np.float64),
+        "default_pixel_value": float(f.GetDefaultPixelValue()),
+    }
+
+
 # ITK's class -> (this package's function, the ITK filter's settings as the
 # function's parameters). The settings not listed keep their ITK defaults in
 # the package's functions.
@@ -88,10 +111,31 @@ _TWINS: Dict[str, Tuple[str, Callable[[Any], Dict[str, Any]]]] = {
     "BinShrinkImageFilter": ("bin_shrink_image_filter", lambda f: {"shrink_factors": _per_axis(f.GetShrinkFactors())}),
     "GradientAnisotropicDiffusionImageFilter": ("gradient_anisotropic_diffusion_image_filter", _diffusion),
     "CurvatureAnisotropicDiffusionImageFilter": ("curvature_anisotropic_diffusion_image_filter", _diffusion),
+    "BSplineDecompositionImageFilter": (
+        "bspline_decomposition_image_filter",
+        lambda f: {"spline_order": int(f.GetSplineOrder())},
+    ),
+    "ResampleImageFilter": ("resample_image_filter", _resample),
+    "MaskImageFilter": (
+        "mask_image_filter",
+        lambda f: {"outside_value": float(f.GetOutsideValue()), "masking_value": float(f.GetMaskingValue())},
+    ),
 }
+
+# twins with a companion image (the package's function takes it after the
+# image): ITK class -> its getter. Their template is (image, companion, output).
+_COMPANIONS: Dict[str, str] = {"MaskImageFilter": "GetMaskImage"}
 
 # instantiation class -> (ITK class name, its own New)
 _ORIGINAL_NEW: Dict[Any, Tuple[str, Callable[..., Any]]] = {}
+
+
+def itk_new(cls: Any, *args: Any, **kwargs: Any) -> Any:
+    """ITK's own ``New`` of an instantiation, whatever accelerate_itk() did:
+    for this package's own use of ITK's filters (the resampler's ITK path),
+    which must not come back to the package."""
+    original = _ORIGINAL_NEW.get(cls)
+    return original[1](*args, **kwargs) if original is not None else cls.New(*args, **kwargs)
 
 
 def _verbose(message: str) -> None:
@@ -129,11 +173,22 @@ class _AcceleratedFilter:
 
     Every attribute is the ITK filter's, except the update and the output."""
 
-    def __init__(self, itk_filter: Any, twin: str, input_type: Any, output_type: Any) -> None:
+    def __init__(
+        self, itk_filter: Any, twin: str, input_type: Any, output_type: Any, companion_type: Any = None
+    ) -> None:
         object.__setattr__(self, "_itk", itk_filter)
         object.__setattr__(self, "_twin", twin)
-        object.__setattr__(self, "_types", (input_type, output_type))
+        object.__setattr__(self, "_types", (input_type, output_type, companion_type))
         object.__setattr__(self, "_py", None)
+
+    def _companion(self) -> Any:
+        """The companion image (the mask), updated; None for other twins."""
+        if self._twin not in _COMPANIONS:
+            return None
+        companion = getattr(self._itk, _COMPANIONS[self._twin])()
+        if companion is not None:
+            companion.Update()  # its source, as ITK's pipeline would
+        return companion
 
     # --- what differs from ITK's filter
     def _reason(self, image: Any) -> str:
@@ -141,10 +196,17 @@ class _AcceleratedFilter:
         from . import _described
 
         function_name, _ = _TWINS[self._twin]
-        description = _described.FUNCTIONS[function_name].description
         kind_in, kind_out = _image_kind(self._types[0]), _image_kind(self._types[1])
         if kind_in is None or kind_out is None:
             return "the images are not itk.Image of unsigned char, short, unsigned short, float or double"
+        if function_name not in _described.FUNCTIONS:
+            # the resampler: 2D and 3D, the output of the input's type
+            if kind_in[1] not in (2, 3):
+                return f"{kind_in[1]} dimensions"
+            if kind_out[0] != kind_in[0]:
+                return f"{kind_in[0]} to {kind_out[0]} pixels"
+            return ""
+        description = _described.FUNCTIONS[function_name].description
         if not (max(2, description["min_dimension"]) <= kind_in[1] <= min(3, description["max_dimension"])):
             return f"{kind_in[1]} dimensions"
         if kind_in[0] not in description["cpu_pixels"]:
@@ -155,26 +217,44 @@ class _AcceleratedFilter:
                 return f"{kind_out[0]} output pixels"
         elif kind_out[0] != kind_in[0]:
             return f"{kind_in[0]} to {kind_out[0]} pixels"
+        if self._twin in _COMPANIONS:
+            kind_companion = _image_kind(self._types[2])
+            companion = description["companion"]
+            if kind_companion is None or kind_companion[0] not in companion["pixels"]:
+                return f"the {companion['name']} is not an itk.Image of {', '.join(companion['pixels'])} pixels"
         return ""
 
     def _run(self, image: Any) -> Tuple[Any, str]:
         """The output for `image`, and where it ran."""
-        from . import _described, last_execution_report
+        import cudaimagefilters
+
+        from . import last_execution_report
 
         reason = self._reason(image)
         if not reason:
             function_name, settings = _TWINS[self._twin]
-            parameters = settings(self._itk)
-            function = _described.FUNCTIONS[function_name]
-            if function.description.get("output_pixels"):
-                parameters["output_dtype"] = _image_kind(self._types[1])[0]
+            function = getattr(cudaimagefilters, function_name)
             try:
-                result = function(image, **parameters)
+                parameters = settings(self._itk)
+            except ValueError as e:  # a setting the package does not take
+                parameters, reason = {}, str(e)
+        if not reason:
+            description = getattr(function, "description", {})
+            if description.get("output_pixels"):
+                parameters["output_dtype"] = _image_kind(self._types[1])[0]
+            images = [image]
+            if self._twin in _COMPANIONS:
+                images.append(self._companion())
+            try:
+                result = function(*images, **parameters)
             except (ValueError, TypeError) as e:  # a setting the package does not take
                 reason = str(e)
             else:
-                # (the function printed its CUDAIMAGEFILTERS_VERBOSE line)
-                return result, last_execution_report().device
+                report = last_execution_report()
+                if report.device in ("GPU", "CPU"):
+                    # (the function printed its CUDAIMAGEFILTERS_VERBOSE line)
+                    return result, report.device
+                return result, "itk"  # the function ran ITK's own filter (and said why)
         _verbose(f"{self._twin} (accelerate_itk): ITK's filter, because {reason}")
         self._itk.SetInput(image)
         self._itk.UpdateLargestPossibleRegion()
@@ -201,6 +281,10 @@ class _AcceleratedFilter:
 
             py.SetPyGenerateOutputInformation(generate_output_information)
             py.SetPyGenerateData(generate_data)
+            # itk.PyImageFilter hands its callbacks the object set by _SetSelf,
+            # which only its Python Update methods set: a pipeline pulled from
+            # downstream (a C++ filter's update) would hand them garbage
+            py._SetSelf(py)
             object.__setattr__(self, "_py", py)
         if self._itk.GetInput() is not None:
             self._py.SetInput(self._itk.GetInput())
@@ -246,9 +330,15 @@ class _AcceleratedFilter:
         return f"<accelerated {self._itk!r}>"
 
 
-def _wrap(twin: str, original: Callable[..., Any], input_type: Any, output_type: Any) -> Callable[..., Any]:
+def _wrap(twin: str, original: Callable[..., Any], types: Tuple[Any, ...]) -> Callable[..., Any]:
+    # the template's arguments: (input, output, ...), or (image, companion, output)
+    if twin in _COMPANIONS:
+        input_type, companion_type, output_type = types[0], types[1], types[2]
+    else:
+        input_type, output_type, companion_type = types[0], types[1], None
+
     def New(*args: Any, **kwargs: Any) -> Any:  # noqa: N802 (ITK's name)
-        return _AcceleratedFilter(original(*args, **kwargs), twin, input_type, output_type)
+        return _AcceleratedFilter(original(*args, **kwargs), twin, input_type, output_type, companion_type)
 
     New.__doc__ = original.__doc__
     return New
@@ -262,8 +352,10 @@ def accelerate_itk(enable: bool = True, filters: Optional[Sequence[str]] = None)
     ``itk.MedianImageFilter[I, O].New()`` run ``median_image_filter`` of this
     package (on the GPU when there is one) for the pixel types and settings it
     takes, and ITK's filter for anything else; likewise for the mean, binary
-    threshold, bilateral, bin shrink and the gradient and curvature anisotropic
-    diffusion filters (whose fixed average gradient magnitude counts as set
+    threshold, bilateral, bin shrink, mask (its mask image too), B-spline
+    decomposition, resample (its transform, interpolator and output grid as
+    ITK sets them) and the gradient and curvature anisotropic diffusion
+    filters (whose fixed average gradient magnitude counts as set
     when it is not ITK's default 1.0: ITK has no getter for the flag). The results equal ITK's (the
     bilateral within ITK's range-table error: the package computes the exact
     exponential), with the input's spacing, origin and direction.
@@ -283,11 +375,11 @@ def accelerate_itk(enable: bool = True, filters: Optional[Sequence[str]] = None)
         raise ValueError(f"accelerate_itk: no twin of {unknown}; the twins are {sorted(_TWINS)}")
     for name in names:
         template = getattr(itk, name)  # loads the ITK module that wraps it
-        for (input_type, output_type, *_), cls in template.items():
+        for types, cls in template.items():
             if enable:
                 if cls not in _ORIGINAL_NEW:
                     _ORIGINAL_NEW[cls] = (name, cls.New)
-                    cls.New = staticmethod(_wrap(name, cls.New, input_type, output_type))
+                    cls.New = staticmethod(_wrap(name, cls.New, tuple(types)))
             elif cls in _ORIGINAL_NEW:
                 cls.New = staticmethod(_ORIGINAL_NEW.pop(cls)[1])
     return accelerated_itk_filters()

@@ -10,7 +10,7 @@ import numpy as np
 
 from . import _arrays, _cif
 from ._common import prepare, threads
-from ._runtime import _record, check_device
+from ._runtime import _record, _say, check_device
 
 __all__ = ["resample_image_filter", "BSplineInterpolator"]
 
@@ -328,7 +328,9 @@ def resample_image_filter(
         itk_interpolator = itk.LinearInterpolateImageFunction[image_type, itk.D].New()
     else:
         itk_interpolator = itk.NearestNeighborInterpolateImageFunction[image_type, itk.D].New()
-    f = itk.ResampleImageFilter[image_type, image_type].New()
+    from .accelerate import itk_new
+
+    f = itk_new(itk.ResampleImageFilter[image_type, image_type])  # ITK's own, even under accelerate_itk()
     f.SetInput(source)
     f.SetTransform(itk_transform)
     f.SetInterpolator(itk_interpolator)
@@ -352,8 +354,9 @@ def resample_image_filter(
         out.copy_(converted) if arg.kind == _arrays.TORCH else out.set(host_out)
     else:
         out[...] = values.astype(dtype)
-    message = "CPU" if not why else f"CPU, because {why}"
-    _record(("CPU", message + "; ITK's ResampleImageFilter in double", False))
+    message = ("CPU" if not why else f"CPU, because {why}") + "; ITK's ResampleImageFilter in double"
+    _say("resample_image_filter", message)
+    _record(("CPU", message, False))
     return result
 
 

@@ -8,6 +8,7 @@
 #include "cif/Filter.h"
 #include "cifPythonArrays.h"
 
+#include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
@@ -187,17 +188,76 @@ struct CheckedCall
   std::optional<cif::Pixel> outputPixel;
   /** the description's warning for these parameters (empty: none) */
   std::string warning;
+  /** the companion image's (the mask's) pixel type and dtype, for filters
+   * with one */
+  std::optional<cif::Pixel> companionPixel;
+  std::string               companionDtype;
 };
 
+/** The companion array (the mask) of a call: given exactly where the
+ * filter has one, of the image's shape and a pixel type it takes
+ * (TypeError otherwise, as for the image). */
+std::optional<cif::Pixel>
+CompanionPixelOf(const cif::FilterDescriptor & filter, const ArrayInfo & in, const std::optional<ArrayInfo> & companion)
+{
+  const char * function = filter.function.c_str();
+  if (!filter.HasCompanion())
+  {
+    if (companion)
+    {
+      throw std::invalid_argument(filter.function + ": the filter takes one image");
+    }
+    return std::nullopt;
+  }
+  if (!companion)
+  {
+    throw std::invalid_argument(filter.function + ": " + filter.companion.name + " is required");
+  }
+  cif::Pixel pixel;
+  if (!cif::PixelFromName(PixelName(companion->pixel), pixel))
+  {
+    std::string names;
+    for (cif::Pixel p : filter.companion.pixels)
+    {
+      names += (names.empty() ? "" : ", ") + std::string(cif::PixelName(p));
+    }
+    throw nb::type_error((filter.function + ": " + filter.companion.name + " of " + companion->dtype +
+                          " pixels is not supported; use " + names)
+                           .c_str());
+  }
+  const std::string problem = cif::CompanionPixelProblem(filter, pixel);
+  if (!problem.empty())
+  {
+    throw nb::type_error(problem.c_str());
+  }
+  if (companion->ndim != in.ndim)
+  {
+    throw std::invalid_argument(filter.function + ": " + filter.companion.name + " has " +
+                                std::to_string(companion->ndim) + " axes, the image " + std::to_string(in.ndim));
+  }
+  RequireSameShape(in, *companion, function);
+  return pixel;
+}
+
 CheckedCall
-Check(const std::string & name, const ArrayInfo & in, const nb::dict & keywords, const nb::handle & outputDtype)
+Check(const std::string &             name,
+      const ArrayInfo &               in,
+      const nb::dict &                keywords,
+      const nb::handle &              outputDtype,
+      const std::optional<ArrayInfo> & companion = std::nullopt)
 {
   CheckedCall call;
   call.filter = &cif::FindFilter(name);
   RequireImageDimension(in, call.filter->function.c_str());
   call.pixel = CorePixel(*call.filter, in);
+  call.companionPixel = CompanionPixelOf(*call.filter, in, companion);
   call.outputPixel = OutputPixelOf(*call.filter, outputDtype, call.pixel);
   call.parameters = CheckedParameters(*call.filter, keywords, in, call.outputPixel);
+  if (call.companionPixel)
+  {
+    cif::CheckCompanion(*call.filter, call.parameters, *call.companionPixel);
+    call.companionDtype = companion->dtype;
+  }
   call.input = ExtentOf(in);
   call.output = cif::OutputExtent(*call.filter, call.parameters, call.input);
   call.dtype = in.dtype;
@@ -210,11 +270,22 @@ Check(const std::string & name, const ArrayInfo & in, const nb::dict & keywords,
 
 /** (the checked call, the output's shape, slowest axis first, the
  * output's dtype name). */
+/** The ArrayInfo of an optional companion array. */
+std::optional<ArrayInfo>
+InspectCompanion(const std::optional<InArray> & companion)
+{
+  return companion ? std::optional<ArrayInfo>(Inspect(*companion, "companion")) : std::nullopt;
+}
+
 nb::tuple
-CheckFilter(const std::string & name, const InArray & input, const nb::dict & keywords, const nb::handle & outputDtype)
+CheckFilter(const std::string &            name,
+            const InArray &                input,
+            const nb::dict &               keywords,
+            const nb::handle &             outputDtype,
+            const std::optional<InArray> & companion)
 {
   const ArrayInfo in = Inspect(input, "image");
-  CheckedCall     call = Check(name, in, keywords, outputDtype);
+  CheckedCall     call = Check(name, in, keywords, outputDtype, InspectCompanion(companion));
   nb::list        shape;
   for (int axis = in.ndim - 1; axis >= 0; --axis)
   {
@@ -225,17 +296,28 @@ CheckFilter(const std::string & name, const InArray & input, const nb::dict & ke
 }
 
 Report
-RunChecked(const CheckedCall & call,
-           const InArray &     input,
-           const OutArray &    output,
-           const std::string & device,
-           std::uintptr_t      stream,
-           int                 threads)
+RunChecked(const CheckedCall &            call,
+           const InArray &                input,
+           const OutArray &               output,
+           const std::string &            device,
+           std::uintptr_t                 stream,
+           int                            threads,
+           const std::optional<InArray> & companionArray)
 {
-  const cif::FilterDescriptor & filter = *call.filter;
-  const char *                  function = filter.function.c_str();
-  const ArrayInfo               in = Inspect(input, "image");
-  const ArrayInfo               out = Inspect(output, "output");
+  const cif::FilterDescriptor &  filter = *call.filter;
+  const char *                   function = filter.function.c_str();
+  const ArrayInfo                in = Inspect(input, "image");
+  const ArrayInfo                out = Inspect(output, "output");
+  const std::optional<ArrayInfo> companion = InspectCompanion(companionArray);
+  if (companion.has_value() != call.companionPixel.has_value() ||
+      (companion && (companion->dtype != call.companionDtype || companion->ndim != in.ndim)))
+  {
+    throw std::invalid_argument(std::string(function) + ": the companion image is not the one the call was checked for");
+  }
+  if (companion)
+  {
+    RequireSameShape(in, *companion, function);
+  }
   const cif::Extent             inExtent = ExtentOf(in);
   for (int axis = 0; axis < 3; ++axis)
   {
@@ -267,19 +349,37 @@ RunChecked(const CheckedCall & call,
   {
     job.outputPixel = *call.outputPixel;
   }
+  std::vector<ArrayInfo> inputs{ in };
+  if (companion)
+  {
+    job.companionPixel = *call.companionPixel;
+    inputs.push_back(*companion);
+  }
+  // the job with the companion's buffer where the body's inputs are
+  const auto jobOn = [&](const JobPointers & p)
+  {
+    cif::Job with = job;
+    with.companion = companion ? p.in[1] : nullptr;
+    return with;
+  };
   std::string note, slabs;
   // host arrays on the GPU: whole, or in slabs when they do not fit the device
   const HostSlabRunner hostSlabs = [&](const std::function<void()> & whole)
-  { slabs = cif::RunOnHostBuffersCUDA(filter, pixel, in.data, out.data, job, parameters, whole, note); };
+  {
+    cif::Job onHost = job;
+    onHost.companion = companion ? companion->data : nullptr;
+    slabs = cif::RunOnHostBuffersCUDA(filter, pixel, in.data, out.data, onHost, parameters, whole, note);
+  };
   Report report = RunJob(
     function,
     device,
     cif::GpuProblem(filter, pixel, parameters, inExtent),
-    { in },
+    inputs,
     { out },
     stream,
-    [&](const JobPointers & p) { note = filter.cuda(pixel, p.in[0], p.out[0], job, parameters, 0).note; },
-    [&](const JobPointers & p) { note = filter.cpu(pixel, p.in[0], p.out[0], job, parameters, Threads(threads)).note; },
+    [&](const JobPointers & p) { note = filter.cuda(pixel, p.in[0], p.out[0], jobOn(p), parameters, 0).note; },
+    [&](const JobPointers & p)
+    { note = filter.cpu(pixel, p.in[0], p.out[0], jobOn(p), parameters, Threads(threads)).note; },
     nullptr,
     hostSlabs);
   std::string & message = std::get<1>(report);
@@ -304,7 +404,8 @@ RunFilter(const std::string & name,
           std::uintptr_t      stream,
           int                 threads)
 {
-  return RunChecked(Check(name, Inspect(input, "image"), keywords, nb::none()), input, output, device, stream, threads);
+  return RunChecked(
+    Check(name, Inspect(input, "image"), keywords, nb::none()), input, output, device, stream, threads, std::nullopt);
 }
 
 /** The descriptions, as plain Python data for the package. */
@@ -342,6 +443,23 @@ Descriptions()
     }
     d["output_pixels"] = outputs;
     d["output_follows_input"] = static_cast<bool>(f->defaultOutputPixel);
+    if (f->HasCompanion())
+    {
+      nb::dict companion;
+      companion["name"] = f->companion.name;
+      companion["help"] = f->companion.help;
+      nb::list pixels;
+      for (auto p : f->companion.pixels)
+      {
+        pixels.append(cif::PixelName(p));
+      }
+      companion["pixels"] = pixels;
+      d["companion"] = companion;
+    }
+    else
+    {
+      d["companion"] = nb::none();
+    }
     nb::list parameters;
     for (const auto & spec : f->parameters)
     {
@@ -413,9 +531,18 @@ RegisterDescribed(nb::module_ & m)
         "image"_a,
         "parameters"_a,
         "output_dtype"_a = nb::none(),
+        "companion"_a = nb::none(),
         "Checks a call's parameters once (cif::CheckParameters): (the checked call, the output's shape, the "
         "output's dtype name).");
-  m.def("run_checked", &RunChecked, "call"_a, "image"_a, "output"_a, "device"_a, "stream"_a, "threads"_a);
+  m.def("run_checked",
+        &RunChecked,
+        "call"_a,
+        "image"_a,
+        "output"_a,
+        "device"_a,
+        "stream"_a,
+        "threads"_a,
+        "companion"_a = nb::none());
   m.def("filter_halo", &Halo, "name"_a, "parameters"_a, "ndim"_a);
 }
 

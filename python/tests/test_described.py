@@ -24,6 +24,10 @@ def test_every_described_filter_has_its_function():
         signature = inspect.signature(function)
         names = list(signature.parameters)
         assert names[0] == "image"
+        if d["companion"]:
+            # a companion image (the mask) is the second argument
+            assert names[1] == d["companion"]["name"]
+            assert signature.parameters[names[1]].kind == inspect.Parameter.POSITIONAL_OR_KEYWORD
         for p in d["parameters"]:
             assert p["name"] in signature.parameters, (d["function"], p["name"])
             parameter = signature.parameters[p["name"]]
