@@ -131,7 +131,7 @@ def test_gpu_arrays_stay_on_the_gpu(cupy):
     assert isinstance(out, cupy.ndarray)
     assert cif.last_execution_report().device == "GPU"
     assert np.array_equal(cupy.asnumpy(out), rule(image, mask, -2))
-    with pytest.raises(ValueError, match="both on the GPU or both on the host"):
+    with pytest.raises(ValueError, match="must both be on the GPU or both on the host"):
         cif.mask_image_filter(cupy.asarray(image), mask)
 
 
