@@ -6,6 +6,7 @@
 #include "cifBinShrinkMath.h"
 #include "cifPixelLists.h"
 #include "cifCudaStream.h"
+#include "cifLineGrid.h"
 
 #include <cstdint>
 
@@ -17,9 +18,8 @@ template <typename T>
 __global__ void
 BinShrinkKernel(const T * __restrict__ input, T * __restrict__ output, BinShrinkGeometry g, double reciprocal)
 {
-  const std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
-  const std::int64_t line = blockIdx.y + static_cast<std::int64_t>(gridDim.y) * blockIdx.z;
-  if (i >= g.outputSize[0] || line >= g.outputSize[1] * g.outputSize[2])
+  std::int64_t i, line;
+  if (!LineGridPixel(g.outputSize[0], g.outputSize[1] * g.outputSize[2], i, line))
   {
     return;
   }
@@ -32,18 +32,8 @@ template <typename T>
 void
 BinShrinkCUDA(const T * input, T * output, const BinShrinkGeometry & g)
 {
-  const std::int64_t lines = g.outputSize[1] * g.outputSize[2];
-  const unsigned     threads = 128;
-  // lines over y and z of the grid (each at most 65535)
-  const std::int64_t gridY = lines < 65535 ? lines : 65535;
-  const std::int64_t gridZ = (lines + gridY - 1) / gridY;
-  if (gridZ > 65535)
-  {
-    throw CudaFailure(-1, "the output has more lines than the kernel's grid covers", "BinShrinkCUDA");
-  }
-  const dim3 grid(static_cast<unsigned>((g.outputSize[0] + threads - 1) / threads),
-                  static_cast<unsigned>(gridY),
-                  static_cast<unsigned>(gridZ));
+  const unsigned threads = 128;
+  const dim3     grid = LineGrid(g.outputSize[0], g.outputSize[1] * g.outputSize[2], threads, "BinShrinkCUDA");
   BinShrinkKernel<T><<<grid, threads, 0, Stream()>>>(input, output, g, bin_shrink::Reciprocal(g));
   CIF_CUDA_CHECK_LAUNCH("BinShrinkKernel");
   CIF_CUDA_SYNCHRONIZE_STREAM();

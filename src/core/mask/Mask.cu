@@ -4,6 +4,7 @@
  *  each output pixel written once.
  *=========================================================================*/
 #include "cifCudaStream.h"
+#include "cifLineGrid.h"
 #include "cifMaskMath.h"
 #include "cifPixelLists.h"
 
@@ -22,9 +23,8 @@ MaskKernel(const T * __restrict__ input,
            TMask        maskingValue,
            T            outsideValue)
 {
-  const std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
-  const std::int64_t line = blockIdx.y + static_cast<std::int64_t>(gridDim.y) * blockIdx.z;
-  if (i >= g.outputSize[0] || line >= g.outputSize[1] * g.outputSize[2])
+  std::int64_t i, line;
+  if (!LineGridPixel(g.outputSize[0], g.outputSize[1] * g.outputSize[2], i, line))
   {
     return;
   }
@@ -37,18 +37,8 @@ template <typename T, typename TMask>
 void
 MaskCUDA(const T * input, const TMask * mask, T * output, const MaskGeometry & g, TMask maskingValue, T outsideValue)
 {
-  const std::int64_t lines = g.outputSize[1] * g.outputSize[2];
-  const unsigned     threads = 256;
-  // lines over y and z of the grid (each at most 65535)
-  const std::int64_t gridY = lines < 65535 ? lines : 65535;
-  const std::int64_t gridZ = (lines + gridY - 1) / gridY;
-  if (gridZ > 65535)
-  {
-    throw CudaFailure(-1, "the output has more lines than the kernel's grid covers", "MaskCUDA");
-  }
-  const dim3 grid(static_cast<unsigned>((g.outputSize[0] + threads - 1) / threads),
-                  static_cast<unsigned>(gridY),
-                  static_cast<unsigned>(gridZ));
+  const unsigned threads = 256;
+  const dim3     grid = LineGrid(g.outputSize[0], g.outputSize[1] * g.outputSize[2], threads, "MaskCUDA");
   MaskKernel<T, TMask><<<grid, threads, 0, Stream()>>>(input, mask, output, g, maskingValue, outsideValue);
   CIF_CUDA_CHECK_LAUNCH("MaskKernel");
   CIF_CUDA_SYNCHRONIZE_STREAM();
