@@ -2,7 +2,7 @@
 set(DOCUMENTATION "GPU (CUDA) versions of medical-image filters with CPU fallbacks: \
 cubic B-spline prefilter (exact recursive and FIR), resampling and a batch \
 B-spline interpolator, median, bilateral, rotating-mask, box mean and erosion \
-filters, gradient and curvature anisotropic diffusion, threshold segmentation with bit-packed masks. Images can stay on the \
+filters, gradient and curvature anisotropic diffusion, threshold and mask, segmentation with bit-packed masks. Images can stay on the \
 GPU between filters (itk::CudaFilterImage).")
 
 itk_module(CudaImageFilters
@@ -18,12 +18,12 @@ itk_module(CudaImageFilters
     ITKDisplacementField
     ITKSmoothing
     ITKAnisotropicSmoothing
+    ITKImageIntensity
     ITKMathematicalMorphology
     ITKThresholding
   TEST_DEPENDS
     ITKTestKernel
     ITKGoogleTest
-    ITKImageIntensity
     ITKIONIFTI
     ITKIONRRD
     ITKIOMeta
