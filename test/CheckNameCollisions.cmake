@@ -1,6 +1,7 @@
 # CTest: no header file name, no name at namespace scope in namespace itk
 # (class, struct, enum, alias, free function) and no macro of the module's
-# ITK layer (include/, not include/cif/) equals one of ITKCudaCommon's, so
+# ITK layer (include/, not include/cif/, and its sources src/itk/) equals one
+# of ITKCudaCommon's (its headers, its sources and its generated headers' macros), so
 # that both modules can be enabled in one ITK build (issue 21). The list of
 # ITKCudaCommon's names, test/ITKCudaCommonNames.txt, is written by
 # scripts/itkcudacommon-names.py --write, which reads them from its sources
@@ -18,17 +19,9 @@ if(count LESS 20)
   message(FATAL_ERROR "test/ITKCudaCommonNames.txt lists ${count} names: it is damaged")
 endif()
 
-set(ours "")
-set(origin "")
-file(GLOB_RECURSE headers RELATIVE "${ROOT}/include" "${ROOT}/include/*.h" "${ROOT}/include/*.hxx")
-foreach(header IN LISTS headers)
-  get_filename_component(file "${header}" NAME)
-  list(APPEND ours "${header}")
-  list(APPEND origin "${header}")
-  if(header MATCHES "^cif/")
-    continue() # the core: namespace cif
-  endif()
-  file(STRINGS "${ROOT}/include/${header}" lines
+# the names a file declares at the start of a line (ITK style)
+function(cif_names_of path where)
+  file(STRINGS "${path}" lines
        REGEX "^(template|class|struct|enum|using|#[ ]*define|[A-Za-z_][A-Za-z0-9_]*\\()")
   foreach(line IN LISTS lines)
     set(name "")
@@ -45,9 +38,27 @@ foreach(header IN LISTS headers)
     endif()
     if(NOT name STREQUAL "")
       list(APPEND ours "${name}")
-      list(APPEND origin "${header}")
+      list(APPEND origin "${where}")
     endif()
   endforeach()
+  set(ours "${ours}" PARENT_SCOPE)
+  set(origin "${origin}" PARENT_SCOPE)
+endfunction()
+
+set(ours "")
+set(origin "")
+file(GLOB_RECURSE headers RELATIVE "${ROOT}/include" "${ROOT}/include/*.h" "${ROOT}/include/*.hxx")
+foreach(header IN LISTS headers)
+  list(APPEND ours "${header}")
+  list(APPEND origin "${header}")
+  if(NOT header MATCHES "^cif/") # the core's names are in namespace cif
+    cif_names_of("${ROOT}/include/${header}" "${header}")
+  endif()
+endforeach()
+# the ITK layer's sources (namespace itk): symbols the linker sees, as ITKCudaCommon's src/ in the list
+file(GLOB sources RELATIVE "${ROOT}/src/itk" "${ROOT}/src/itk/*.cxx")
+foreach(source IN LISTS sources)
+  cif_names_of("${ROOT}/src/itk/${source}" "src/itk/${source}")
 endforeach()
 
 set(clashes "")
