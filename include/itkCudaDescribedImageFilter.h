@@ -466,7 +466,8 @@ private:
     std::unique_ptr<CudaCompanionImage<ImageDimension>> companion;
     if (description.HasCompanion())
     {
-      companion = std::make_unique<CudaCompanionImage<ImageDimension>>(this->ProcessObject::GetInput(1));
+      // (no std::make_unique: ITK 5.2's Python wrapping parses this header as C++11)
+      companion.reset(new CudaCompanionImage<ImageDimension>(this->ProcessObject::GetInput(1)));
       job.companionPixel = companion->GetPixel();
     }
     // one type in and out (or an output type the filter chooses apart), or integers into float

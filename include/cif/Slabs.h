@@ -318,13 +318,20 @@ SlabAxisName(int axis)
  * `workBytesPerInputPixel`: the core's own temporaries. */
 namespace detail
 {
+/** void, for detecting a member (std::void_t, spelt out: ITK 5.2's Python
+ * wrapping parses the ITK classes' headers as C++11). */
+template <typename...>
+struct VoidOf
+{
+  using type = void;
+};
 /** Whether a job geometry has a companion buffer (cif::Job::companion). */
 template <typename T, typename = void>
 struct HasCompanionMember : std::false_type
 {
 };
 template <typename T>
-struct HasCompanionMember<T, std::void_t<decltype(std::declval<T &>().companion)>> : std::true_type
+struct HasCompanionMember<T, typename VoidOf<decltype(std::declval<T &>().companion)>::type> : std::true_type
 {
 };
 } // namespace detail
