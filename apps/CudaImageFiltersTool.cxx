@@ -16,6 +16,7 @@
 #include <cstring>
 #include <map>
 #include <exception>
+#include <cstdlib>
 #include <iomanip>
 #include <iostream>
 #include <new>
@@ -102,7 +103,9 @@ PrintUsage(std::ostream & os)
      << "                             .nii.gz, .mhd with .zraw)\n"
      << "  --device-memory-limit SIZE at most SIZE bytes of device memory (K, M, G suffixes:\n"
      << "                             4G); images larger than that stream through the GPU\n"
-     << "                             in slabs\n";
+     << "                             in slabs\n"
+     << "  --cuda-device N            run on CUDA device N (default: device 0, or the first\n"
+     << "                             of CUDA_VISIBLE_DEVICES)\n";
 }
 
 void
@@ -243,7 +246,9 @@ Run(const std::vector<std::string> & args)
   }
   // --compress holds for every command's outputs (CompressOutput);
   // --device-memory-limit caps the device memory of every GPU filter
+  // --cuda-device picks the GPU for the whole command
   std::vector<std::string> commandArgs;
+  int                      cudaDevice = -1;
   for (auto it = args.begin() + 1; it != args.end(); ++it)
   {
     if (*it == "--")
@@ -266,8 +271,26 @@ Run(const std::vector<std::string> & args)
       cif::Runtime::SetAllocationLimit(ParseByteSize("--device-memory-limit", *it));
       continue;
     }
+    if (*it == "--cuda-device")
+    {
+      ++it;
+      const std::string text = it != args.end() ? *it : std::string();
+      char *            end = nullptr;
+      const long        value = std::strtol(text.c_str(), &end, 10);
+      if (text.empty() || *end != '\0' || value < 0 || value > 1024)
+      {
+        throw UsageError("--cuda-device needs a device index (0, 1, ...)");
+      }
+      cudaDevice = static_cast<int>(value);
+      if (cif::Runtime::IsDeviceAvailable() && !cif::Runtime::GetDeviceProblem(cudaDevice).empty())
+      {
+        throw UsageError("--cuda-device: " + cif::Runtime::GetDeviceProblem(cudaDevice));
+      }
+      continue;
+    }
     commandArgs.push_back(*it);
   }
+  const cif::DeviceScope device(cudaDevice); // nothing without a GPU, or without the option
   try
   {
     return command != nullptr     ? command->Main(commandArgs)

@@ -522,9 +522,9 @@ CheckGPUAvailable()
   {
     const std::string why = "--device gpu: no GPU can be used: " + cif::Runtime::GetUnavailableReason();
     const char *      require = std::getenv("CUDAIMAGEFILTERS_REQUIRE_GPU");
-    if (require != nullptr && std::string(require) == "1")
+    if (require != nullptr && std::atoi(require) >= 1)
     {
-      throw RuntimeFailure(why + " (CUDAIMAGEFILTERS_REQUIRE_GPU=1)");
+      throw RuntimeFailure(why + " (CUDAIMAGEFILTERS_REQUIRE_GPU=" + require + ")");
     }
     throw Unavailable(why + " (exit status 77; set CUDAIMAGEFILTERS_REQUIRE_GPU=1 to make this a failure)");
   }

@@ -23,7 +23,8 @@ constexpr SizeValueType ParallelThreshold = 512;
 inline void
 EnsureCapacity(cif::DeviceBuffer & buffer, std::size_t bytes)
 {
-  if (buffer.GetSize() < bytes)
+  // (again on another device than the one it was made on)
+  if (buffer.GetSize() < bytes || buffer.GetDevice() != cif::Runtime::GetCurrentDevice())
   {
     buffer.Allocate(bytes);
   }
@@ -173,6 +174,10 @@ CudaBSplineInterpolateImageFunction<TImageType, TCoordRep, TCoefficientType>::Ge
     why << "the GPU batch evaluation writes double values, and this interpolator's output type is "
         << CudaPixelTypeName<OutputType>();
   }
+  else
+  {
+    why << this->GetCudaDeviceProblem();
+  }
   return why.str();
 }
 
@@ -307,6 +312,7 @@ CudaBSplineInterpolateImageFunction<TImageType, TCoordRep, TCoefficientType>::Ev
     inside = ownFlags.data();
   }
 
+  const auto                device = this->MakeCudaDeviceScope(); // SetCudaDevice's, for the run
   const CudaExecutionReport report = CudaRunWithFallback(
     this->GetExecutionMode(),
     this->GetGPUUnsupportedReason(),
@@ -502,6 +508,7 @@ CudaBSplineInterpolateImageFunction<TImageType, TCoordRep, TCoefficientType>::Ev
   {
     return;
   }
+  const auto device = this->MakeCudaDeviceScope(); // the device the caller's arrays are on
   if constexpr ((ImageDimension == 2 || ImageDimension == 3) && CudaIsOneOf<TCoefficientType, float, double>)
   {
     try

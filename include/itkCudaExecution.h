@@ -8,6 +8,7 @@
 #include "cif/Execution.h"
 #include "cif/Runtime.h"
 #include "itkIndent.h"
+#include <memory>
 #include <ostream>
 #include <sstream>
 #include <string>
@@ -116,9 +117,13 @@ CudaRunWithFallback(CudaExecutionMode   mode,
 
 class Object;
 
+/** The value of SetCudaDevice() that means "the calling thread's current
+ * CUDA device when the filter runs" (the default). */
+constexpr int CudaCurrentDevice = -1;
+
 /** \class CudaExecutionSettings
  * \brief The execution mode (Automatic, GPU or CPU) of a module class that
- * can run on either device.
+ * can run on either device, and the CUDA device its GPU path uses.
  *
  * Mixed into the module's filters and functions next to their ITK
  * superclass, which must be an itk::Object:
@@ -140,6 +145,21 @@ public:
     return m_ExecutionMode;
   }
 
+  /** The CUDA device the GPU path runs on: an index (0, 1, ...), or
+   * CudaCurrentDevice (-1, the default; any negative value means it), the
+   * calling thread's current device when the class runs (cudaSetDevice,
+   * CuPy's or torch's device context). The device is made current for the
+   * run and the previous one restored after it. A device that does not
+   * exist is a reason not to use the GPU: the CPU runs in automatic mode and
+   * says why, GPU mode throws. Setting a different value calls Modified(). */
+  virtual void
+  SetCudaDevice(int device);
+  virtual int
+  GetCudaDevice() const
+  {
+    return m_CudaDevice;
+  }
+
 protected:
   CudaExecutionSettings() = default;
   virtual ~CudaExecutionSettings() = default;
@@ -154,12 +174,24 @@ protected:
   void
   WarnAsExecutionOwner(const std::string & message) const;
 
-  /** The PrintSelf line of the mode. */
+  /** The PrintSelf lines of the mode and the device. */
   void
   PrintExecutionMode(std::ostream & os, Indent indent) const;
 
+  /** Why the GPU path cannot use the chosen device (empty when it can, or
+   * when no device is usable at all: the execution decision says that). */
+  std::string
+  GetCudaDeviceProblem() const;
+
+  /** Makes the chosen device current until the returned scope is destroyed
+   * (nothing for CudaCurrentDevice, a device that cannot be used, or a
+   * machine without a GPU). A CUDA failure throws an itk::ExceptionObject. */
+  std::unique_ptr<cif::DeviceScope>
+  MakeCudaDeviceScope() const;
+
 private:
   CudaExecutionMode m_ExecutionMode{ CudaExecutionMode::Automatic };
+  int               m_CudaDevice{ CudaCurrentDevice };
 };
 
 /** \class CudaExecutionControl
@@ -193,15 +225,19 @@ protected:
    * `annotate(CudaExecutionReport &)` add what the filter knows (the kernel
    * it chose, why its CPU path is ITK's), adds how a GPU run was cut into
    * slabs (SetLastSlabs), then warns when a GPU
-   * out-of-memory sent the work to the CPU. Throws as CudaRunWithFallback
-   * does, leaving the previous report in place. */
+   * out-of-memory sent the work to the CPU. The chosen CUDA device
+   * (SetCudaDevice) is current for the whole run; one that does not exist
+   * is a reason like `gpuUnsupported`. Throws as CudaRunWithFallback does,
+   * leaving the previous report in place. */
   template <typename TGpu, typename TCpu, typename TAnnotate>
   void
   RunOnGPUOrCPU(const std::string & gpuUnsupported, TGpu && runOnGpu, TCpu && runOnCpu, TAnnotate && annotate)
   {
     m_LastSlabs.clear();
+    const std::string                       deviceProblem = this->GetCudaDeviceProblem();
+    const std::unique_ptr<cif::DeviceScope> device = this->MakeCudaDeviceScope();
     m_LastExecutionReport = CudaRunWithFallback(this->GetExecutionMode(),
-                                                gpuUnsupported,
+                                                gpuUnsupported.empty() ? deviceProblem : gpuUnsupported,
                                                 this->GetExecutionOwnerName(),
                                                 runOnGpu,
                                                 runOnCpu,

@@ -24,6 +24,10 @@ namespace itk
  * - UpdateHost() downloads only when the host copy is stale.
  * - MarkHostModified() makes the device copy stale (the host was written).
  *
+ * The device copy lives on one CUDA device. When a filter on another device
+ * (SetCudaDevice) asks for it, a current-only copy moves there device to
+ * device (cudaMemcpyPeer, no host round trip); a stale one is dropped.
+ *
  * Several images may share one manager (grafted outputs, see CudaFilterImage), so
  * the state follows the buffer, not the image. Device memory is freed when
  * the last owner lets go. All methods are thread-safe: multi-threaded CPU
@@ -80,6 +84,11 @@ protected:
 private:
   void
   UpdateHostLocked();
+  /** When the device copy is on another CUDA device than the current one:
+   * moves it here device to device if it is the only current copy, or drops
+   * it if the host's is current. */
+  void
+  FollowCurrentDeviceLocked();
 
   mutable std::mutex m_Mutex;
   const void *       m_Owner{ nullptr };

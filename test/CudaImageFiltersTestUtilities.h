@@ -27,12 +27,21 @@
 namespace cif_test
 {
 
-/** True when GPU tests must run (CUDAIMAGEFILTERS_REQUIRE_GPU=1). */
+/** How many GPUs the test run must have: CUDAIMAGEFILTERS_REQUIRE_GPU=N
+ * (0 when unset). 1 makes GPU tests fail instead of skipping; 2 also makes
+ * the tests of two devices fail instead of skipping on a one-GPU machine. */
+inline int
+GpusRequired()
+{
+  const char * value = std::getenv("CUDAIMAGEFILTERS_REQUIRE_GPU");
+  return value != nullptr ? std::max(0, std::atoi(value)) : 0;
+}
+
+/** True when GPU tests must run (CUDAIMAGEFILTERS_REQUIRE_GPU=1 or more). */
 inline bool
 GpuRequired()
 {
-  const char * value = std::getenv("CUDAIMAGEFILTERS_REQUIRE_GPU");
-  return value != nullptr && std::string(value) == "1";
+  return GpusRequired() >= 1;
 }
 
 /** For GPU tests: skip without a device, or fail when a GPU is required. */
@@ -43,7 +52,7 @@ GpuRequired()
     {                                                                                                                  \
       if (cif_test::GpuRequired())                                                                                     \
       {                                                                                                                \
-        FAIL() << "CUDAIMAGEFILTERS_REQUIRE_GPU=1 but " << cif::Runtime::GetUnavailableReason();                   \
+        FAIL() << "CUDAIMAGEFILTERS_REQUIRE_GPU is set but " << cif::Runtime::GetUnavailableReason();              \
       }                                                                                                                \
       GTEST_SKIP() << "no GPU: " << cif::Runtime::GetUnavailableReason();                                          \
     }                                                                                                                  \

@@ -69,6 +69,29 @@ private:
   void * m_Previous;
 };
 
+/** Makes CUDA device `device` the calling thread's current device until
+ * destroyed, then restores the previous one. A negative index, the device
+ * already current, or a machine without a usable device change nothing.
+ * When it does change the device, the thread's current stream (which
+ * belongs to the previous device) becomes nullptr, the new device's default
+ * stream, for the scope's length: a StreamScope made inside it sets a
+ * stream of the new device. Throws CudaFailure when `device` does not exist
+ * or cannot be made current. */
+class DeviceScope
+{
+public:
+  explicit DeviceScope(int device);
+  ~DeviceScope();
+  DeviceScope(const DeviceScope &) = delete;
+  DeviceScope &
+  operator=(const DeviceScope &) = delete;
+
+private:
+  int    m_Previous{ -1 };
+  void * m_PreviousStream{ nullptr };
+  bool   m_Switched{ false };
+};
+
 /** With the environment variable CUDAIMAGEFILTERS_VERBOSE set to a value
  * other than "0" or empty, writes one line to stderr for a run:
  * "cudaimagefilters: <name>: <report message>" (the device, or "CPU,

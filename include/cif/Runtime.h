@@ -62,7 +62,11 @@ struct TransferCounters
  *
  * Discovery never throws: on a machine with the CUDA runtime but no GPU or no
  * driver (a CI machine), cudaGetDeviceCount fails and that simply means "no
- * GPU"; GetUnavailableReason() says what was found. The module uses device 0.
+ * GPU"; GetUnavailableReason() says what was found. The module runs on the
+ * calling thread's current CUDA device (cudaSetDevice, or a CuPy/torch
+ * device context); cif::DeviceScope and the ITK classes' SetCudaDevice()
+ * pick another for one call. Per-device state (library handles, staging
+ * lanes, work buffers, the queried limits) is kept per device.
  *
  * \ingroup CudaImageFilters
  */
@@ -81,17 +85,35 @@ public:
   static std::string
   GetUnavailableReason();
 
-  /** Name, compute capability and memory of the device, or "none". */
+  /** Name, compute capability and memory of the calling thread's current
+   * device, with ", device N" when the machine has several; "none" without
+   * a device. */
   static std::string
   GetDeviceDescription();
 
+  /** The number of CUDA devices (0 without a device or without CUDA). */
+  static int
+  GetDeviceCount();
+
+  /** The calling thread's current CUDA device (cudaGetDevice); -1 without a
+   * device. */
+  static int
+  GetCurrentDevice();
+
+  /** Empty when `device` can be used: a negative index (the current device)
+   * or an index below GetDeviceCount(). Otherwise why not ("CUDA device 3
+   * does not exist: this machine has 2"). Without any device, why none is
+   * usable (GetUnavailableReason()). */
+  static std::string
+  GetDeviceProblem(int device);
+
   /** The most shared memory one block may use, in bytes, once a kernel
    * opts in above 48 KiB (cudaDevAttrMaxSharedMemoryPerBlockOptin of the
-   * module's device; 0 without a device). Queried once. */
+   * current device; 0 without a device). Queried once per device. */
   static std::size_t
   GetMaxSharedMemoryPerBlock();
 
-  /** Free and total device memory in bytes (0 without a device). */
+  /** Free and total memory of the current device in bytes (0 without a device). */
   static std::size_t
   GetFreeMemory();
   static std::size_t
@@ -149,7 +171,10 @@ public:
  * \brief An owning, move-only block of device memory.
  *
  * Every allocation and copy goes through here, so that errors, the
- * allocation cap and the transfer counters have one place. Errors throw
+ * allocation cap and the transfer counters have one place. The block lives
+ * on the device that was current when it was allocated (GetDevice());
+ * freeing it and its copies to and from the host switch to that device when
+ * another is current (then on that device's default stream). Errors throw
  * cif::CudaFailure / cif::CudaOutOfMemory (see cif/CudaError.h).
  * \ingroup CudaImageFilters
  */
@@ -182,6 +207,12 @@ public:
   {
     return m_Size;
   }
+  /** The CUDA device the block is on (-1 when nothing is held). */
+  int
+  GetDevice() const
+  {
+    return m_Device;
+  }
 
   /** Synchronous copies of the first `bytes` bytes; counted. */
   void
@@ -194,6 +225,12 @@ public:
   void
   CopyToDevice(void * destination, std::size_t bytes) const;
 
+  /** Copies the first `bytes` bytes of `source`, which may be on another
+   * device, into this block, device to device (cudaMemcpyPeerAsync on the
+   * current stream, then waits): no host copy, so not counted. */
+  void
+  CopyFromPeer(const DeviceBuffer & source, std::size_t bytes);
+
   /** Sets every byte (used to poison outputs in tests and benchmarks). */
   void
   FillBytes(int value);
@@ -201,6 +238,7 @@ public:
 private:
   void *      m_Pointer{ nullptr };
   std::size_t m_Size{ 0 };
+  int         m_Device{ -1 };
 };
 
 } // namespace cif

@@ -63,17 +63,16 @@ def kind_of(x: Any) -> str:
     )
 
 
-def check_device_zero(x: Any, what: str = "image") -> None:
-    """GPU arrays must be on CUDA device 0, where the module runs."""
+def check_device(x: Any, what: str = "image") -> None:
+    """Arrays must be in host memory or on a CUDA device (any device: a call
+    runs on its GPU arrays' device, in that device's current stream)."""
     dev = getattr(x, "__dlpack_device__", None)
     if dev is None:
         return
     try:
-        device_type, device_id = dev()
+        device_type, _ = dev()
     except Exception:  # noqa: BLE001 - an object that cannot say: let the kind check decide
         return
-    if int(device_type) == _DL_CUDA and int(device_id) != 0:
-        raise ValueError(f"the {what} is on CUDA device {int(device_id)}; CudaImageFilters runs on device 0")
     if int(device_type) not in (_DL_CPU, _DL_CUDA, 3):  # 3: CUDA host (pinned) memory
         raise ValueError(f"the {what} is on DLPack device type {int(device_type)}; host memory or CUDA only")
 
@@ -87,9 +86,11 @@ def is_gpu(x: Any, kind: str) -> bool:
 
 
 def stream_of(x: Any, kind: str) -> int:
-    """The caller's current CUDA stream for a GPU array (0: the legacy default stream)."""
+    """The caller's current CUDA stream on a GPU array's device (0: that
+    device's legacy default stream). CuPy and torch keep one per device."""
     if kind == CUPY:
-        return int(_cupy().cuda.get_current_stream().ptr)
+        with x.device:
+            return int(_cupy().cuda.get_current_stream().ptr)
     if kind == TORCH and x.device.type == "cuda":
         return int(_torch().cuda.current_stream(x.device).cuda_stream)
     return 0
@@ -190,7 +191,7 @@ class ImageArg:
 
 def image_arg(x: Any, *, what: str = "image", spacing=None, origin=None, direction=None) -> ImageArg:
     """Reads an image argument of any supported kind (see the module docs)."""
-    check_device_zero(x, what)
+    check_device(x, what)
     kind = kind_of(x)
     copied = False
     if kind == ITK:

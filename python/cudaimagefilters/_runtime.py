@@ -60,7 +60,7 @@ def is_compiled_with_cuda() -> bool:
 
 
 def is_gpu_available() -> bool:
-    """True when a usable CUDA device exists (device 0 is used)."""
+    """True when a usable CUDA device exists (a call runs on its GPU arrays' device, or on the current one for host arrays)."""
     return bool(_cif.is_device_available())
 
 

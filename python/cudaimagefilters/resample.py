@@ -471,7 +471,7 @@ class BSplineInterpolator:
         or torch array of float64 (other float types are converted). The
         results are of the points' kind (and on their device)."""
         kind = _arrays.kind_of(points)
-        _arrays.check_device_zero(points, "points")
+        _arrays.check_device(points, "points")
         if kind == _arrays.ITK:
             raise TypeError("points: a NumPy, CuPy or torch array of shape (N, D)")
         on_gpu = _arrays.is_gpu(points, kind)

@@ -54,6 +54,7 @@ struct ArrayInfo
   std::int64_t shape[4]{ 1, 1, 1, 1 }; ///< as the array has it (slowest axis first)
   Pixel        pixel{ Pixel::Other };
   bool         onGpu{ false };
+  int          device{ -1 }; ///< the CUDA device of a GPU array (-1 in host memory)
   std::string  name;  ///< for messages: "image", "mask", ...
   std::string  dtype; ///< the array's element type, for messages ("int32", "complex64", ...)
   /** Size along x, y, z (fastest first) of an image array of `ndim` axes. */
@@ -78,12 +79,36 @@ const char *
 PixelName(Pixel pixel);
 
 /** Reads an array's layout; throws std::invalid_argument (ValueError) for
- * non-contiguous arrays, arrays on a device other than the CPU or CUDA
- * device 0, and more than 4 axes. */
+ * non-contiguous arrays, arrays on a device other than the CPU or a CUDA
+ * device, and more than 4 axes. */
 ArrayInfo
 Inspect(const InArray & array, const char * name);
 ArrayInfo
 Inspect(const OutArray & array, const char * name);
+
+/** The CUDA device of a call's GPU arrays, -1 when none is on the GPU;
+ * throws std::invalid_argument (ValueError) when they are on different
+ * devices. */
+int
+CommonGpuDevice(const char * function, const std::vector<const ArrayInfo *> & arrays);
+
+/** For the length of a call on GPU arrays: their CUDA device current
+ * (cif::DeviceScope, `device` -1 changes nothing) and then the caller's
+ * stream, a stream of that device, current on it (cif::StreamScope). Host
+ * arrays run on the calling thread's current device (CuPy's
+ * `with cupy.cuda.Device(n)` sets it) with the default stream. */
+class GpuCallScope
+{
+public:
+  GpuCallScope(int device, void * stream)
+    : m_Device(device)
+    , m_Stream(stream)
+  {}
+
+private:
+  cif::DeviceScope m_Device;
+  cif::StreamScope m_Stream;
+};
 
 /** Parses "auto" / "gpu" / "cpu"; throws std::invalid_argument otherwise. */
 cif::ExecutionMode

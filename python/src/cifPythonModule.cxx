@@ -110,11 +110,7 @@ InspectAny(const TArray & array, const char * name)
   if (device == nb::device::cuda::value)
   {
     a.onGpu = true;
-    if (array.device_id() != 0)
-    {
-      throw std::invalid_argument(std::string(name) + " is on CUDA device " + std::to_string(array.device_id()) +
-                                  "; CudaImageFilters runs on device 0");
-    }
+    a.device = static_cast<int>(array.device_id());
   }
   else if (device != nb::device::cpu::value)
   {
@@ -226,6 +222,30 @@ struct Staging
 };
 } // namespace
 
+int
+CommonGpuDevice(const char * function, const std::vector<const ArrayInfo *> & arrays)
+{
+  const ArrayInfo * first = nullptr;
+  for (const ArrayInfo * a : arrays)
+  {
+    if (a == nullptr || !a->onGpu)
+    {
+      continue;
+    }
+    if (first == nullptr)
+    {
+      first = a;
+    }
+    else if (a->device != first->device)
+    {
+      throw std::invalid_argument(std::string(function) + ": the " + first->name + " is on CUDA device " +
+                                  std::to_string(first->device) + " and the " + a->name + " on CUDA device " +
+                                  std::to_string(a->device) + "; they must be on one device");
+    }
+  }
+  return first != nullptr ? first->device : -1;
+}
+
 Report
 RunJob(const char *                   name,
        const std::string &            modeText,
@@ -325,7 +345,15 @@ RunJob(const char *                   name,
     {
       // GPU arrays: in place on the caller's stream; the CPU only in
       // automatic mode, through host copies
-      cif::StreamScope scope(reinterpret_cast<void *>(stream));
+      std::vector<const ArrayInfo *> all;
+      for (const auto * list : { &inputs, &outputs })
+      {
+        for (const auto & a : *list)
+        {
+          all.push_back(&a);
+        }
+      }
+      GpuCallScope     scope(CommonGpuDevice(name, all), reinterpret_cast<void *>(stream));
       auto             gpu = [&]
       {
         JobPointers p;

@@ -292,8 +292,9 @@ ResampleGpu(const InArray &             input,
     p.outputMin = static_cast<double>(std::numeric_limits<T>::lowest());
     p.outputMax = static_cast<double>(std::numeric_limits<T>::max());
     p.fastTexture = fast && p.interpolation == cif::Interpolation::CubicBSpline && !std::is_same<T, double>::value;
+    const int              device = CommonGpuDevice(name, { &in, &out, grid ? &*grid : nullptr });
     nb::gil_scoped_release release;
-    cif::StreamScope       scope(in.onGpu ? reinterpret_cast<void *>(stream) : nullptr);
+    GpuCallScope           scope(device, in.onGpu ? reinterpret_cast<void *>(stream) : nullptr);
     chunks = ResampleOnGpu<T>(in, out, g, p, pp, grid ? &*grid : nullptr);
   };
   if (!cif::ResampleCUDAIsCompiled() || !cif::Runtime::IsDeviceAvailable())
@@ -381,7 +382,8 @@ public:
       {
         using TOut = decltype(tagOut);
         nb::gil_scoped_release release;
-        cif::StreamScope       scope(in.onGpu ? reinterpret_cast<void *>(stream) : nullptr);
+        // on the image's device (a host image: the current device)
+        GpuCallScope           scope(in.device, in.onGpu ? reinterpret_cast<void *>(stream) : nullptr);
         auto                   gpu = [&]
         {
           m_Device.Allocate(bytes);
@@ -520,8 +522,22 @@ public:
     Vector3(spacing, g.spacing, "spacing");
     Matrix3(gradientMatrix, g.gradientMatrix, "gradient matrix");
 
+    // on the coefficients' device: GPU points must be there too
+    const int coefficientDevice = m_OnGpu ? m_Device.GetDevice() : -1;
+    if (pts.onGpu && m_OnGpu && pts.device != coefficientDevice)
+    {
+      throw std::invalid_argument(std::string(name) + ": the points are on CUDA device " + std::to_string(pts.device) +
+                                  " and the coefficients on CUDA device " + std::to_string(coefficientDevice) +
+                                  "; they must be on one device");
+    }
+    std::vector<const ArrayInfo *> all{ &pts };
+    for (const auto & o : outs)
+    {
+      all.push_back(&o);
+    }
+    CommonGpuDevice(name, all);
     nb::gil_scoped_release release;
-    cif::StreamScope       scope(pts.onGpu ? reinterpret_cast<void *>(stream) : nullptr);
+    GpuCallScope           scope(coefficientDevice, pts.onGpu ? reinterpret_cast<void *>(stream) : nullptr);
     // the batch's pointers on the coefficients' side
     std::vector<cif::DeviceBuffer>          device;
     std::vector<std::vector<unsigned char>> host;

@@ -15,7 +15,18 @@ import pytest
 
 import cudaimagefilters as cif
 
-REQUIRE_GPU = os.environ.get("CUDAIMAGEFILTERS_REQUIRE_GPU") == "1"
+def _gpus_required() -> int:
+    """CUDAIMAGEFILTERS_REQUIRE_GPU=N: 1 or more makes GPU tests fail instead
+    of skipping; 2 also makes the tests of two devices fail on a one-GPU
+    machine."""
+    try:
+        return max(0, int(os.environ.get("CUDAIMAGEFILTERS_REQUIRE_GPU", "0")))
+    except ValueError:
+        return 0
+
+
+GPUS_REQUIRED = _gpus_required()
+REQUIRE_GPU = GPUS_REQUIRED >= 1
 REPO = pathlib.Path(__file__).resolve().parents[2]
 
 
@@ -27,7 +38,7 @@ def _need(condition: bool, why: str):
     if condition:
         return
     if REQUIRE_GPU:
-        pytest.fail(f"CUDAIMAGEFILTERS_REQUIRE_GPU=1 but {why}")
+        pytest.fail(f"CUDAIMAGEFILTERS_REQUIRE_GPU={GPUS_REQUIRED} but {why}")
     pytest.skip(why)
 
 

@@ -187,19 +187,20 @@ def test_nan_input_follows_the_documented_rules():
     assert np.isnan(rot[4, 4]) and np.isfinite(rot[0, 8])
 
 
-class _OnDeviceOne:
-    """Says it is on CUDA device 1, as a CuPy array of a second GPU would."""
+class _OnRocm:
+    """Says it is on a ROCm device (DLPack device type 10), as a non-CUDA GPU array would."""
 
     def __dlpack_device__(self):
-        return (2, 1)
+        return (10, 0)
 
     def __dlpack__(self, stream=None):  # pragma: no cover - must not be reached
         raise AssertionError("the device check must come first")
 
 
-def test_an_array_on_another_device_is_refused():
-    with pytest.raises(ValueError, match="CUDA device 1"):
-        cif.median_image_filter(_OnDeviceOne(), radius=1)
+def test_an_array_on_a_device_that_is_not_cuda_is_refused():
+    # (arrays on any CUDA device run there: test_multi_gpu.py)
+    with pytest.raises(ValueError, match="DLPack device type 10; host memory or CUDA only"):
+        cif.median_image_filter(_OnRocm(), radius=1)
 
 
 def test_gpu_mode_without_a_gpu_says_why():

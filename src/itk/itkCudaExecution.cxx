@@ -61,6 +61,47 @@ CudaExecutionSettings::SetExecutionMode(const CudaExecutionMode mode)
   }
 }
 
+void
+CudaExecutionSettings::SetCudaDevice(int device)
+{
+  const int value = device < 0 ? CudaCurrentDevice : device;
+  if (m_CudaDevice != value)
+  {
+    m_CudaDevice = value;
+    if (const Object * owner = this->GetExecutionOwner())
+    {
+      owner->Modified();
+    }
+  }
+}
+
+std::string
+CudaExecutionSettings::GetCudaDeviceProblem() const
+{
+  if (m_CudaDevice < 0 || !cif::Runtime::IsDeviceAvailable())
+  {
+    return {};
+  }
+  return cif::Runtime::GetDeviceProblem(m_CudaDevice);
+}
+
+std::unique_ptr<cif::DeviceScope>
+CudaExecutionSettings::MakeCudaDeviceScope() const
+{
+  if (m_CudaDevice < 0 || m_ExecutionMode == CudaExecutionMode::CPU || !this->GetCudaDeviceProblem().empty())
+  {
+    return nullptr;
+  }
+  try
+  {
+    return std::unique_ptr<cif::DeviceScope>(new cif::DeviceScope(m_CudaDevice));
+  }
+  catch (const cif::CudaFailure & failure)
+  {
+    CudaThrowAsItkException(failure, this->GetExecutionOwnerName());
+  }
+}
+
 const Object *
 CudaExecutionSettings::GetExecutionOwner() const
 {
@@ -91,6 +132,16 @@ void
 CudaExecutionSettings::PrintExecutionMode(std::ostream & os, Indent indent) const
 {
   os << indent << "ExecutionMode: " << m_ExecutionMode << '\n';
+  os << indent << "CudaDevice: ";
+  if (m_CudaDevice < 0)
+  {
+    os << "the current device";
+  }
+  else
+  {
+    os << m_CudaDevice;
+  }
+  os << '\n';
 }
 
 void

@@ -3,6 +3,9 @@
  *=========================================================================*/
 #include "itkCudaFilterDataManager.h"
 #include "cif/CudaError.h"
+#include "cif/Runtime.h"
+
+#include <utility>
 
 namespace itk
 {
@@ -37,6 +40,7 @@ CudaFilterDataManager::GetDeviceReadPointer()
   {
     return nullptr;
   }
+  this->FollowCurrentDeviceLocked();
   if (!m_DeviceCurrent)
   {
     if (m_Device.GetSize() != m_Bytes)
@@ -57,13 +61,35 @@ CudaFilterDataManager::GetDeviceWritePointer()
   {
     return nullptr;
   }
-  if (m_Device.GetSize() != m_Bytes)
+  if (m_Device.GetSize() != m_Bytes || m_Device.GetDevice() != cif::Runtime::GetCurrentDevice())
   {
-    m_Device.Allocate(m_Bytes);
+    m_Device.Allocate(m_Bytes); // (the caller overwrites it: nothing to move)
   }
   m_DeviceCurrent = true;
   m_HostCurrent = false;
   return m_Device.GetPointer();
+}
+
+void
+CudaFilterDataManager::FollowCurrentDeviceLocked()
+{
+  const int current = cif::Runtime::GetCurrentDevice();
+  if (m_Device.GetPointer() == nullptr || m_Device.GetDevice() == current)
+  {
+    return;
+  }
+  if (m_DeviceCurrent && !m_HostCurrent)
+  {
+    // the only current copy is on the other device: device to device, not through the host
+    cif::DeviceBuffer moved(m_Bytes);
+    moved.CopyFromPeer(m_Device, m_Bytes);
+    m_Device = std::move(moved);
+  }
+  else
+  {
+    m_Device.Release();
+    m_DeviceCurrent = false;
+  }
 }
 
 void

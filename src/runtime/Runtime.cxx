@@ -8,12 +8,14 @@
 #include "cifRuntimeInternal.h"
 #include "cifStagedCopy.h"
 
+#include <array>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <mutex>
 #include <ostream>
 #include <sstream>
+#include <vector>
 
 #ifdef CUDAIMAGEFILTERS_WITH_CUDA
 #  include <cuda_runtime.h>
@@ -61,6 +63,45 @@ StreamScope::StreamScope(void * stream) noexcept
 StreamScope::~StreamScope()
 {
   t_CurrentStream = m_Previous;
+}
+
+DeviceScope::DeviceScope(int device)
+{
+#ifdef CUDAIMAGEFILTERS_WITH_CUDA
+  if (device < 0 || !Runtime::IsDeviceAvailable())
+  {
+    return;
+  }
+  const std::string problem = Runtime::GetDeviceProblem(device);
+  if (!problem.empty())
+  {
+    throw CudaFailure(static_cast<int>(cudaErrorInvalidDevice), problem, "DeviceScope");
+  }
+  CIF_CUDA_CHECK(cudaGetDevice(&m_Previous));
+  if (m_Previous != device)
+  {
+    CIF_CUDA_CHECK(cudaSetDevice(device));
+    m_Switched = true;
+    m_PreviousStream = t_CurrentStream;
+    t_CurrentStream = nullptr;
+  }
+#else
+  (void)device;
+#endif
+}
+
+DeviceScope::~DeviceScope()
+{
+#ifdef CUDAIMAGEFILTERS_WITH_CUDA
+  if (m_Switched)
+  {
+    t_CurrentStream = m_PreviousStream;
+    if (cudaSetDevice(m_Previous) != cudaSuccess)
+    {
+      cudaGetLastError(); // nothing to report to from a destructor
+    }
+  }
+#endif
 }
 
 void
@@ -165,15 +206,17 @@ namespace
 {
 struct DeviceState
 {
-  bool        available{ false };
-  std::string reason;
-  std::string description{ "none" };
-  std::size_t sharedMemoryPerBlockOptin{ 0 };
+  bool                     available{ false };
+  std::string              reason;
+  int                      count{ 0 };
+  std::vector<std::string> descriptions; ///< one per device
 };
 
 const DeviceState &
 QueryDevice()
 {
+  // Queried once. Nothing here changes the calling thread's current device:
+  // a program (or CuPy, torch) may have chosen one before the first call.
   static const DeviceState state = []
   {
     DeviceState s;
@@ -193,18 +236,26 @@ QueryDevice()
       s.reason = "no CUDA device found";
       return s;
     }
-    cudaDeviceProp prop{};
-    if (cudaGetDeviceProperties(&prop, 0) != cudaSuccess || cudaSetDevice(0) != cudaSuccess)
+    for (int device = 0; device < count; ++device)
     {
-      s.reason = "CUDA device 0 could not be opened";
-      cudaGetLastError();
-      return s;
+      cudaDeviceProp prop{};
+      if (cudaGetDeviceProperties(&prop, device) != cudaSuccess)
+      {
+        s.reason = "the properties of CUDA device " + std::to_string(device) + " could not be read";
+        cudaGetLastError();
+        s.descriptions.clear();
+        return s;
+      }
+      std::ostringstream d;
+      d << prop.name << " (sm_" << prop.major << prop.minor << ", " << prop.multiProcessorCount << " SMs, "
+        << (static_cast<double>(prop.totalGlobalMem) / (1024.0 * 1024.0 * 1024.0)) << " GiB)";
+      if (count > 1)
+      {
+        d << ", device " << device;
+      }
+      s.descriptions.push_back(d.str());
     }
-    std::ostringstream d;
-    d << prop.name << " (sm_" << prop.major << prop.minor << ", " << prop.multiProcessorCount << " SMs, "
-      << (static_cast<double>(prop.totalGlobalMem) / (1024.0 * 1024.0 * 1024.0)) << " GiB)";
-    s.description = d.str();
-    s.sharedMemoryPerBlockOptin = prop.sharedMemPerBlockOptin;
+    s.count = count;
     s.available = true;
 #else
     s.reason = "CudaImageFilters was built without CUDA";
@@ -279,13 +330,83 @@ Runtime::GetUnavailableReason()
 std::string
 Runtime::GetDeviceDescription()
 {
-  return QueryDevice().description;
+  const DeviceState & state = QueryDevice();
+  const int           device = GetCurrentDevice();
+  if (!state.available || device < 0 || device >= state.count)
+  {
+    return "none";
+  }
+  return state.descriptions[static_cast<std::size_t>(device)];
+}
+
+int
+Runtime::GetDeviceCount()
+{
+  return QueryDevice().count;
+}
+
+int
+Runtime::GetCurrentDevice()
+{
+#ifdef CUDAIMAGEFILTERS_WITH_CUDA
+  int device = -1;
+  if (IsDeviceAvailable() && cudaGetDevice(&device) == cudaSuccess)
+  {
+    return device;
+  }
+  cudaGetLastError();
+#endif
+  return -1;
+}
+
+std::string
+Runtime::GetDeviceProblem(int device)
+{
+  const DeviceState & state = QueryDevice();
+  if (!state.available)
+  {
+    return state.reason;
+  }
+  if (device >= state.count)
+  {
+    return "CUDA device " + std::to_string(device) + " does not exist: this machine has " +
+           std::to_string(state.count) + (state.count == 1 ? " device" : " devices");
+  }
+  return {};
 }
 
 std::size_t
 Runtime::GetMaxSharedMemoryPerBlock()
 {
-  return QueryDevice().sharedMemoryPerBlockOptin;
+#ifdef CUDAIMAGEFILTERS_WITH_CUDA
+  constexpr int                                   kDevices = 64;
+  static std::array<std::atomic<int>, kDevices>   cache{}; // 0: not queried yet
+  const int                                       device = GetCurrentDevice();
+  if (device < 0)
+  {
+    return 0;
+  }
+  if (device >= kDevices)
+  {
+    int value = 0;
+    return cudaDeviceGetAttribute(&value, cudaDevAttrMaxSharedMemoryPerBlockOptin, device) == cudaSuccess
+             ? static_cast<std::size_t>(value)
+             : 0;
+  }
+  int value = cache[static_cast<std::size_t>(device)].load();
+  if (value == 0)
+  {
+    if (cudaDeviceGetAttribute(&value, cudaDevAttrMaxSharedMemoryPerBlockOptin, device) != cudaSuccess)
+    {
+      cudaGetLastError();
+      return 0;
+    }
+    cache[static_cast<std::size_t>(device)].store(value);
+  }
+  return static_cast<std::size_t>(value);
+#else
+  return 0;
+#endif
 }
 
 std::size_t
@@ -426,9 +547,11 @@ DeviceBuffer::~DeviceBuffer()
 DeviceBuffer::DeviceBuffer(DeviceBuffer && other) noexcept
   : m_Pointer(other.m_Pointer)
   , m_Size(other.m_Size)
+  , m_Device(other.m_Device)
 {
   other.m_Pointer = nullptr;
   other.m_Size = 0;
+  other.m_Device = -1;
 }
 
 DeviceBuffer &
@@ -439,8 +562,10 @@ DeviceBuffer::operator=(DeviceBuffer && other) noexcept
     this->Release();
     m_Pointer = other.m_Pointer;
     m_Size = other.m_Size;
+    m_Device = other.m_Device;
     other.m_Pointer = nullptr;
     other.m_Size = 0;
+    other.m_Device = -1;
   }
   return *this;
 }
@@ -482,6 +607,7 @@ DeviceBuffer::Allocate(std::size_t bytes)
   }
   m_Pointer = p;
   m_Size = bytes;
+  m_Device = Runtime::GetCurrentDevice();
   g_BytesAllocated += bytes;
 #else
   ThrowNoCuda("cannot allocate device memory");
@@ -494,12 +620,22 @@ DeviceBuffer::Release() noexcept
 #ifdef CUDAIMAGEFILTERS_WITH_CUDA
   if (m_Pointer != nullptr)
   {
-    cudaFree(m_Pointer); // a failure here has no one to report to
+    // free on the block's own device (a failure here has no one to report to)
+    int        current = -1;
+    const bool switched =
+      cudaGetDevice(&current) == cudaSuccess && current != m_Device && cudaSetDevice(m_Device) == cudaSuccess;
+    cudaFree(m_Pointer);
+    if (switched)
+    {
+      cudaSetDevice(current);
+    }
+    cudaGetLastError();
     g_BytesAllocated -= m_Size;
   }
 #endif
   m_Pointer = nullptr;
   m_Size = 0;
+  m_Device = -1;
 }
 
 void
@@ -510,6 +646,7 @@ DeviceBuffer::CopyFromHost(const void * source, std::size_t bytes)
     throw CudaFailure(-1, "copy larger than the device buffer", "DeviceBuffer::CopyFromHost");
   }
 #ifdef CUDAIMAGEFILTERS_WITH_CUDA
+  const DeviceScope own(m_Device);
   Runtime::CopyHostToDevice(m_Pointer, source, bytes);
 #else
   (void)source;
@@ -525,6 +662,7 @@ DeviceBuffer::CopyToHost(void * destination, std::size_t bytes) const
     throw CudaFailure(-1, "copy larger than the device buffer", "DeviceBuffer::CopyToHost");
   }
 #ifdef CUDAIMAGEFILTERS_WITH_CUDA
+  const DeviceScope own(m_Device);
   Runtime::CopyDeviceToHost(destination, m_Pointer, bytes);
 #else
   (void)destination;
@@ -544,6 +682,34 @@ DeviceBuffer::CopyToDevice(void * destination, std::size_t bytes) const
   CIF_CUDA_CHECK(cudaStreamSynchronize(CurrentCudaStream()));
 #else
   (void)destination;
+  ThrowNoCuda("cannot copy on the device");
+#endif
+}
+
+void
+DeviceBuffer::CopyFromPeer(const DeviceBuffer & source, std::size_t bytes)
+{
+  if (bytes > m_Size || bytes > source.m_Size)
+  {
+    throw CudaFailure(-1, "copy larger than a device buffer", "DeviceBuffer::CopyFromPeer");
+  }
+#ifdef CUDAIMAGEFILTERS_WITH_CUDA
+  if (bytes == 0)
+  {
+    return;
+  }
+  if (source.m_Device == m_Device)
+  {
+    CIF_CUDA_CHECK(
+      cudaMemcpyAsync(m_Pointer, source.m_Pointer, bytes, cudaMemcpyDeviceToDevice, CurrentCudaStream()));
+  }
+  else
+  {
+    CIF_CUDA_CHECK(
+      cudaMemcpyPeerAsync(m_Pointer, m_Device, source.m_Pointer, source.m_Device, bytes, CurrentCudaStream()));
+  }
+  CIF_CUDA_CHECK(cudaStreamSynchronize(CurrentCudaStream()));
+#else
   ThrowNoCuda("cannot copy on the device");
 #endif
 }

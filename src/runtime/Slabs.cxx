@@ -524,6 +524,9 @@ RunPipeline(const std::vector<const void *> & hostInputs,
 
   const std::size_t end = slabs.size();
   std::size_t       failedAt = end;
+  // the kernels' threads start on device 0: they make the caller's device theirs
+  int device = 0;
+  CIF_CUDA_CHECK(cudaGetDevice(&device));
   try
   {
     stageAndUpload(slabs[0], 0);
@@ -536,6 +539,7 @@ RunPipeline(const std::vector<const void *> & hostInputs,
                {
           try
           {
+            DeviceScope own(device);
             StreamScope scope(compute.handle);
             CIF_CUDA_CHECK(cudaStreamWaitEvent(compute.handle, uploaded[b].handle, 0));
             std::vector<const void *> in;

@@ -61,8 +61,16 @@ constexpr int kMaxConstantTaps = 8192; // 32 KiB of the 64 KiB constant bank
 
 __constant__ float c_DomainWeights[kMaxConstantTaps];
 
-/** The constant buffer is global to the module: one launcher at a time. */
-std::mutex g_BilateralMutex;
+/** The constant buffer is one per device: one launcher at a time on a
+ * device (devices past the 64th share locks, which is still safe). */
+std::mutex &
+DeviceConstantMutex()
+{
+  static std::mutex locks[64];
+  int               device = 0;
+  CIF_CUDA_CHECK(cudaGetDevice(&device));
+  return locks[static_cast<unsigned>(device) % 64u];
+}
 
 struct KernelGeometry
 {
@@ -423,7 +431,7 @@ BilateralCUDA(const TIn * input, TOut * output, const ClampedNeighborhoodGeometr
   {
     throw std::invalid_argument("BilateralCUDA: " + why);
   }
-  std::lock_guard<std::mutex> lock(g_BilateralMutex);
+  std::lock_guard<std::mutex> lock(DeviceConstantMutex());
   const Plan                  plan = MakePlan(g, p);
   std::vector<float>          weights(p.domainWeights.begin(), p.domainWeights.end());
   cif::DeviceBuffer       globalWeights;

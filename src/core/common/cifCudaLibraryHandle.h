@@ -10,14 +10,16 @@
 
 #include <cuda_runtime.h>
 
+#include <vector>
+
 namespace cif
 {
 
-/** The calling thread's handle of a library for the current device: created
- * on first use (and again when the thread moves to another device),
- * destroyed when the thread ends, and bound to the current stream
- * (cif::Stream()) on every call. `check` turns a failed status into an
- * exception naming the call. */
+/** The calling thread's handle of a library for the current device: one
+ * per device the thread has used, created on first use there and destroyed
+ * when the thread ends, and bound to the current stream (cif::Stream()) on
+ * every call. `check` turns a failed status into an exception naming the
+ * call. */
 template <typename THandle, typename TStatus>
 THandle
 CurrentLibraryHandle(TStatus (*create)(THandle *),
@@ -29,33 +31,43 @@ CurrentLibraryHandle(TStatus (*create)(THandle *),
 {
   struct Holder
   {
-    int     device{ -1 };
-    THandle handle{ nullptr };
+    std::vector<THandle> handles; ///< indexed by device
     TStatus (*destroy)(THandle){ nullptr };
     ~Holder()
     {
-      if (handle != nullptr)
+      int current = -1;
+      const bool known = cudaGetDevice(&current) == cudaSuccess;
+      for (std::size_t device = 0; device < handles.size(); ++device)
       {
-        destroy(handle); // at thread exit: nothing to report to
+        if (handles[device] != nullptr)
+        {
+          // at thread exit: nothing to report to
+          cudaSetDevice(static_cast<int>(device));
+          destroy(handles[device]);
+        }
       }
+      if (known)
+      {
+        cudaSetDevice(current);
+      }
+      cudaGetLastError();
     }
   };
   thread_local Holder holder;
   int                 device = 0;
   CIF_CUDA_CHECK(cudaGetDevice(&device));
-  if (holder.handle == nullptr || holder.device != device)
+  const auto index = static_cast<std::size_t>(device);
+  if (holder.handles.size() <= index)
   {
-    if (holder.handle != nullptr)
-    {
-      destroy(holder.handle);
-      holder.handle = nullptr;
-    }
-    check(create(&holder.handle), createName);
-    holder.device = device;
+    holder.handles.resize(index + 1, nullptr);
+  }
+  if (holder.handles[index] == nullptr)
+  {
+    check(create(&holder.handles[index]), createName);
     holder.destroy = destroy;
   }
-  check(setStream(holder.handle, Stream()), setStreamName);
-  return holder.handle;
+  check(setStream(holder.handles[index], Stream()), setStreamName);
+  return holder.handles[index];
 }
 
 } // namespace cif

@@ -43,6 +43,8 @@
 
 #include <algorithm>
 #include <climits>
+#include <map>
+#include <memory>
 #include <mutex>
 #include <cmath>
 #include <sstream>
@@ -855,23 +857,33 @@ LaunchTileClass(int                     rc,
 }
 
 /** The work buffers of a call (record, skipped-tile counter, the pixels'
- * parameters and radii) in one allocation. Up to 64 MiB stay allocated
- * between calls (a 512^2 image needs 6 MiB): cudaMalloc and cudaFree cost
- * more than the superposition of a small image. One call at a time. */
+ * parameters and radii) in one allocation, one set per device. Up to 64 MiB
+ * stay allocated between calls (a 512^2 image needs 6 MiB): cudaMalloc and
+ * cudaFree cost more than the superposition of a small image. One call at a
+ * time per device (Mutex()); calls on different devices run at once. */
 class WorkBuffers
 {
 public:
-  static std::mutex &
+  /** The set of the current device (made on first use, kept for the process). */
+  static WorkBuffers &
+  ForCurrentDevice()
+  {
+    static std::mutex                                   registryMutex;
+    static std::map<int, std::unique_ptr<WorkBuffers>> registry;
+    int                                                 device = 0;
+    CIF_CUDA_CHECK(cudaGetDevice(&device));
+    std::lock_guard<std::mutex> lock(registryMutex);
+    auto &                      slot = registry[device];
+    if (!slot)
+    {
+      slot.reset(new WorkBuffers);
+    }
+    return *slot;
+  }
+  std::mutex &
   Mutex()
   {
-    static std::mutex m;
-    return m;
-  }
-  static WorkBuffers &
-  Instance()
-  {
-    static WorkBuffers w;
-    return w;
+    return m_Mutex;
   }
   /** Pointers into a block of at least `bytes`; the block is released by
    * Finish() when it is larger than the cache keeps. */
@@ -897,6 +909,7 @@ public:
 private:
   static constexpr std::size_t kKeptBytes = std::size_t{ 64 } << 20;
   cif::DeviceBuffer        m_Buffer;
+  std::mutex               m_Mutex;
 };
 
 void
@@ -1025,8 +1038,8 @@ KernelSuperpositionCUDA(const TIn *                           input,
 {
   CheckJob(sigma, g, p);
   const long long             count = g.InputCount();
-  std::lock_guard<std::mutex> lock(WorkBuffers::Mutex());
-  WorkBuffers &               work = WorkBuffers::Instance();
+  WorkBuffers &               work = WorkBuffers::ForCurrentDevice();
+  std::lock_guard<std::mutex> lock(work.Mutex());
   struct FinishWork
   {
     WorkBuffers & w;
