@@ -10,7 +10,12 @@
 #      check there: CuPy's and torch's pools keep blocks until exit) and, with
 #      the leak check, of the C++ interpolator;
 #   4. benchmarks/python_overhead.py against CoreCallBenchmark and CuPy.
+#   5. on a machine with two GPUs: compute-sanitizer memcheck and racecheck
+#      on the two-device C++ tests, and the tool on device 1 and on a device
+#      that does not exist.
 # Usage there: bash scripts/gpu-check.sh [steps, default "1 2 3 4"]; logs in $OUT.
+# CUDAIMAGEFILTERS_REQUIRE_GPU=2 in the environment (on a two-GPU machine)
+# makes the two-device tests fail instead of skipping; the default is 1.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-/tmp/gpu-check}
@@ -23,7 +28,7 @@ nvidia-smi -L
 build=$(cat .device/origin)
 python3 -m pip install -q --no-index --no-deps --no-compile --upgrade --target /tmp/site .whl/*.whl || exit 1
 export PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH}
-export CUDAIMAGEFILTERS_REQUIRE_GPU=1 CUDAIMAGEFILTERS_CLI="$build/bin/cudaimagefilters" CUDAIMAGEFILTERS_TEST_DATA="$build/Data"
+export CUDAIMAGEFILTERS_REQUIRE_GPU=${CUDAIMAGEFILTERS_REQUIRE_GPU:-1} CUDAIMAGEFILTERS_CLI="$build/bin/cudaimagefilters" CUDAIMAGEFILTERS_TEST_DATA="$build/Data"
 repo=$PWD
 for step in $steps; do
   case $step in
@@ -41,5 +46,20 @@ for step in $steps; do
     4) timeout 300 .device/run python3 "$repo/benchmarks/python_overhead.py" --cpp "$build/bin/CoreCallBenchmark" \
          --json "$out/python_overhead.json" > "$out/python_overhead.txt" 2>&1
        echo "benchmark exit $?"; cat "$out/python_overhead.txt" ;;
+    5) for tool in memcheck racecheck; do
+         extra=(); [ $tool = memcheck ] && extra=(--leak-check full)
+         timeout 240 .device/run compute-sanitizer --tool $tool "${extra[@]}" --error-exitcode 9 \
+           "$build/bin/itkCudaMultiDeviceTest" --gtest_filter='MultiGpu.*:CudaDevice*' > "$out/$tool-multi-device.log" 2>&1
+         echo "$tool multi-device exit $?"; grep -E "ERROR SUMMARY|RACECHECK SUMMARY|LEAK SUMMARY|PASSED|FAILED" "$out/$tool-multi-device.log" | tail -4
+       done
+       image="$build/Data/KmeansTest_T1UCharRaw.nii.gz"
+       CUDAIMAGEFILTERS_VERBOSE=1 .device/run "$build/bin/cudaimagefilters" median "$image" "$out/median-device1.nrrd" \
+         --radius 2 --device gpu --cuda-device 1 > "$out/cli-device1.log" 2>&1
+       echo "tool on device 1: exit $?"; grep -i "device" "$out/cli-device1.log" | head -3
+       .device/run "$build/bin/cudaimagefilters" median "$image" "$out/median-device0.nrrd" --radius 2 --device gpu --cuda-device 0 --quiet
+       cmp "$out/median-device0.nrrd" "$out/median-device1.nrrd" && echo "device 0 and device 1 files identical"
+       .device/run "$build/bin/cudaimagefilters" median "$image" "$out/never.nrrd" --radius 2 --cuda-device 7 > "$out/cli-device7.log" 2>&1
+       echo "tool on device 7: exit $?"; cat "$out/cli-device7.log"
+       rm -f "$out"/median-device*.nrrd ;;
   esac
 done
