@@ -270,11 +270,12 @@ Check(const std::string &             name,
 
 /** (the checked call, the output's shape, slowest axis first, the
  * output's dtype name). */
-/** The ArrayInfo of an optional companion array. */
+/** The ArrayInfo of an optional companion array, named `label` in messages
+ * (its argument's name, "mask_image"). */
 std::optional<ArrayInfo>
-InspectCompanion(const std::optional<InArray> & companion)
+InspectCompanion(const std::optional<InArray> & companion, const char * label = "companion")
 {
-  return companion ? std::optional<ArrayInfo>(Inspect(*companion, "companion")) : std::nullopt;
+  return companion ? std::optional<ArrayInfo>(Inspect(*companion, label)) : std::nullopt;
 }
 
 nb::tuple
@@ -308,7 +309,8 @@ RunChecked(const CheckedCall &            call,
   const char *                   function = filter.function.c_str();
   const ArrayInfo                in = Inspect(input, "image");
   const ArrayInfo                out = Inspect(output, "output");
-  const std::optional<ArrayInfo> companion = InspectCompanion(companionArray);
+  const std::optional<ArrayInfo> companion =
+    InspectCompanion(companionArray, filter.HasCompanion() ? filter.companion.name.c_str() : "companion");
   if (companion.has_value() != call.companionPixel.has_value() ||
       (companion && (companion->dtype != call.companionDtype || companion->ndim != in.ndim)))
   {

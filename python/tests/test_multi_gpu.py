@@ -97,7 +97,7 @@ def test_arrays_on_two_devices_are_refused(two_gpus):
     cp = two_gpus
     image = _on(cp, 1, random_image((16, 16, 16), np.float32, seed=5))
     mask = _on(cp, 0, (random_image((16, 16, 16), np.float32, seed=6) > 0.5).astype(np.uint8))
-    with pytest.raises(ValueError, match="CUDA device 1 and the mask on CUDA device 0"):
+    with pytest.raises(ValueError, match="the image is on CUDA device 1 and the mask_image on CUDA device 0; they must be on one device"):
         cif.mask_image_filter(image, mask)
 
 
