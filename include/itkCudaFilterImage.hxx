@@ -225,6 +225,10 @@ template <typename TImage>
 CudaOutputBuffer<TImage>::CudaOutputBuffer(TImage * image)
   : m_Image(image)
 {
+  if (image == nullptr)
+  {
+    itkGenericExceptionMacro(<< "CudaOutputBuffer: no output image");
+  }
   using CudaType = CudaFilterImage<PixelType, TImage::ImageDimension>;
   if (auto * onDevice = dynamic_cast<CudaType *>(image))
   {

@@ -229,7 +229,7 @@ CudaResampleImageFilter<TInputImage, TOutputImage, TInterpolatorPrecisionType, T
   GetGPUUnsupportedReason() const
 {
   using namespace CudaResampleDetail;
-  if (ImageDimension != 2 && ImageDimension != 3 || TInputImage::ImageDimension != ImageDimension)
+  if ((ImageDimension != 2 && ImageDimension != 3) || TInputImage::ImageDimension != ImageDimension)
   {
     return "the GPU resamples 2D and 3D images only";
   }

@@ -136,13 +136,9 @@ fi
 # 3. The module in-tree, and configure
 # ---------------------------------------------------------------------------
 step "copy the module into Modules/Remote/$MODULE_NAME"
-dest="$SRC_DIR/Modules/Remote/$MODULE_NAME"
-rm -rf "$dest"
-mkdir -p "$dest"
-# tracked and untracked-but-not-ignored files; tar keeps the modification
-# times, so a re-run rebuilds only what changed
-(cd "$REPO_DIR" && git ls-files -z --cached --others --exclude-standard |
-  tar --null -T - -cf -) | tar -xf - -C "$dest"
+# tracked and untracked-but-not-ignored files; only what changed gets a new
+# modification time, so a re-run rebuilds only what changed
+bash "$REPO_DIR/scripts/copy-module-into-itk.sh" "$SRC_DIR/Modules/Remote/$MODULE_NAME"
 
 cuda_args=()
 nvcc=""
