@@ -100,6 +100,34 @@ OnDevice(TFilter * filter, int device)
   return TakeOutput(filter);
 }
 
+/** Runs the filter `make()` returns on device 0 and, made again, on device
+ * 1; their outputs must be equal bit for bit. */
+template <typename TMake>
+void
+ExpectDeviceOneEqualsDeviceZero(TMake make, const char * what)
+{
+  auto       zero = make();
+  auto       one = make();
+  const auto a = OnDevice(zero.GetPointer(), 0);
+  const auto b = OnDevice(one.GetPointer(), 1);
+  EXPECT_EQ(Differing(a.GetPointer(), b.GetPointer()), 0u) << what;
+}
+
+/** A CudaFilterImage holding a copy of `plain`'s pixels and grid. */
+template <typename TCuda, typename TPlain>
+typename TCuda::Pointer
+CudaCopyOf(const TPlain * plain)
+{
+  auto image = TCuda::New();
+  image->SetRegions(plain->GetLargestPossibleRegion());
+  image->CopyInformation(plain);
+  image->Allocate();
+  std::copy(plain->GetBufferPointer(),
+            plain->GetBufferPointer() + plain->GetBufferedRegion().GetNumberOfPixels(),
+            image->GetBufferPointer());
+  return image;
+}
+
 F3::Pointer
 Volume(unsigned seed)
 {
@@ -227,67 +255,57 @@ TEST(MultiGpu, EveryKindOfFilterOnDeviceOneEqualsDeviceZero)
   // the box mean, the bilateral filter (a constant buffer per device), the
   // mask (a companion image), the B-spline decomposition, the resampler and
   // the GRBF interpolation (cuBLAS and cuSOLVER handles per device)
-  {
-    std::vector<F3::Pointer> out;
-    for (int device : { 0, 1 })
+  ExpectDeviceOneEqualsDeviceZero(
+    [&]
     {
       auto f = itk::CudaMeanImageFilter<F3, F3>::New();
       f->SetInput(input);
       f->SetRadius(3);
-      out.push_back(OnDevice(f.GetPointer(), device));
-    }
-    EXPECT_EQ(Differing(out[0].GetPointer(), out[1].GetPointer()), 0u) << "mean";
-  }
-  {
-    std::vector<F3::Pointer> out;
-    for (int device : { 0, 1 })
+      return f;
+    },
+    "mean");
+  ExpectDeviceOneEqualsDeviceZero(
+    [&]
     {
       auto f = itk::CudaBilateralImageFilter<F3, F3>::New();
       f->SetInput(input);
       f->SetDomainSigma(1.5);
       f->SetRangeSigma(80.0);
-      out.push_back(OnDevice(f.GetPointer(), device));
-    }
-    EXPECT_EQ(Differing(out[0].GetPointer(), out[1].GetPointer()), 0u) << "bilateral";
-  }
-  {
-    auto mask = RandomImage<UC3>(input->GetLargestPossibleRegion().GetSize(), 0.0, 2.0, 11);
-    std::vector<F3::Pointer> out;
-    for (int device : { 0, 1 })
+      return f;
+    },
+    "bilateral");
+  const auto mask = RandomImage<UC3>(input->GetLargestPossibleRegion().GetSize(), 0.0, 2.0, 11);
+  ExpectDeviceOneEqualsDeviceZero(
+    [&]
     {
       auto f = itk::CudaMaskImageFilter<F3, UC3>::New();
       f->SetInput(input);
       f->SetMaskImage(mask);
-      out.push_back(OnDevice(f.GetPointer(), device));
-    }
-    EXPECT_EQ(Differing(out[0].GetPointer(), out[1].GetPointer()), 0u) << "mask";
-  }
-  {
-    std::vector<F3::Pointer> out;
-    for (int device : { 0, 1 })
+      return f;
+    },
+    "mask");
+  ExpectDeviceOneEqualsDeviceZero(
+    [&]
     {
       auto f = itk::CudaBSplineDecompositionImageFilter<F3, F3>::New();
       f->SetInput(input);
       f->SetSplineOrder(3);
-      out.push_back(OnDevice(f.GetPointer(), device));
-    }
-    EXPECT_EQ(Differing(out[0].GetPointer(), out[1].GetPointer()), 0u) << "B-spline decomposition";
-  }
-  {
-    auto transform = itk::Euler3DTransform<double>::New();
-    transform->SetRotation(0.0, 0.0, 0.17);
-    std::vector<F3::Pointer> out;
-    for (int device : { 0, 1 })
+      return f;
+    },
+    "B-spline decomposition");
+  auto transform = itk::Euler3DTransform<double>::New();
+  transform->SetRotation(0.0, 0.0, 0.17);
+  ExpectDeviceOneEqualsDeviceZero(
+    [&]
     {
       auto f = itk::CudaResampleImageFilter<F3, F3>::New();
       f->SetInput(input);
       f->SetTransform(transform);
       f->SetInterpolator(itk::LinearInterpolateImageFunction<F3, double>::New());
       f->SetOutputParametersFromImage(input);
-      out.push_back(OnDevice(f.GetPointer(), device));
-    }
-    EXPECT_EQ(Differing(out[0].GetPointer(), out[1].GetPointer()), 0u) << "resample";
-  }
+      return f;
+    },
+    "resample");
   {
     F2::RegionType crop;
     crop.SetIndex(0, 80);
@@ -304,17 +322,17 @@ TEST(MultiGpu, EveryKindOfFilterOnDeviceOneEqualsDeviceZero)
       index[1] += 90;
       it.Set(brain->GetPixel(index));
     }
-    std::vector<F2::Pointer> out;
-    for (int device : { 0, 1 })
-    {
-      auto                       f = itk::CudaGaussianRBFInterpolationImageFilter<F2>::New();
-      itk::FixedArray<double, 2> zoom;
-      zoom.Fill(2.0);
-      f->SetInput(small);
-      f->SetZoomFactors(zoom);
-      out.push_back(OnDevice(f.GetPointer(), device));
-    }
-    EXPECT_EQ(Differing(out[0].GetPointer(), out[1].GetPointer()), 0u) << "GRBF";
+    ExpectDeviceOneEqualsDeviceZero(
+      [&]
+      {
+        auto                       f = itk::CudaGaussianRBFInterpolationImageFilter<F2>::New();
+        itk::FixedArray<double, 2> zoom;
+        zoom.Fill(2.0);
+        f->SetInput(small);
+        f->SetZoomFactors(zoom);
+        return f;
+      },
+      "GRBF");
   }
 }
 
@@ -323,12 +341,7 @@ TEST(MultiGpu, AResidentImageMovesToTheOtherDeviceWithoutTheHost)
   CIF_REQUIRE_TWO_GPUS_OR_SKIP();
   using C3 = itk::CudaFilterImage<unsigned short, 3>;
   const auto plain = RandomImage<US3>(MakeSize<US3>({ 64, 48, 20 }), 0.0, 4096.0, 13);
-  auto       input = C3::New();
-  input->SetRegions(plain->GetLargestPossibleRegion());
-  input->Allocate();
-  std::copy(plain->GetBufferPointer(),
-            plain->GetBufferPointer() + plain->GetBufferedRegion().GetNumberOfPixels(),
-            input->GetBufferPointer());
+  const auto input = CudaCopyOf<C3>(plain.GetPointer());
 
   auto first = itk::CudaMedianImageFilter<C3, C3>::New();
   first->SetInput(input);
