@@ -18,3 +18,21 @@ fi
 CMAKE_GENERATOR="Unix Makefiles" "$venv/bin/python" -m pip install -q --no-build-isolation -Cbuild-dir=build .
 CUDAIMAGEFILTERS_CLI="$PWD/build/bin/cudaimagefilters" CUDAIMAGEFILTERS_TEST_DATA="$PWD/build/Data" \
   "$venv/bin/python" -m pytest python/tests -q -p no:cacheprovider
+
+# The CPU wheel, as a user without a compiler would get it: built and
+# repaired by auditwheel (scripts/build-wheel.sh cpu), installed into a fresh
+# virtual environment with its dependencies (itk, numpy) from PyPI, and tested
+# there, outside the source tree. The CUDA wheel is scripts/build-wheel.sh
+# cuda (docs/Python.md, "Binary wheels").
+wheel=$(bash scripts/build-wheel.sh cpu build/wheel | tail -n 1)
+fresh="$PWD/build/wheel/venv"
+rm -rf "$fresh"
+python3 -m venv "$fresh"
+"$fresh/bin/python" -m pip install -q "$wheel" pytest scipy
+(cd build/wheel && "$fresh/bin/python" -c 'import sys, cudaimagefilters as c
+assert c.__file__.startswith(sys.prefix), c.__file__
+assert not c.is_compiled_with_cuda()
+print("CPU wheel:", c.__file__)')
+tests="$PWD/python/tests" data="$PWD/build/Data"
+(cd build/wheel && CUDAIMAGEFILTERS_TEST_DATA="$data" "$fresh/bin/python" -m pytest -q -p no:cacheprovider \
+  "$tests/test_install.py" "$tests/test_arrays.py" "$tests/test_filters.py" "$tests/test_accelerate.py")

@@ -20,7 +20,11 @@ first. ``device="auto" | "gpu" | "cpu"`` chooses where a call runs;
 ``last_execution_report()`` says where it ran and why.
 """
 
-from ._runtime import (
+from ._libraries import load_extension as _load_extension
+
+_load_extension()  # cuBLAS and cuSOLVER from NVIDIA's wheels where needed
+
+from ._runtime import (  # noqa: E402
     CudaError,
     CudaOutOfMemoryError,
     ExecutionReport,
