@@ -62,6 +62,7 @@ CudaBSplineInterpolateImageFunction<TImageType, TCoordRep, TCoefficientType>::Se
   prefilter->SetInput(inputData);
   prefilter->SetSplineOrder(static_cast<unsigned int>(this->GetSplineOrder()));
   prefilter->SetExecutionMode(this->GetExecutionMode());
+  prefilter->SetCudaDevice(this->GetCudaDevice()); // the coefficients on the device the batches use
   prefilter->SetMethod(m_PrefilterMethod);
   if (m_PrefilterFIRHalfWidth >= 0)
   {

@@ -8,6 +8,7 @@
 #include "itkObject.h"
 #include "itkObjectFactory.h"
 #include <mutex>
+#include <vector>
 
 namespace itk
 {
@@ -26,7 +27,13 @@ namespace itk
  *
  * The device copy lives on one CUDA device. When a filter on another device
  * (SetCudaDevice) asks for it, a current-only copy moves there device to
- * device (cudaMemcpyPeer, no host round trip); a stale one is dropped.
+ * device (cudaMemcpyPeer, no host round trip); a stale one is uploaded there
+ * again. The copy left on the first device is kept (a filter there may still
+ * be reading it) and reused if the image comes back; ReleaseDeviceMemory
+ * frees it.
+ *
+ * The device copy may also be borrowed (AdoptDeviceBuffer): another
+ * library's device buffer, used in place and never freed here.
  *
  * Several images may share one manager (grafted outputs, see CudaFilterImage), so
  * the state follows the buffer, not the image. Device memory is freed when
@@ -61,6 +68,32 @@ public:
   void
   MarkHostModified();
 
+  /** Device access for in-place work: uploads when the device copy is
+   * stale, then makes the host copy stale (the caller may write). */
+  void *
+  GetDeviceReadWritePointer();
+
+  /** GetDeviceReadWritePointer for another library that keeps using the
+   * pointer (itkCudaCommonInterop.h's MakeCudaImageView): the buffer is lent,
+   * and from then on the manager never frees or reuses it. A move to another
+   * device, a new allocation or ReleaseDeviceMemory sets it aside (so the
+   * borrower's pointer stays valid, though no longer this image's current
+   * copy); it is freed with the manager. */
+  void *
+  LendDeviceBuffer();
+
+  /** Makes `devicePointer` (GetBufferSize() bytes on CUDA device `device`,
+   * allocated and freed by someone else) the device copy, without copying:
+   * the device copy becomes the current one and the host copy stale. `owner`
+   * is kept alive for as long as the manager uses the pointer (until the
+   * buffer is re-bound, released, or moved to another device). Used by
+   * itkCudaCommonInterop.h to view another library's device image. */
+  void
+  AdoptDeviceBuffer(void * devicePointer, int device, const LightObject * owner);
+  /** True while the device copy is a borrowed one (AdoptDeviceBuffer). */
+  bool
+  IsDeviceBufferBorrowed() const;
+
   bool
   IsHostCurrent() const;
   bool
@@ -71,7 +104,8 @@ public:
     return m_Bytes;
   }
 
-  /** Downloads if the device holds the only current copy, then frees the device memory. */
+  /** Downloads if the device holds the only current copy, then frees the
+   * device memory (a lent buffer is set aside, not freed). */
   void
   ReleaseDeviceMemory();
 
@@ -82,6 +116,8 @@ protected:
   PrintSelf(std::ostream & os, Indent indent) const override;
 
 private:
+  const void *
+  GetDeviceReadPointerLocked();
   void
   UpdateHostLocked();
   /** When the device copy is on another CUDA device than the current one:
@@ -94,7 +130,23 @@ private:
   const void *       m_Owner{ nullptr };
   void *             m_HostPointer{ nullptr };
   std::size_t        m_Bytes{ 0 };
+  /** Puts m_Device aside instead of freeing it (it is empty afterwards). */
+  void
+  RetireDeviceBufferLocked();
+
+  struct RetiredBuffer
+  {
+    cif::DeviceBuffer buffer;
+    bool              lent;
+  };
   cif::DeviceBuffer   m_Device;
+  bool                m_DeviceLent{ false };
+  LightObject::ConstPointer m_DeviceOwner; // keeps a borrowed device buffer's owner alive
+  // Device copies that may still be in use elsewhere: lent ones (until the
+  // manager dies), and ones left behind on another device when a filter on a
+  // second device read the image (a filter on the first may still be reading
+  // them; one is reused when the image comes back to that device).
+  std::vector<RetiredBuffer> m_Retired;
   bool               m_HostCurrent{ true };
   bool               m_DeviceCurrent{ false };
 };

@@ -9,14 +9,30 @@
 # (DT_NEEDED, under Debian's --as-needed), CUDAIMAGEFILTERS_VERBOSE=1 shows
 # CudaMedianImageFilter, and the output equals ITK's (the same program built
 # without the module, from this repository's build tree). Not in CI (it
-# needs that ITK tree).
+# needs that ITK tree). CONSUMER_STYLE=itk6 builds it the way ITK 6's
+# migration guide recommends instead (itk_generate_factory_registration(),
+# ${ITK_INTERFACE_LIBRARIES} and ITK::ITKImageIO, no UseITK.cmake).
 set -euo pipefail
 itk_dir=${1:-$HOME/itk-wrapping/build}
 repo=$(cd "$(dirname "$0")/.." && pwd)
 examples=/usr/share/doc/insighttoolkit5-examples/examples
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-cat > "$work/CMakeLists.txt" <<CMAKE
+if [ "${CONSUMER_STYLE:-use-file}" = itk6 ]; then
+  # ITK 6's recommended style (its migration guide): no UseITK.cmake;
+  # itk_generate_factory_registration() before the executable, and the
+  # ITKImageIO meta-module linked for ITK's own IO factories
+  cat > "$work/CMakeLists.txt" <<CMAKE
+cmake_minimum_required(VERSION 3.22)
+project(ItkExampleConsumer CXX)
+set(CMAKE_CXX_STANDARD 17)
+find_package(ITK REQUIRED COMPONENTS CudaImageFilters ITKIONRRD ITKIOMeta ITKSmoothing ITKImageIO)
+itk_generate_factory_registration()
+add_executable(MedianImageFilter $examples/Filtering/MedianImageFilter.cxx)
+target_link_libraries(MedianImageFilter \${ITK_INTERFACE_LIBRARIES} ITK::ITKImageIO)
+CMAKE
+else
+  cat > "$work/CMakeLists.txt" <<CMAKE
 cmake_minimum_required(VERSION 3.16)
 project(ItkExampleConsumer CXX)
 set(CMAKE_CXX_STANDARD 17)
@@ -25,6 +41,7 @@ include(\${ITK_USE_FILE})
 add_executable(MedianImageFilter $examples/Filtering/MedianImageFilter.cxx)
 target_link_libraries(MedianImageFilter \${ITK_LIBRARIES})
 CMAKE
+fi
 cmake -S "$work" -B "$work/b" -DITK_DIR="$itk_dir" > "$work/configure.log"
 cmake --build "$work/b" > "$work/build.log"
 echo "linked: $(readelf -d "$work/b/MedianImageFilter" | grep -o 'lib[A-Za-z]*CudaImageFilters[A-Za-z-]*[0-9.]*so[0-9.]*' | tr '\n' ' ')"

@@ -160,6 +160,87 @@ TEST(CudaImageGpu, DeviceWriteIsDownloadedOnceOnHostAccess)
   EXPECT_TRUE(image->IsDeviceBufferCurrent()) << "reading on the host leaves the device copy current";
 }
 
+TEST(CudaImageCpu, AdoptingANullDeviceBufferThrows)
+{
+  auto image = MakeCudaImage(6);
+  EXPECT_THROW(image->GetCudaFilterDataManager()->AdoptDeviceBuffer(nullptr, 0, nullptr), itk::ExceptionObject);
+  EXPECT_FALSE(image->GetCudaFilterDataManager()->IsDeviceBufferBorrowed());
+  EXPECT_TRUE(image->IsHostBufferCurrent());
+}
+
+// Another library's device buffer (itkCudaCommonInterop.h's path): used in
+// place, with no upload; never freed by the image; its owner kept alive
+// until the image lets go of it.
+TEST(CudaImageGpu, BorrowedDeviceBufferIsUsedInPlaceAndNotFreed)
+{
+  CIF_REQUIRE_GPU_OR_SKIP();
+  auto               image = MakeCudaImage(12);
+  const std::size_t  count = image->GetBufferedRegion().GetNumberOfPixels();
+  std::vector<float> values(count);
+  for (std::size_t i = 0; i < count; ++i)
+  {
+    values[i] = static_cast<float>(i % 977) * 0.5f - 7.0f;
+  }
+  cif::DeviceBuffer theirs(count * sizeof(float)); // "their" buffer
+  theirs.CopyFromHost(values.data(), count * sizeof(float));
+  auto owner = itk::Object::New(); // stands for their data manager
+  const auto referencesBefore = owner->GetReferenceCount();
+  cif::Runtime::ResetTransferCounters();
+
+  image->GetCudaFilterDataManager()->AdoptDeviceBuffer(theirs.GetPointer(), cif::Runtime::GetCurrentDevice(),
+                                                        owner.GetPointer());
+  EXPECT_TRUE(image->GetCudaFilterDataManager()->IsDeviceBufferBorrowed());
+  EXPECT_EQ(owner->GetReferenceCount(), referencesBefore + 1) << "the owner is kept alive";
+  EXPECT_TRUE(image->IsDeviceBufferCurrent());
+  EXPECT_FALSE(image->IsHostBufferCurrent());
+  EXPECT_EQ(image->GetDeviceBufferPointer(), static_cast<const float *>(theirs.GetPointer())) << "no copy";
+
+  // a GPU filter reads it in place: no upload
+  auto prefilter = Prefilter::New();
+  prefilter->SetExecutionMode(itk::CudaExecutionMode::GPU);
+  prefilter->SetInput(image);
+  prefilter->Update();
+  EXPECT_EQ(cif::Runtime::GetTransferCounters().HostToDeviceCount, 0u);
+  // the host copy is downloaded from it once
+  EXPECT_EQ(HostCopy(image.GetPointer()), values);
+  EXPECT_EQ(cif::Runtime::GetTransferCounters().DeviceToHostCount, 1u);
+
+  // in-place device access: the host copy becomes stale, the device pointer is theirs
+  EXPECT_EQ(image->GetCudaFilterDataManager()->GetDeviceReadWritePointer(), theirs.GetPointer());
+  EXPECT_FALSE(image->IsHostBufferCurrent());
+
+  // letting go (ReleaseDeviceMemory downloads, then forgets the pointer): the
+  // buffer stays theirs and usable, the owner is released
+  image->ReleaseDeviceMemory();
+  EXPECT_FALSE(image->GetCudaFilterDataManager()->IsDeviceBufferBorrowed());
+  EXPECT_EQ(owner->GetReferenceCount(), referencesBefore);
+  std::vector<float> still(count);
+  theirs.CopyToHost(still.data(), count * sizeof(float));
+  EXPECT_EQ(still, values) << "the borrowed buffer was not freed or overwritten";
+  // the image allocates its own device copy from now on
+  EXPECT_NE(image->GetDeviceBufferPointer(), static_cast<const float *>(theirs.GetPointer()));
+}
+
+// A device copy lent to another library (MakeCudaImageView's path) is never
+// freed or reused by the image: ReleaseDeviceMemory and a new device write
+// set it aside, and it still holds the values.
+TEST(CudaImageGpu, LentDeviceBufferOutlivesReleaseAndRewrite)
+{
+  CIF_REQUIRE_GPU_OR_SKIP();
+  auto               image = MakeCudaImage(13);
+  const auto         values = HostCopy(image.GetPointer());
+  const std::size_t  bytes = values.size() * sizeof(float);
+  void *             lent = image->GetCudaFilterDataManager()->LendDeviceBuffer();
+  ASSERT_NE(lent, nullptr);
+  EXPECT_FALSE(image->IsHostBufferCurrent()) << "the borrower may write it";
+  image->ReleaseDeviceMemory();              // downloads, then sets the lent buffer aside
+  float * rewritten = image->GetDeviceBufferPointerForWrite();
+  EXPECT_NE(static_cast<void *>(rewritten), lent) << "a lent buffer is not reused";
+  std::vector<float> still(values.size());
+  cif::DeviceBuffer::Borrow(lent, bytes, cif::Runtime::GetCurrentDevice()).CopyToHost(still.data(), bytes);
+  EXPECT_EQ(still, values) << "the lent buffer was freed or overwritten";
+}
+
 TEST(CudaImageGpu, TwoFilterChainKeepsDataOnTheDevice)
 {
   CIF_REQUIRE_GPU_OR_SKIP();

@@ -168,7 +168,7 @@ public:
 };
 
 /** \class DeviceBuffer
- * \brief An owning, move-only block of device memory.
+ * \brief An owning (or, by Borrow, borrowed), move-only block of device memory.
  *
  * Every allocation and copy goes through here, so that errors, the
  * allocation cap and the transfer counters have one place. The block lives
@@ -190,6 +190,19 @@ public:
   DeviceBuffer(DeviceBuffer && other) noexcept;
   DeviceBuffer &
   operator=(DeviceBuffer && other) noexcept;
+
+  /** A block of `bytes` at `pointer` on CUDA device `device` that someone
+   * else allocated and frees (another library's image, see
+   * itkCudaCommonInterop.h): used like an owned block, never freed here, and
+   * not counted against the allocation limit. */
+  static DeviceBuffer
+  Borrow(void * pointer, std::size_t bytes, int device) noexcept;
+  /** False for a borrowed block. */
+  bool
+  IsOwned() const
+  {
+    return m_Owned;
+  }
 
   /** Frees what is held, then allocates `bytes` (no-op for 0). */
   void
@@ -239,6 +252,7 @@ private:
   void *      m_Pointer{ nullptr };
   std::size_t m_Size{ 0 };
   int         m_Device{ -1 };
+  bool        m_Owned{ true };
 };
 
 } // namespace cif

@@ -535,9 +535,10 @@ public:
     {
       all.push_back(&o);
     }
-    CommonGpuDevice(name, all);
+    const int arraysDevice = CommonGpuDevice(name, all);
     nb::gil_scoped_release release;
-    GpuCallScope           scope(coefficientDevice, pts.onGpu ? reinterpret_cast<void *>(stream) : nullptr);
+    // CPU coefficients with GPU points: the points' device, with the points' stream
+    GpuCallScope scope(m_OnGpu ? coefficientDevice : arraysDevice, pts.onGpu ? reinterpret_cast<void *>(stream) : nullptr);
     // the batch's pointers on the coefficients' side
     std::vector<cif::DeviceBuffer>          device;
     std::vector<std::vector<unsigned char>> host;

@@ -16,9 +16,10 @@ CudaFilterDataManager::Bind(const void * owner, void * hostPointer, std::size_t 
   std::lock_guard<std::mutex> lock(m_Mutex);
   m_Owner = owner;
   m_HostPointer = hostPointer;
-  if (bytes != m_Bytes)
+  if (bytes != m_Bytes || !m_Device.IsOwned() || m_DeviceLent)
   {
-    m_Device.Release();
+    this->RetireDeviceBufferLocked(); // (a borrowed buffer is only forgotten, a lent one kept)
+    m_DeviceOwner = nullptr;
   }
   m_Bytes = bytes;
   m_HostCurrent = true;
@@ -36,6 +37,12 @@ const void *
 CudaFilterDataManager::GetDeviceReadPointer()
 {
   std::lock_guard<std::mutex> lock(m_Mutex);
+  return this->GetDeviceReadPointerLocked();
+}
+
+const void *
+CudaFilterDataManager::GetDeviceReadPointerLocked()
+{
   if (m_Bytes == 0)
   {
     return nullptr;
@@ -63,11 +70,72 @@ CudaFilterDataManager::GetDeviceWritePointer()
   }
   if (m_Device.GetSize() != m_Bytes || m_Device.GetDevice() != cif::Runtime::GetCurrentDevice())
   {
+    this->RetireDeviceBufferLocked();
     m_Device.Allocate(m_Bytes); // (the caller overwrites it: nothing to move)
   }
   m_DeviceCurrent = true;
   m_HostCurrent = false;
   return m_Device.GetPointer();
+}
+
+void *
+CudaFilterDataManager::GetDeviceReadWritePointer()
+{
+  std::lock_guard<std::mutex> lock(m_Mutex);
+  const void *                device = this->GetDeviceReadPointerLocked();
+  m_HostCurrent = m_Bytes == 0;
+  return const_cast<void *>(device);
+}
+
+void *
+CudaFilterDataManager::LendDeviceBuffer()
+{
+  std::lock_guard<std::mutex> lock(m_Mutex);
+  const void *                device = this->GetDeviceReadPointerLocked();
+  m_HostCurrent = m_Bytes == 0;
+  m_DeviceLent = device != nullptr;
+  return const_cast<void *>(device);
+}
+
+void
+CudaFilterDataManager::RetireDeviceBufferLocked()
+{
+  if (m_Device.GetPointer() != nullptr)
+  {
+    if (m_DeviceLent || !m_Device.IsOwned())
+    {
+      m_Retired.push_back(RetiredBuffer{ std::move(m_Device), m_DeviceLent });
+    }
+    else
+    {
+      m_Device.Release();
+    }
+  }
+  m_Device = cif::DeviceBuffer();
+  m_DeviceLent = false;
+}
+
+void
+CudaFilterDataManager::AdoptDeviceBuffer(void * devicePointer, int device, const LightObject * owner)
+{
+  std::lock_guard<std::mutex> lock(m_Mutex);
+  if (devicePointer == nullptr || m_Bytes == 0)
+  {
+    itkExceptionMacro("AdoptDeviceBuffer: " << (devicePointer == nullptr ? "the device pointer is null"
+                                                                          : "the manager is bound to no host buffer"));
+  }
+  this->RetireDeviceBufferLocked();
+  m_Device = cif::DeviceBuffer::Borrow(devicePointer, m_Bytes, device);
+  m_DeviceOwner = owner;
+  m_DeviceCurrent = true;
+  m_HostCurrent = false;
+}
+
+bool
+CudaFilterDataManager::IsDeviceBufferBorrowed() const
+{
+  std::lock_guard<std::mutex> lock(m_Mutex);
+  return m_Device.GetPointer() != nullptr && !m_Device.IsOwned();
 }
 
 void
@@ -78,18 +146,34 @@ CudaFilterDataManager::FollowCurrentDeviceLocked()
   {
     return;
   }
+  // the copy on the other device stays allocated (a filter there may still
+  // be reading it): set aside, and reused if the image comes back there
+  RetiredBuffer left{ std::move(m_Device), m_DeviceLent };
+  m_Device = cif::DeviceBuffer();
+  m_DeviceLent = false;
+  for (auto it = m_Retired.begin(); it != m_Retired.end(); ++it)
+  {
+    if (!it->lent && it->buffer.IsOwned() && it->buffer.GetDevice() == current && it->buffer.GetSize() == m_Bytes)
+    {
+      m_Device = std::move(it->buffer);
+      m_Retired.erase(it);
+      break;
+    }
+  }
   if (m_DeviceCurrent && !m_HostCurrent)
   {
     // the only current copy is on the other device: device to device, not through the host
-    cif::DeviceBuffer moved(m_Bytes);
-    moved.CopyFromPeer(m_Device, m_Bytes);
-    m_Device = std::move(moved);
+    if (m_Device.GetPointer() == nullptr)
+    {
+      m_Device.Allocate(m_Bytes);
+    }
+    m_Device.CopyFromPeer(left.buffer, m_Bytes);
   }
   else
   {
-    m_Device.Release();
-    m_DeviceCurrent = false;
+    m_DeviceCurrent = false; // the host copy is current: uploaded again here
   }
+  m_Retired.push_back(std::move(left));
 }
 
 void
@@ -136,7 +220,18 @@ CudaFilterDataManager::ReleaseDeviceMemory()
 {
   std::lock_guard<std::mutex> lock(m_Mutex);
   this->UpdateHostLocked();
-  m_Device.Release();
+  this->RetireDeviceBufferLocked();
+  // what is set aside is freed too, but lent buffers: their borrowers still use them
+  std::vector<RetiredBuffer> kept;
+  for (auto & r : m_Retired)
+  {
+    if (r.lent)
+    {
+      kept.push_back(std::move(r));
+    }
+  }
+  m_Retired = std::move(kept);
+  m_DeviceOwner = nullptr;
   m_DeviceCurrent = false;
 }
 
@@ -146,7 +241,9 @@ CudaFilterDataManager::PrintSelf(std::ostream & os, Indent indent) const
   Superclass::PrintSelf(os, indent);
   std::lock_guard<std::mutex> lock(m_Mutex);
   os << indent << "BufferSize: " << m_Bytes << '\n';
-  os << indent << "DeviceBytesHeld: " << m_Device.GetSize() << '\n';
+  os << indent << "DeviceBytesHeld: " << m_Device.GetSize() << (m_Device.IsOwned() ? "" : " (borrowed)")
+     << (m_DeviceLent ? " (lent)" : "") << '\n';
+  os << indent << "DeviceBuffersSetAside: " << m_Retired.size() << '\n';
   os << indent << "HostCurrent: " << m_HostCurrent << '\n';
   os << indent << "DeviceCurrent: " << m_DeviceCurrent << '\n';
 }

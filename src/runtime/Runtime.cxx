@@ -548,10 +548,26 @@ DeviceBuffer::DeviceBuffer(DeviceBuffer && other) noexcept
   : m_Pointer(other.m_Pointer)
   , m_Size(other.m_Size)
   , m_Device(other.m_Device)
+  , m_Owned(other.m_Owned)
 {
   other.m_Pointer = nullptr;
   other.m_Size = 0;
   other.m_Device = -1;
+  other.m_Owned = true;
+}
+
+DeviceBuffer
+DeviceBuffer::Borrow(void * pointer, std::size_t bytes, int device) noexcept
+{
+  DeviceBuffer borrowed;
+  if (pointer != nullptr && bytes != 0)
+  {
+    borrowed.m_Pointer = pointer;
+    borrowed.m_Size = bytes;
+    borrowed.m_Device = device;
+    borrowed.m_Owned = false;
+  }
+  return borrowed;
 }
 
 DeviceBuffer &
@@ -563,9 +579,11 @@ DeviceBuffer::operator=(DeviceBuffer && other) noexcept
     m_Pointer = other.m_Pointer;
     m_Size = other.m_Size;
     m_Device = other.m_Device;
+    m_Owned = other.m_Owned;
     other.m_Pointer = nullptr;
     other.m_Size = 0;
     other.m_Device = -1;
+    other.m_Owned = true;
   }
   return *this;
 }
@@ -618,7 +636,7 @@ void
 DeviceBuffer::Release() noexcept
 {
 #ifdef CUDAIMAGEFILTERS_WITH_CUDA
-  if (m_Pointer != nullptr)
+  if (m_Pointer != nullptr && m_Owned)
   {
     // free on the block's own device (a failure here has no one to report to)
     int        current = -1;
@@ -636,6 +654,7 @@ DeviceBuffer::Release() noexcept
   m_Pointer = nullptr;
   m_Size = 0;
   m_Device = -1;
+  m_Owned = true; // a borrowed block is forgotten, never freed
 }
 
 void
@@ -705,6 +724,17 @@ DeviceBuffer::CopyFromPeer(const DeviceBuffer & source, std::size_t bytes)
   }
   else
   {
+    // the stream here does not wait for work still queued on the source's
+    // device (its writer may be another library, or a stream of ours there):
+    // let that device finish first
+    {
+      int current = -1;
+      CIF_CUDA_CHECK(cudaGetDevice(&current));
+      CIF_CUDA_CHECK(cudaSetDevice(source.m_Device));
+      const cudaError_t finished = cudaDeviceSynchronize();
+      CIF_CUDA_CHECK(cudaSetDevice(current));
+      CIF_CUDA_CHECK(finished);
+    }
     CIF_CUDA_CHECK(
       cudaMemcpyPeerAsync(m_Pointer, m_Device, source.m_Pointer, source.m_Device, bytes, CurrentCudaStream()));
   }
