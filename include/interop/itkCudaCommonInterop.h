@@ -110,6 +110,20 @@ Synchronize(int device)
                                                                       << cudaGetErrorString(status));
   }
 }
+/** A new image of type TView with `image`'s geometry (largest possible,
+ * buffered and requested regions, spacing, origin, direction) and its own
+ * host buffer, allocated, not filled. */
+template <typename TView, typename TImage>
+typename TView::Pointer
+AllocatedLike(const TImage * image)
+{
+  auto view = TView::New();
+  view->CopyInformation(image);
+  view->SetBufferedRegion(image->GetBufferedRegion());
+  view->SetRequestedRegion(image->GetRequestedRegion());
+  view->Allocate();
+  return view;
+}
 } // namespace CudaCommonInteropDetail
 
 /** \brief Views an ITKCudaCommon (RTK) itk::CudaImage as this module's
@@ -164,12 +178,7 @@ MakeCudaFilterImageView(CudaImage<TPixel, VDimension> * image)
   const int deviceIndex = CudaCommonInteropDetail::DeviceOf(device);
   CudaCommonInteropDetail::Synchronize(deviceIndex);
 
-  using ViewType = CudaFilterImage<TPixel, VDimension>;
-  auto view = ViewType::New();
-  view->CopyInformation(image); // largest possible region, spacing, origin, direction
-  view->SetBufferedRegion(image->GetBufferedRegion());
-  view->SetRequestedRegion(image->GetRequestedRegion());
-  view->Allocate();
+  auto view = CudaCommonInteropDetail::AllocatedLike<CudaFilterImage<TPixel, VDimension>>(image);
   CudaFilterDataManager * ours = view->GetCudaFilterDataManager();
   if (ours->GetBufferSize() != theirs->GetBufferSize())
   {
@@ -219,12 +228,7 @@ MakeCudaImageView(CudaFilterImage<TPixel, VDimension> * image)
   const int deviceIndex = CudaCommonInteropDetail::DeviceOf(device);
   CudaCommonInteropDetail::Synchronize(deviceIndex);
 
-  using ViewType = CudaImage<TPixel, VDimension>;
-  auto view = ViewType::New();
-  view->CopyInformation(image); // largest possible region, spacing, origin, direction
-  view->SetBufferedRegion(image->GetBufferedRegion());
-  view->SetRequestedRegion(image->GetRequestedRegion());
-  view->Allocate();
+  auto view = CudaCommonInteropDetail::AllocatedLike<CudaImage<TPixel, VDimension>>(image);
   CudaDataManager::Pointer theirs = view->GetCudaDataManager();
   // ITKCudaCommon frees the pointer it holds when it re-allocates a buffer of
   // another size, even one it does not own, unless a dirty buffer is first
