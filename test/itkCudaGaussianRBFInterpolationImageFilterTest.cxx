@@ -24,7 +24,8 @@
 #include "itkImageRegionIterator.h"
 #include "itkImageRegionIteratorWithIndex.h"
 
-#include <Eigen/Dense>
+#include "itk_eigen.h" // ITK's own Eigen (the internal copy of ITK 5.4 and 6 clashes with Debian's)
+#include ITK_EIGEN(Dense)
 #include <gtest/gtest.h>
 
 #include <array>
