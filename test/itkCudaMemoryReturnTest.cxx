@@ -4,7 +4,10 @@
  *  count (cif::Runtime::GetBytesAllocated) come back to their values after
  *  the first run: no growth per call. (Filters may keep a bounded work
  *  buffer between calls, the kernel superposition and the GRBF plans
- *  up to 64 MiB: the first run, before the baseline, allocates it.)
+ *  up to 64 MiB: the first run, before the baseline, allocates it; the
+ *  work images from cif::PooledBuffer stay in the device's pool.)
+ *  And cif::PooledBuffer itself: counted while alive, reused, bounded by
+ *  the allocation limit, given back by cif::ReleasePooledMemory.
  *=========================================================================*/
 #include "CudaImageFiltersTestUtilities.h"
 
@@ -12,6 +15,7 @@
 #include "itkCudaBSplineDecompositionImageFilter.h"
 #include "itkCudaBSplineInterpolateImageFunction.h"
 #include "itkCudaBilateralImageFilter.h"
+#include "itkCudaGradientAnisotropicDiffusionImageFilter.h"
 #include "itkCudaBinaryThresholdImageFilter.h"
 #include "itkCudaGaussianRBFInterpolationImageFilter.h"
 #include "itkCudaGrayscaleErodeImageFilter.h"
@@ -23,6 +27,10 @@
 #include "itkCudaThresholdToPackedMaskImageFilter.h"
 #include "itkCudaUnpackMaskImageFilter.h"
 #include "itkFlatStructuringElement.h"
+#include "cif/CudaError.h"
+#include "cif/Execution.h"
+#include "cif/PooledBuffer.h"
+
 
 #include <gtest/gtest.h>
 
@@ -164,6 +172,13 @@ TEST(MemoryReturnGpu, EveryFilterGivesItsMemoryBack)
     ExpectNoGrowth("GaussianRBFInterpolation", [&] { UpdateOnGpu(f.GetPointer()); });
   }
   {
+    auto f = itk::CudaGradientAnisotropicDiffusionImageFilter<F3, F3>::New();
+    f->SetInput(image);
+    f->SetNumberOfIterations(3);
+    f->SetTimeStep(0.0625);
+    ExpectNoGrowth("GradientAnisotropicDiffusion", [&] { UpdateOnGpu(f.GetPointer()); });
+  }
+  {
     auto f = itk::CudaKernelSuperpositionImageFilter<U3>::New();
     auto sigma = cif_test::RandomImage<F3>(cif_test::MakeSize<F3>({ 48, 40, 12 }), 0.0, 2.0, 2);
     f->SetInput(bytes);
@@ -171,4 +186,47 @@ TEST(MemoryReturnGpu, EveryFilterGivesItsMemoryBack)
     f->SetPadOutput(true);
     ExpectNoGrowth("KernelSuperposition", [&] { UpdateOnGpu(f.GetPointer()); });
   }
+}
+
+TEST(MemoryReturnGpu, PooledBuffersAreCountedReusedLimitedAndReleased)
+{
+  CIF_REQUIRE_GPU_OR_SKIP();
+  constexpr std::size_t kBytes = std::size_t{ 96 } << 20;
+  void * const          stream = cif::CurrentStream();
+  cif::ReleasePooledMemory();
+  const std::size_t held = cif::Runtime::GetBytesAllocated();
+  const std::size_t freeAtStart = cif::Runtime::GetFreeMemory();
+  void *            first = nullptr;
+  {
+    cif::PooledBuffer a(kBytes, stream);
+    first = a.GetPointer();
+    ASSERT_NE(first, nullptr);
+    EXPECT_EQ(a.GetSize(), kBytes);
+    EXPECT_EQ(cif::Runtime::GetBytesAllocated(), held + kBytes) << "a live block is counted";
+    cif::PooledBuffer moved(std::move(a));
+    EXPECT_EQ(a.GetPointer(), nullptr);
+    EXPECT_EQ(moved.GetPointer(), first);
+  }
+  EXPECT_EQ(cif::Runtime::GetBytesAllocated(), held) << "a block given back is no longer counted";
+  cif::Runtime::Synchronize();
+  const std::size_t freeWithPool = cif::Runtime::GetFreeMemory();
+  EXPECT_GE(freeAtStart - freeWithPool, kBytes - (std::size_t{ 2 } << 20)) << "the pool keeps what it reserved";
+  {
+    // the same size again comes from the pool: no new device memory
+    cif::PooledBuffer b(kBytes, stream);
+    EXPECT_EQ(b.GetPointer(), first);
+    EXPECT_LE(freeWithPool - cif::Runtime::GetFreeMemory(), std::size_t{ 2 } << 20);
+  }
+  // the allocation limit holds for pooled blocks as for DeviceBuffer
+  cif::Runtime::SetAllocationLimit(held + (std::size_t{ 1 } << 20));
+  EXPECT_THROW(cif::PooledBuffer(kBytes, stream), cif::CudaOutOfMemory);
+  cif::Runtime::SetAllocationLimit(0);
+  // and the pool gives its memory back on request
+  cif::Runtime::Synchronize();
+  cif::ReleasePooledMemory();
+  EXPECT_GE(cif::Runtime::GetFreeMemory(), freeWithPool + kBytes - (std::size_t{ 2 } << 20))
+    << "ReleasePooledMemory gives the pool's memory back";
+  // an empty block holds nothing
+  cif::PooledBuffer none(0, stream);
+  EXPECT_EQ(none.GetPointer(), nullptr);
 }

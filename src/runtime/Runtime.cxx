@@ -5,12 +5,14 @@
 #include "cif/Runtime.h"
 #include "cif/CudaError.h"
 #include "cif/Execution.h"
+#include "cif/PooledBuffer.h"
 #include "cifRuntimeInternal.h"
 #include "cifStagedCopy.h"
 
 #include <array>
 #include <atomic>
 #include <cstdio>
+#include <cstdint>
 #include <cstdlib>
 #include <mutex>
 #include <ostream>
@@ -277,6 +279,63 @@ std::atomic<std::size_t> g_AllocationLimit{ 0 };
 std::atomic<std::size_t> g_BytesAllocated{ 0 };
 std::mutex               g_CounterMutex;
 TransferCounters         g_Counters;
+
+#ifdef CUDAIMAGEFILTERS_WITH_CUDA
+// the stream-ordered pools of PooledBuffer, one per device, created on first use
+constexpr int                         kPoolDevices = 64;
+std::mutex                            g_PoolMutex;
+std::array<cudaMemPool_t, kPoolDevices> g_Pools{};
+
+/** The pool of `device` (created with a release threshold that keeps what it reserves). */
+cudaMemPool_t
+PoolOf(int device)
+{
+  if (device < 0 || device >= kPoolDevices)
+  {
+    throw CudaFailure(-1, "device index outside the pools' table", "PooledBuffer");
+  }
+  std::lock_guard<std::mutex> lock(g_PoolMutex);
+  cudaMemPool_t &             pool = g_Pools[static_cast<std::size_t>(device)];
+  if (pool == nullptr)
+  {
+    cudaMemPoolProps props{};
+    props.allocType = cudaMemAllocationTypePinned;
+    props.location.type = cudaMemLocationTypeDevice;
+    props.location.id = device;
+    CIF_CUDA_CHECK(cudaMemPoolCreate(&pool, &props));
+    std::uint64_t keep = ~std::uint64_t{ 0 };
+    CIF_CUDA_CHECK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep));
+  }
+  return pool;
+}
+
+/** Trims every pool to what its live blocks use; true when a pool existed. */
+bool
+TrimPools() noexcept
+{
+  std::lock_guard<std::mutex> lock(g_PoolMutex);
+  int                         current = -1;
+  cudaGetDevice(&current);
+  bool any = false;
+  for (int device = 0; device < kPoolDevices; ++device)
+  {
+    if (cudaMemPool_t pool = g_Pools[static_cast<std::size_t>(device)])
+    {
+      // memory freed on a stream returns to the pool once that free has run
+      cudaSetDevice(device);
+      cudaDeviceSynchronize();
+      cudaMemPoolTrimTo(pool, 0);
+      any = true;
+    }
+  }
+  if (current >= 0)
+  {
+    cudaSetDevice(current);
+  }
+  cudaGetLastError();
+  return any;
+}
+#endif
 
 } // namespace
 
@@ -588,15 +647,16 @@ DeviceBuffer::operator=(DeviceBuffer && other) noexcept
   return *this;
 }
 
-void
-DeviceBuffer::Allocate(std::size_t bytes)
-{
-  this->Release();
-  if (bytes == 0)
-  {
-    return;
-  }
 #ifdef CUDAIMAGEFILTERS_WITH_CUDA
+namespace
+{
+/** Device memory for `where` from `allocate` (a cudaMalloc-like call on
+ * void **): the module's limit first, one more try after the pools give
+ * back what they keep, the module's exceptions; the block is counted. */
+template <typename TAllocate>
+void *
+AllocateCounted(std::size_t bytes, const char * where, TAllocate allocate)
+{
   if (!Runtime::IsDeviceAvailable())
   {
     ThrowNoCuda("cannot allocate device memory");
@@ -607,10 +667,16 @@ DeviceBuffer::Allocate(std::size_t bytes)
     std::ostringstream msg;
     msg << "cudaErrorMemoryAllocation: out of memory (allocation of " << bytes
         << " bytes exceeds the module's limit of " << limit << " bytes)";
-    throw CudaOutOfMemory(static_cast<int>(cudaErrorMemoryAllocation), msg.str(), "DeviceBuffer::Allocate");
+    throw CudaOutOfMemory(static_cast<int>(cudaErrorMemoryAllocation), msg.str(), where);
   }
-  void *     p = nullptr;
-  const auto status = cudaMalloc(&p, bytes);
+  void * p = nullptr;
+  auto   status = allocate(&p);
+  if (status == cudaErrorMemoryAllocation && TrimPools())
+  {
+    // memory the pools of PooledBuffer kept: give it back and try once more
+    cudaGetLastError();
+    status = allocate(&p);
+  }
   if (status != cudaSuccess)
   {
     cudaGetLastError();
@@ -619,14 +685,126 @@ DeviceBuffer::Allocate(std::size_t bytes)
         << Runtime::GetFreeMemory() << " bytes free)";
     if (status == cudaErrorMemoryAllocation)
     {
-      throw CudaOutOfMemory(static_cast<int>(status), msg.str(), "DeviceBuffer::Allocate");
+      throw CudaOutOfMemory(static_cast<int>(status), msg.str(), where);
     }
-    throw CudaFailure(static_cast<int>(status), msg.str(), "DeviceBuffer::Allocate");
+    throw CudaFailure(static_cast<int>(status), msg.str(), where);
   }
-  m_Pointer = p;
+  g_BytesAllocated += bytes;
+  return p;
+}
+
+/** Gives `bytes` at `pointer` back with `release` on `device` (switching to
+ * it and back when another is current) and stops counting them; a failure
+ * here has no one to report to. */
+template <typename TRelease>
+void
+ReleaseCounted(int device, std::size_t bytes, TRelease release) noexcept
+{
+  int        current = -1;
+  const bool switched =
+    cudaGetDevice(&current) == cudaSuccess && current != device && cudaSetDevice(device) == cudaSuccess;
+  release();
+  if (switched)
+  {
+    cudaSetDevice(current);
+  }
+  cudaGetLastError();
+  g_BytesAllocated -= bytes;
+}
+} // namespace
+#endif
+
+PooledBuffer::PooledBuffer(std::size_t bytes, void * stream)
+{
+  if (bytes == 0)
+  {
+    return;
+  }
+#ifdef CUDAIMAGEFILTERS_WITH_CUDA
+  const int    device = Runtime::GetCurrentDevice();
+  auto * const s = static_cast<cudaStream_t>(stream);
+  m_Pointer = AllocateCounted(bytes, "PooledBuffer",
+                              [&](void ** p) { return cudaMallocFromPoolAsync(p, bytes, PoolOf(device), s); });
+  m_Size = bytes;
+  m_Stream = stream;
+  m_Device = device;
+#else
+  (void)stream;
+  ThrowNoCuda("cannot allocate device memory");
+#endif
+}
+
+PooledBuffer::~PooledBuffer()
+{
+  this->Release();
+}
+
+PooledBuffer::PooledBuffer(PooledBuffer && other) noexcept
+  : m_Pointer(other.m_Pointer)
+  , m_Size(other.m_Size)
+  , m_Stream(other.m_Stream)
+  , m_Device(other.m_Device)
+{
+  other.m_Pointer = nullptr;
+  other.m_Size = 0;
+  other.m_Stream = nullptr;
+  other.m_Device = -1;
+}
+
+PooledBuffer &
+PooledBuffer::operator=(PooledBuffer && other) noexcept
+{
+  if (this != &other)
+  {
+    this->Release();
+    m_Pointer = other.m_Pointer;
+    m_Size = other.m_Size;
+    m_Stream = other.m_Stream;
+    m_Device = other.m_Device;
+    other.m_Pointer = nullptr;
+    other.m_Size = 0;
+    other.m_Stream = nullptr;
+    other.m_Device = -1;
+  }
+  return *this;
+}
+
+void
+PooledBuffer::Release() noexcept
+{
+#ifdef CUDAIMAGEFILTERS_WITH_CUDA
+  if (m_Pointer != nullptr)
+  {
+    // back to the pool after the work queued on its stream
+    ReleaseCounted(m_Device, m_Size, [this] { cudaFreeAsync(m_Pointer, static_cast<cudaStream_t>(m_Stream)); });
+  }
+#endif
+  m_Pointer = nullptr;
+  m_Size = 0;
+  m_Stream = nullptr;
+  m_Device = -1;
+}
+
+void
+ReleasePooledMemory()
+{
+#ifdef CUDAIMAGEFILTERS_WITH_CUDA
+  TrimPools();
+#endif
+}
+
+void
+DeviceBuffer::Allocate(std::size_t bytes)
+{
+  this->Release();
+  if (bytes == 0)
+  {
+    return;
+  }
+#ifdef CUDAIMAGEFILTERS_WITH_CUDA
+  m_Pointer = AllocateCounted(bytes, "DeviceBuffer::Allocate", [&](void ** p) { return cudaMalloc(p, bytes); });
   m_Size = bytes;
   m_Device = Runtime::GetCurrentDevice();
-  g_BytesAllocated += bytes;
 #else
   ThrowNoCuda("cannot allocate device memory");
 #endif
@@ -638,17 +816,8 @@ DeviceBuffer::Release() noexcept
 #ifdef CUDAIMAGEFILTERS_WITH_CUDA
   if (m_Pointer != nullptr && m_Owned)
   {
-    // free on the block's own device (a failure here has no one to report to)
-    int        current = -1;
-    const bool switched =
-      cudaGetDevice(&current) == cudaSuccess && current != m_Device && cudaSetDevice(m_Device) == cudaSuccess;
-    cudaFree(m_Pointer);
-    if (switched)
-    {
-      cudaSetDevice(current);
-    }
-    cudaGetLastError();
-    g_BytesAllocated -= m_Size;
+    // free on the block's own device
+    ReleaseCounted(m_Device, m_Size, [this] { cudaFree(m_Pointer); });
   }
 #endif
   m_Pointer = nullptr;
