@@ -279,13 +279,28 @@ Exp(double x)
   return exp(x);
 }
 
+/** 1 / sqrt(x): the hardware's reciprocal square root in float (relative
+ * error about 2^-23, where ITK divides by a correctly rounded sqrt), exact
+ * arithmetic in double. */
+__device__ __forceinline__ float
+InverseSqrt(float x)
+{
+  return rsqrtf(x);
+}
+__device__ __forceinline__ double
+InverseSqrt(double x)
+{
+  return 1.0 / sqrt(x);
+}
+
 /** The flux through the face between pixels a and b = a + e_i (the same
  * pixel at a clamped edge): ITK's forward term of pixel a along axis i,
  * which is also its backward term of pixel b. g = (f(b) - f(a)) scale_i;
  * da, db: the central differences along the other axes (in ITK's order) at
  * a and at b; the sums da + db commute, so b's backward term is the same
  * number. Gradient: g exp((g^2 + sum 0.25 (da + db)^2) / K); curvature:
- * g / sqrt(1e-10 + m) exp(m / K), m = g^2 + 0.25 (da + db)^2 + ... */
+ * g / sqrt(1e-10 + m) exp(m / K), m = g^2 + 0.25 (da + db)^2 + ... (times rsqrt
+ * in float) */
 template <DiffusionKind K, int Others, bool Fast, typename T>
 __device__ __forceinline__ T
 Flux(T g, const T (&da)[2], const T (&db)[2], T inverseK, bool zeroK)
@@ -310,9 +325,8 @@ Flux(T g, const T (&da)[2], const T (&db)[2], T inverseK, bool zeroK)
     {
       m += static_cast<T>(0.25f) * (da[j] + db[j]) * (da[j] + db[j]);
     }
-    const T mag = sqrt(static_cast<T>(1.0e-10) + m);
     const T c = zeroK ? T(0) : Exp<Fast>(m * inverseK);
-    return (g / mag) * c;
+    return (g * InverseSqrt(static_cast<T>(1.0e-10) + m)) * c;
   }
 }
 
