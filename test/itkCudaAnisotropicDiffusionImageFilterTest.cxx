@@ -5,7 +5,10 @@
  *  images, 5 iterations, in 2D and 3D:
  *  - CPU core: within 1e-6 of the range (ITK's arithmetic in double; the
  *    average gradient magnitude summed in another order);
- *  - GPU core: within 1e-5 of the range (the update in float);
+ *  - GPU core: within 1e-5 of the range (the update in float); the
+ *    curvature filter on an integer-valued image within ITK's own
+ *    movement when one pixel in ten changes by one ulp (measured here,
+ *    about 3e-5), where that is larger;
  *  and ITK's semantics: spacing, UseImageSpacing, the update interval, a
  *  fixed average gradient magnitude (exact pieces), zero iterations,
  *  integer input into float, NaN, an unstable time step (ITK's warning and
@@ -19,6 +22,7 @@
 #include "itkStreamingImageFilter.h"
 
 #include <gtest/gtest.h>
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -148,6 +152,39 @@ ExpectLikeItk(const TIn * input, const Settings & s, Mode mode, double tolerance
   }
 }
 
+/** How far ITK's own 5-iteration curvature result moves (relative to its
+ * range) when every tenth pixel of its first iteration's output is one ulp
+ * higher. On integer-valued images, a face that is flat to the last bit has
+ * ITK's normalised flux g / sqrt(1e-10 + |grad|^2) = 0, and one ulp on
+ * either side turns it into a number of order one, which the upwind
+ * gradient carries into the pixel. The GPU's float arithmetic differs from
+ * ITK's double arithmetic by one ulp in about one pixel in ten after the
+ * first iteration, so this is the scale of the differences that no float
+ * implementation can avoid there. */
+template <typename TIn>
+double
+ItkOneUlpSensitivity(const TIn * input)
+{
+  Settings one;
+  one.iterations = 1;
+  Settings rest;
+  rest.iterations = 4;
+  const auto first = Itk<true, TIn, Float2>(input, one);
+  auto       moved = Float2::New();
+  moved->CopyInformation(first);
+  moved->SetRegions(first->GetLargestPossibleRegion());
+  moved->Allocate();
+  const auto n = first->GetLargestPossibleRegion().GetNumberOfPixels();
+  for (itk::SizeValueType i = 0; i < n; ++i)
+  {
+    const float v = first->GetBufferPointer()[i];
+    moved->GetBufferPointer()[i] = i % 10 == 3 ? std::nextafter(v, std::numeric_limits<float>::infinity()) : v;
+  }
+  const auto a = Itk<true, Float2, Float2>(first.GetPointer(), rest);
+  const auto b = Itk<true, Float2, Float2>(moved.GetPointer(), rest);
+  return MaxAbsDifference(a.GetPointer(), b.GetPointer()) / std::max(DynamicRange(a.GetPointer()), 1e-30);
+}
+
 /** The settings of the cases every device runs. */
 std::vector<std::pair<std::string, Settings>>
 Cases()
@@ -191,9 +228,19 @@ RunCases(Mode mode, double tolerance)
   fixed.fixed = 2.0;
   fixed.iterations = 3;
   ExpectLikeItk<Curvature, Float3, Float3>(volume.GetPointer(), fixed, mode, tolerance, "3D, fixed");
-  // integers into float, as ITK computes them
-  auto uchar = ReadImage<UChar2>(ExampleData("BrainProtonDensitySlice.png"));
-  ExpectLikeItk<Curvature, UChar2, Float2>(uchar.GetPointer(), Settings{}, mode, tolerance, "2D uchar -> float");
+  // integers into float, as ITK computes them; the curvature filter on the GPU is held to ITK's own
+  // sensitivity to one-ulp differences where that is larger than the tolerance (see ItkOneUlpSensitivity)
+  auto   uchar = ReadImage<UChar2>(ExampleData("BrainProtonDensitySlice.png"));
+  double integerTolerance = tolerance;
+  if (Curvature && mode == Mode::GPU)
+  {
+    const double sensitivity = ItkOneUlpSensitivity(uchar.GetPointer());
+    std::printf("  2D uchar -> float: ITK's own result moves by %.3g of the range with one ulp in every tenth pixel\n",
+                sensitivity);
+    EXPECT_GT(sensitivity, 0.0);
+    integerTolerance = std::max(tolerance, sensitivity);
+  }
+  ExpectLikeItk<Curvature, UChar2, Float2>(uchar.GetPointer(), Settings{}, mode, integerTolerance, "2D uchar -> float");
 }
 
 TEST(AnisotropicDiffusion, GradientMatchesItkOnTheCpu)

@@ -19,7 +19,10 @@
 #include <cub/block/block_reduce.cuh>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
+#include <map>
+#include <mutex>
 #include <stdexcept>
 #include <type_traits>
 #include <utility>
@@ -71,19 +74,37 @@ struct Extent3
 
 using PartialReduce = cub::BlockReduce<double, BlockX, cub::BLOCK_REDUCE_WARP_REDUCTIONS, BlockY>;
 
-/** Two pixels of T in one load. */
-template <typename T>
-struct Pair;
+/** L pixels of T in one load (L = 2, or 4 for float). */
+template <typename T, int L>
+struct Lanes;
 template <>
-struct Pair<float>
+struct Lanes<float, 2>
 {
   using Type = float2;
 };
 template <>
-struct Pair<double>
+struct Lanes<float, 4>
+{
+  using Type = float4;
+};
+template <>
+struct Lanes<double, 2>
 {
   using Type = double2;
 };
+template <>
+struct Lanes<double, 4>
+{
+  using Type = double2; // not used: double images take at most two lanes
+};
+
+/** Lane i of a vector of pixels. */
+template <typename T, typename V>
+__device__ __forceinline__ T
+LaneOf(const V & v, int i)
+{
+  return reinterpret_cast<const T *>(&v)[i];
+}
 
 /** One pixel's term of ITK's average squared gradient magnitude:
  * ((f(+) - f(-)) / -2 scale)^2 added over the axes in order. ITK adds them
@@ -116,9 +137,10 @@ GradientTerm(T dx, T dy, T dz, const T (&h)[3])
  * order, writes K = <|grad f|^2> conductance^2 (-2) into *k and resets the
  * ticket. A thread takes a column of planesPerBlock pixels along z and
  * keeps the column in registers; its x and y neighbours come through the
- * cache, edges clamped as in ITK. Pairs: a thread takes two pixels along x
- * with one load per row (rows of an even number of pixels, aligned). */
-template <int D, typename T, bool Pairs>
+ * cache, edges clamped as in ITK. L > 1: a thread takes L pixels along x
+ * with one load per row (rows of a multiple of L pixels, aligned), and 3D
+ * columns go four planes at a time with all their loads first. */
+template <int D, typename T, int L>
 __global__ void
 ConductanceKernel(const T * __restrict__ image, Extent3 e, std::int64_t planesPerBlock, T hx, T hy, T hz,
                   double conductance, double * __restrict__ partial, unsigned * __restrict__ done, T * __restrict__ k)
@@ -126,7 +148,7 @@ ConductanceKernel(const T * __restrict__ image, Extent3 e, std::int64_t planesPe
   __shared__ typename PartialReduce::TempStorage storage;
   __shared__ bool                                last;
   const std::int64_t nx = e.size[0], ny = e.size[1], nz = e.size[2];
-  const std::int64_t x = (blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x) * (Pairs ? 2 : 1);
+  const std::int64_t x = (blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x) * L;
   const std::int64_t y = blockIdx.y * static_cast<std::int64_t>(blockDim.y) + threadIdx.y;
   const std::int64_t z0 = blockIdx.z * planesPerBlock;
   const int          steps = static_cast<int>(z0 + planesPerBlock < nz ? planesPerBlock : nz - z0);
@@ -136,57 +158,116 @@ ConductanceKernel(const T * __restrict__ image, Extent3 e, std::int64_t planesPe
   {
     const std::int64_t plane = nx * ny;
     const T *          p = image + z0 * plane + y * nx + x;
-    const bool         hasUp = y + 1 < ny, hasDown = y > 0;
-    if constexpr (Pairs)
+    // the neighbours' offsets, clamped at the edges as in ITK (0: the pixel itself), and the steps
+    // whose plane above is inside the image (all but the image's last plane)
+    const std::int64_t up = y + 1 < ny ? nx : 0, down = y > 0 ? -nx : 0;
+    const int          aboveSteps = static_cast<int>(z0 + steps < nz ? steps : nz - 1 - z0);
+    if constexpr (L > 1)
     {
-      // pixels x and x + 1: the row's pair, the pairs above and below in y and z, x - 1 and x + 2
-      using V = typename Pair<T>::Type;
-      const bool hasLeft = x > 0, hasRight = x + 2 < nx;
-      V          below = D == 3 ? __ldg(reinterpret_cast<const V *>(z0 > 0 ? p - plane : p)) : V{};
-      V          centre = __ldg(reinterpret_cast<const V *>(p));
-      for (int step = 0; step < steps; ++step, p += plane)
-      {
-        if constexpr (D < 3)
+      // pixels x .. x + L - 1: the row's lanes, the lanes above and below in y and z, x - 1 and x + L
+      using V = typename Lanes<T, L>::Type;
+      const int left = x > 0 ? -1 : 0, right = x + L < nx ? L : L - 1;
+      V         below = D == 3 ? __ldg(reinterpret_cast<const V *>(z0 > 0 ? p - plane : p)) : V{};
+      V         centre = __ldg(reinterpret_cast<const V *>(p));
+      // G planes at a time: all their loads first, so that enough bytes are in flight
+      constexpr int G = D == 3 ? 4 : 1;
+      auto          group = [&](auto count, std::int64_t lastAbove) {
+        constexpr int N = decltype(count)::value;
+        V             u[N], d[N], a[N];
+        T             l[N], r[N];
+#pragma unroll
+        for (int j = 0; j < N; ++j)
         {
-          centre = __ldg(reinterpret_cast<const V *>(p)); // planes of a 2D stack are independent
+          const T * q = p + j * plane;
+          u[j] = __ldg(reinterpret_cast<const V *>(q + up));
+          d[j] = __ldg(reinterpret_cast<const V *>(q + down));
+          l[j] = __ldg(q + left);
+          r[j] = __ldg(q + right);
+          if constexpr (D == 3)
+          {
+            a[j] = __ldg(reinterpret_cast<const V *>(q + (j + 1 < N ? plane : lastAbove)));
+          }
+          else
+          {
+            a[j] = V{};
+          }
         }
-        const V   up = hasUp ? __ldg(reinterpret_cast<const V *>(p + nx)) : centre;
-        const V   down = hasDown ? __ldg(reinterpret_cast<const V *>(p - nx)) : centre;
-        const T   left = hasLeft ? __ldg(p - 1) : centre.x;
-        const T   right = hasRight ? __ldg(p + 2) : centre.y;
-        V         above{};
-        if constexpr (D == 3)
+#pragma unroll
+        for (int j = 0; j < N; ++j)
         {
-          above = z0 + step + 1 < nz ? __ldg(reinterpret_cast<const V *>(p + plane)) : centre;
-        }
-        term += GradientTerm<D>(static_cast<T>(centre.y - left), static_cast<T>(up.x - down.x),
-                                static_cast<T>(above.x - below.x), h);
-        term += GradientTerm<D>(static_cast<T>(right - centre.x), static_cast<T>(up.y - down.y),
-                                static_cast<T>(above.y - below.y), h);
-        if constexpr (D == 3)
-        {
+#pragma unroll
+          for (int i = 0; i < L; ++i)
+          {
+            const T plus = i + 1 < L ? LaneOf<T>(centre, i + 1) : r[j];
+            const T minus = i > 0 ? LaneOf<T>(centre, i - 1) : l[j];
+            term += GradientTerm<D>(static_cast<T>(plus - minus), static_cast<T>(LaneOf<T>(u[j], i) - LaneOf<T>(d[j], i)),
+                                    static_cast<T>(LaneOf<T>(a[j], i) - LaneOf<T>(below, i)), h);
+          }
           below = centre;
-          centre = above;
+          centre = a[j];
+        }
+        p += N * plane;
+      };
+      using One = std::integral_constant<int, 1>;
+      if constexpr (D < 3)
+      {
+        for (int i = 0; i < steps; ++i)
+        {
+          centre = __ldg(reinterpret_cast<const V *>(p)); // the planes of a 2D stack are independent
+          group(One{}, 0);
+        }
+      }
+      else
+      {
+        int i = 0;
+        for (; i + G <= aboveSteps; i += G)
+        {
+          group(std::integral_constant<int, G>{}, plane);
+        }
+        for (; i < aboveSteps; ++i)
+        {
+          group(One{}, plane);
+        }
+        if (aboveSteps < steps)
+        {
+          group(One{}, 0); // the image's last plane: its plane above is itself
         }
       }
     }
     else
     {
       const int xm = x > 0 ? -1 : 0, xp = x + 1 < nx ? 1 : 0;
-      const int ym = hasDown ? -static_cast<int>(nx) : 0, yp = hasUp ? static_cast<int>(nx) : 0;
       T         below = D == 3 ? __ldg(z0 > 0 ? p - plane : p) : T(0);
-      T         centre = D == 3 ? __ldg(p) : T(0);
-      for (int step = 0; step < steps; ++step, p += plane)
-      {
+      T         centre = __ldg(p);
+      auto      step = [&](std::int64_t aboveOffset) {
         T above = 0;
         if constexpr (D == 3)
         {
-          above = __ldg(z0 + step + 1 < nz ? p + plane : p);
+          above = __ldg(p + aboveOffset);
         }
         term += GradientTerm<D>(static_cast<T>(__ldg(p + xp) - __ldg(p + xm)),
-                                static_cast<T>(__ldg(p + yp) - __ldg(p + ym)), static_cast<T>(above - below), h);
+                                static_cast<T>(__ldg(p + up) - __ldg(p + down)), static_cast<T>(above - below), h);
         below = centre;
         centre = above;
+        p += plane;
+      };
+      if constexpr (D < 3)
+      {
+        for (int i = 0; i < steps; ++i)
+        {
+          step(0);
+        }
+      }
+      else
+      {
+        for (int i = 0; i < aboveSteps; ++i)
+        {
+          step(plane);
+        }
+        if (aboveSteps < steps)
+        {
+          step(0);
+        }
       }
     }
   }
@@ -204,11 +285,23 @@ ConductanceKernel(const T * __restrict__ image, Extent3 e, std::int64_t planesPe
   if (last)
   {
     __threadfence();
-    double total = 0.0;
-    for (std::int64_t i = tid; i < blocks; i += BlockX * BlockY)
+    // from L2, not a stale L1 line; four sums in flight per thread, in a fixed order
+    constexpr int Stride = BlockX * BlockY;
+    double        t[4] = { 0.0, 0.0, 0.0, 0.0 };
+    std::int64_t  i = tid;
+    for (; i + 3 * Stride < blocks; i += 4 * Stride)
     {
-      total += __ldcg(partial + i); // from L2, not a stale L1 line
+#pragma unroll
+      for (int j = 0; j < 4; ++j)
+      {
+        t[j] += __ldcg(partial + i + j * Stride);
+      }
     }
+    for (; i < blocks; i += Stride)
+    {
+      t[0] += __ldcg(partial + i);
+    }
+    double total = (t[0] + t[1]) + (t[2] + t[3]);
     __syncthreads(); // the reduction's storage is reused
     total = PartialReduce(storage).Sum(total);
     if (tid == 0)
@@ -263,71 +356,116 @@ H(int tx, int ty)
   return (ty + 1) * HaloX + tx + 1;
 }
 
-/** exp on the GPU's exponential unit (ex2 of x log2 e): relative error
- * within about 2^-21 plus 2^-24 |x| (the product's rounding), where ITK's
- * std::exp is correctly rounded; double stays exact. */
-template <bool Fast>
+/** 2^x, 1/sqrt(x) and sqrt(x) on the special function unit (PTX's
+ * .approx.ftz forms: relative errors of about 2^-22, 2^-23 and 2^-23;
+ * results and arguments below 2^-126 are flushed to zero). */
 __device__ __forceinline__ float
-Exp(float x)
+Exp2Unit(float x)
 {
-  return Fast ? __expf(x) : expf(x);
+  float r;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
+  return r;
 }
-template <bool Fast>
-__device__ __forceinline__ double
-Exp(double x)
-{
-  return exp(x);
-}
-
-/** 1 / sqrt(x): the hardware's reciprocal square root in float (relative
- * error about 2^-23, where ITK divides by a correctly rounded sqrt), exact
- * arithmetic in double. */
 __device__ __forceinline__ float
 InverseSqrt(float x)
 {
-  return rsqrtf(x);
+  float r;
+  asm("rsqrt.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
+  return r;
 }
 __device__ __forceinline__ double
 InverseSqrt(double x)
 {
   return 1.0 / sqrt(x);
 }
+__device__ __forceinline__ float
+SqrtUnit(float x)
+{
+  float r;
+  asm("sqrt.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
+  return r;
+}
+__device__ __forceinline__ double
+SqrtUnit(double x)
+{
+  return sqrt(x);
+}
+
+/** ITK's conductance exp(m / K) (m >= 0, K < 0: ITK's K is minus twice the
+ * average times the conductance parameter squared), given mScale =
+ * log2(e) / K in float: 2^(m mScale) on the exponential unit, two
+ * instructions where CUDA's expf takes eleven; relative error about 2^-22
+ * (the unit) plus 2^-23 |m / K| (the roundings of mScale and of the
+ * product; with |x| e^-|x| <= 1/e, that part is at most about 5e-8 of exp's
+ * largest value, 1). m = +inf gives 0 and NaN stays NaN, as std::exp.
+ * Double: exp(m / K) with mScale = 1 / K. */
+__device__ __forceinline__ float
+ConductanceExp(float m, float mScale)
+{
+  return Exp2Unit(m * mScale);
+}
+__device__ __forceinline__ double
+ConductanceExp(double m, double mScale)
+{
+  return exp(m * mScale);
+}
+
+/** c, or 0 where ITK's K is 0 (keep: all bits set, or none): one logic
+ * operation, never a branch (float). */
+__device__ __forceinline__ float
+Keep(float c, unsigned keep)
+{
+  return __uint_as_float(__float_as_uint(c) & keep);
+}
+
+/** ITK's step f + T(u dt): the product in double rounded to T, then the
+ * sum in T, each rounded once (never fused into one fma, which would round
+ * differently from ITK). */
+__device__ __forceinline__ float
+ApplyUpdate(float f, float u, double dt)
+{
+  return __fadd_rn(f, __double2float_rn(__dmul_rn(static_cast<double>(u), dt)));
+}
+__device__ __forceinline__ double
+ApplyUpdate(double f, double u, double dt)
+{
+  return __dadd_rn(f, __dmul_rn(u, dt));
+}
 
 /** The flux through the face between pixels a and b = a + e_i (the same
  * pixel at a clamped edge): ITK's forward term of pixel a along axis i,
  * which is also its backward term of pixel b. g = (f(b) - f(a)) scale_i;
- * da, db: the central differences along the other axes (in ITK's order) at
- * a and at b; the sums da + db commute, so b's backward term is the same
- * number. Gradient: g exp((g^2 + sum 0.25 (da + db)^2) / K); curvature:
- * g / sqrt(1e-10 + m) exp(m / K), m = g^2 + 0.25 (da + db)^2 + ... (times rsqrt
- * in float) */
-template <DiffusionKind K, int Others, bool Fast, typename T>
+ * qa, qb: a quarter of the central differences (f(+) - f(-)) scale_j / 4
+ * along the other axes (in ITK's order) at a and at b, so that ITK's
+ * 0.25 (da + db)^2 is (qa + qb)^2 (the factor is a power of two: the same
+ * number); the sums commute, so b's backward term is the same number.
+ * m = g^2 + sum (qa + qb)^2. Gradient: g exp(m / K); curvature:
+ * g / sqrt(1e-10 + m) exp(m / K). */
+template <DiffusionKind K, int Others, typename T>
 __device__ __forceinline__ T
-Flux(T g, const T (&da)[2], const T (&db)[2], T inverseK, bool zeroK)
+Flux(T g, const T (&qa)[2], const T (&qb)[2], T mScale, unsigned keep)
 {
-  using std::sqrt;
-  if (K == DiffusionKind::Gradient)
-  {
-    T accum = 0;
+  T m = g * g;
 #pragma unroll
-    for (int j = 0; j < Others; ++j)
-    {
-      accum += static_cast<T>(0.25f) * diffusion::Sqr(da[j] + db[j]);
-    }
-    const T c = zeroK ? T(0) : Exp<Fast>((diffusion::Sqr(g) + accum) * inverseK);
-    return g * c;
+  for (int j = 0; j < Others; ++j)
+  {
+    const T s = qa[j] + qb[j];
+    m = fma(s, s, m);
+  }
+  T c;
+  if constexpr (std::is_same<T, float>::value)
+  {
+    c = Keep(ConductanceExp(m, mScale), keep);
   }
   else
   {
-    T m = g * g;
-#pragma unroll
-    for (int j = 0; j < Others; ++j)
-    {
-      m += static_cast<T>(0.25f) * (da[j] + db[j]) * (da[j] + db[j]);
-    }
-    const T c = zeroK ? T(0) : Exp<Fast>(m * inverseK);
-    return (g * InverseSqrt(static_cast<T>(1.0e-10) + m)) * c;
+    c = keep ? ConductanceExp(m, mScale) : T(0); // double: exp's slow path stays behind the branch
   }
+  if (K == DiffusionKind::Gradient)
+  {
+    return g * c;
+  }
+  return (g * InverseSqrt(static_cast<T>(1.0e-10) + m)) * c;
 }
 
 /** One iteration of a 2D or 3D image by fluxes: every face's flux is
@@ -345,10 +483,11 @@ Flux(T g, const T (&da)[2], const T (&db)[2], T inverseK, bool zeroK)
  * warp 2, both rings' d/dz to warps 3-5, the last x faces to warp 6, the
  * last y faces to warp 7). Every index is computed once, before the march;
  * the plane slots rotate in registers. */
-template <int D, DiffusionKind K, typename T, bool Fast>
-__global__ void __launch_bounds__(TileX * TileY)
+// float: at most 51 registers, for 5 resident blocks; double: as many as it needs (no spills)
+template <int D, DiffusionKind K, typename T>
+__global__ void __launch_bounds__(TileX * TileY, sizeof(T) == 4 ? 5 : 1)
 FluxUpdateKernel(const T * __restrict__ current, T * __restrict__ next, Extent3 e, int chunk,
-                 const T * __restrict__ k, T timeStep, T scaleX, T scaleY, T scaleZ)
+                 const T * __restrict__ k, double timeStep, T scaleX, T scaleY, T scaleZ)
 {
   constexpr int HaloY = TileY + 2, Threads = TileX * TileY, Ring = HaloX * HaloY;
   constexpr int Planes = D == 3 ? 3 : 1;
@@ -364,12 +503,19 @@ FluxUpdateKernel(const T * __restrict__ current, T * __restrict__ next, Extent3 
   const int          tx = tid % TileX, ty = tid / TileX;
   const std::int64_t nx = e.size[0], ny = e.size[1], nz = e.size[2];
   const std::int64_t x0 = static_cast<std::int64_t>(blockIdx.x) * TileX, y0 = static_cast<std::int64_t>(blockIdx.y) * TileY;
-  const std::int64_t z0 = static_cast<std::int64_t>(blockIdx.z) * chunk;
+  const int          z0 = static_cast<int>(blockIdx.z) * chunk;
   const int          steps = static_cast<int>(z0 + chunk < nz ? chunk : nz - z0);
   const std::int64_t plane = nx * ny;
+  // the exponential's scale (log2(e) / K for float's 2^x, 1 / K for double), and ITK's K = 0 (no
+  // diffusion: every flux's conductance 0) as a mask
   const T            conductance = *k;
   const bool         zeroK = conductance == static_cast<T>(0);
-  const T            inverseK = zeroK ? T(0) : T(1) / conductance;
+  const T            mScale = zeroK ? T(0)
+                                    : (std::is_same<T, float>::value ? static_cast<T>(1.4426950408889634) : T(1)) / conductance;
+  const unsigned     keep = zeroK ? 0u : ~0u;
+  // a quarter of the scales: the central differences are kept as (f(+) - f(-)) scale / 4 (see Flux)
+  const T            qx = scaleX * static_cast<T>(0.25), qy = scaleY * static_cast<T>(0.25),
+                     qz = scaleZ * static_cast<T>(0.25);
 
   // the plane's pixels this thread loads: tid and tid + Threads of the ring (clamped in-plane offsets)
   const std::int64_t offset0 = ClampIndex(y0 + tid / HaloX - 1, ny) * nx + ClampIndex(x0 + tid % HaloX - 1, nx);
@@ -377,10 +523,14 @@ FluxUpdateKernel(const T * __restrict__ current, T * __restrict__ next, Extent3 
   const int          i1 = second ? tid + Threads : tid;
   const std::int64_t offset1 = ClampIndex(y0 + i1 / HaloX - 1, ny) * nx + ClampIndex(x0 + i1 % HaloX - 1, nx);
   T                  ahead0, ahead1;
-  auto               load = [&](std::int64_t z) {
-    const T * p = current + ClampIndex(z, nz) * plane;
-    ahead0 = __ldg(p + offset0);
-    ahead1 = second ? __ldg(p + offset1) : T(0);
+  // plane z, clamped to the image (in 32 bits: the grid keeps nz within 65535 chunks)
+  const T *          ring0 = current + offset0;
+  const T *          ring1 = current + offset1;
+  const int          lastPlane = static_cast<int>(nz) - 1;
+  auto               load = [&](int z) {
+    const std::int64_t o = static_cast<std::int64_t>(min(max(z, 0), lastPlane)) * plane;
+    ahead0 = __ldg(ring0 + o);
+    ahead1 = second ? __ldg(ring1 + o) : T(0);
   };
   auto store = [&](T * s) {
     s[tid] = ahead0;
@@ -402,35 +552,41 @@ FluxUpdateKernel(const T * __restrict__ current, T * __restrict__ next, Extent3 
   const int lastYFace = tid >= 224 ? tid - 224 : -1;                       // column of the face at fy = TileY
 
   auto differencesInPlane = [&](const T * f, T * dx, T * dy) {
-    dx[c] = diffusion::Half(f[c + 1], f[c - 1]) * scaleX;
-    dy[c] = diffusion::Half(f[c + HaloX], f[c - HaloX]) * scaleY;
+    dx[c] = static_cast<T>(f[c + 1] - f[c - 1]) * qx;
+    dy[c] = static_cast<T>(f[c + HaloX] - f[c - HaloX]) * qy;
     if (ringDx >= 0)
     {
-      dx[ringDx] = diffusion::Half(f[ringDx + 1], f[ringDx - 1]) * scaleX;
+      dx[ringDx] = static_cast<T>(f[ringDx + 1] - f[ringDx - 1]) * qx;
     }
     if (ringDy >= 0)
     {
-      dy[ringDy] = diffusion::Half(f[ringDy + HaloX], f[ringDy - HaloX]) * scaleY;
+      dy[ringDy] = static_cast<T>(f[ringDy + HaloX] - f[ringDy - HaloX]) * qy;
     }
   };
   // the flux through the x face between shared points a and a + 1, and the y face between a and a + HaloX
-  auto fluxX = [&](const T * f, const T * dy, int a) {
+  // g = (f(a + e) - f(a)) scale, given when the caller keeps it
+  auto fluxXOf = [&](T g, const T * dy, int a) {
     const int b = a + 1;
-    const T   g = static_cast<T>(f[b] - f[a]) * scaleX;
     const T   da[2] = { dy[a], D == 3 ? sdz[a] : T(0) }, db[2] = { dy[b], D == 3 ? sdz[b] : T(0) };
-    return Flux<K, D - 1, Fast>(g, da, db, inverseK, zeroK);
+    return Flux<K, D - 1>(g, da, db, mScale, keep);
+  };
+  auto fluxYOf = [&](T g, const T * dx, int a) {
+    const int b = a + HaloX;
+    const T   da[2] = { dx[a], D == 3 ? sdz[a] : T(0) }, db[2] = { dx[b], D == 3 ? sdz[b] : T(0) };
+    return Flux<K, D - 1>(g, da, db, mScale, keep);
+  };
+  auto fluxX = [&](const T * f, const T * dy, int a) {
+    return fluxXOf(static_cast<T>(f[a + 1] - f[a]) * scaleX, dy, a);
   };
   auto fluxY = [&](const T * f, const T * dx, int a) {
-    const int b = a + HaloX;
-    const T   g = static_cast<T>(f[b] - f[a]) * scaleY;
-    const T   da[2] = { dx[a], D == 3 ? sdz[a] : T(0) }, db[2] = { dx[b], D == 3 ? sdz[b] : T(0) };
-    return Flux<K, D - 1, Fast>(g, da, db, inverseK, zeroK);
+    return fluxYOf(static_cast<T>(f[a + HaloX] - f[a]) * scaleY, dx, a);
   };
 
   const std::int64_t gx = x0 + tx, gy = y0 + ty;
   const bool         inside = gx < nx && gy < ny;
   T *                out = next + z0 * plane + gy * nx + gx;
   T                  fluxBelow = 0; // the flux between planes z - 1 and z at this pixel
+  T                  backZ = 0;     // its difference (f(z) - f(z - 1)) scale_z, ITK's backward difference
   // planes z - 1, z, z + 1 are in slots (step + 0, 1, 2) mod 3 (one slot for 2D images)
   constexpr int S0 = 0, S1 = D == 3 ? 1 : 0, S2 = D == 3 ? 2 : 0;
   if constexpr (D == 3)
@@ -461,10 +617,10 @@ FluxUpdateKernel(const T * __restrict__ current, T * __restrict__ next, Extent3 
       }
       __syncthreads();
       // d/dz at plane z (tile and both rings), the next plane's in-plane differences
-      sdz[c] = diffusion::Half(sf[Up][c], sf[Down][c]) * scaleZ;
+      sdz[c] = static_cast<T>(sf[Up][c] - sf[Down][c]) * qz;
       if (ringDz >= 0)
       {
-        sdz[ringDz] = diffusion::Half(sf[Up][ringDz], sf[Down][ringDz]) * scaleZ;
+        sdz[ringDz] = static_cast<T>(sf[Up][ringDz] - sf[Down][ringDz]) * qz;
       }
       differencesInPlane(sf[Up], sdx[Up], sdy[Up]);
     }
@@ -474,8 +630,11 @@ FluxUpdateKernel(const T * __restrict__ current, T * __restrict__ next, Extent3 
     const T * dy = sdy[Here];
 
     // the faces on this pixel's minus sides, and the ring's last ones
-    sphx[ty * (TileX + 1) + tx] = fluxX(f, dy, c - 1);
-    sphy[ty * TileX + tx] = fluxY(f, dx, c - HaloX);
+    // (their differences are the pixel's backward differences, which the curvature's upwind term reuses)
+    const T backX = static_cast<T>(f[c] - f[c - 1]) * scaleX;
+    const T backY = static_cast<T>(f[c] - f[c - HaloX]) * scaleY;
+    sphx[ty * (TileX + 1) + tx] = fluxXOf(backX, dy, c - 1);
+    sphy[ty * TileX + tx] = fluxYOf(backY, dx, c - HaloX);
     if (lastXFace >= 0)
     {
       sphx[lastXFace * (TileX + 1) + TileX] = fluxX(f, dy, H(TileX - 1, lastXFace));
@@ -485,23 +644,20 @@ FluxUpdateKernel(const T * __restrict__ current, T * __restrict__ next, Extent3 
       sphy[TileY * TileX + lastYFace] = fluxY(f, dx, H(lastYFace, TileY - 1));
     }
     T fluxAbove = 0;
-    T above = 0, below = 0; // this pixel in planes z + 1 and z - 1 (read before their slots are reused)
+    T forwardZ = 0; // (f(z + 1) - f(z)) scale_z
     if constexpr (D == 3)
     {
-      above = sf[Up][c];
-      below = sf[Down][c];
-      const T g = static_cast<T>(above - f[c]) * scaleZ;
+      forwardZ = static_cast<T>(sf[Up][c] - f[c]) * scaleZ;
       const T da[2] = { dx[c], dy[c] }, db[2] = { sdx[Up][c], sdy[Up][c] };
-      fluxAbove = Flux<K, 2, Fast>(g, da, db, inverseK, zeroK);
+      fluxAbove = Flux<K, 2>(forwardZ, da, db, mScale, keep);
       if (step == 0)
       {
         // the flux from the plane below the chunk (ITK's backward term along z)
         const T * fb = sf[Down];
-        const T   gb = static_cast<T>(f[c] - below) * scaleZ;
-        const T   dab[2] = { diffusion::Half(fb[c + 1], fb[c - 1]) * scaleX,
-                             diffusion::Half(fb[c + HaloX], fb[c - HaloX]) * scaleY };
-        const T   dbb[2] = { dx[c], dy[c] };
-        fluxBelow = Flux<K, 2, Fast>(gb, dab, dbb, inverseK, zeroK);
+        backZ = static_cast<T>(f[c] - fb[c]) * scaleZ;
+        const T dab[2] = { static_cast<T>(fb[c + 1] - fb[c - 1]) * qx, static_cast<T>(fb[c + HaloX] - fb[c - HaloX]) * qy };
+        const T dbb[2] = { dx[c], dy[c] };
+        fluxBelow = Flux<K, 2>(backZ, dab, dbb, mScale, keep);
       }
     }
     __syncthreads();
@@ -520,32 +676,30 @@ FluxUpdateKernel(const T * __restrict__ current, T * __restrict__ next, Extent3 
       T update = delta;
       if (K == DiffusionKind::Curvature)
       {
-        // ITK's "upwind" gradient magnitude from the pixel's forward and backward differences
-        const T forward[3] = { static_cast<T>(f[c + 1] - f[c]) * scaleX, static_cast<T>(f[c + HaloX] - f[c]) * scaleY,
-                               static_cast<T>(above - f[c]) * scaleZ };
-        const T backward[3] = { static_cast<T>(f[c] - f[c - 1]) * scaleX, static_cast<T>(f[c] - f[c - HaloX]) * scaleY,
-                                static_cast<T>(f[c] - below) * scaleZ };
+        // ITK's "upwind" gradient magnitude from the pixel's forward and backward differences (the
+        // backward ones and the forward one along z are the fluxes' differences): with the speed's sign
+        // s (+1 where delta > 0, else -1), min(s b, 0)^2 + max(s f, 0)^2 per axis is ITK's
+        // min(b, 0)^2 + max(f, 0)^2 (delta > 0) or max(b, 0)^2 + min(f, 0)^2 (otherwise)
+        const T sign = delta > 0 ? T(1) : T(-1);
         T       propagation = 0;
-#pragma unroll
-        for (int i = 0; i < D; ++i)
+        auto    upwind = [&](T forward, T backward) {
+          const T lower = fmin(backward * sign, T(0)), upper = fmax(forward * sign, T(0));
+          propagation = fma(lower, lower, propagation);
+          propagation = fma(upper, upper, propagation);
+        };
+        upwind(static_cast<T>(f[c + 1] - f[c]) * scaleX, backX);
+        upwind(static_cast<T>(f[c + HaloX] - f[c]) * scaleY, backY);
+        if constexpr (D == 3)
         {
-          const T b = backward[i], fw = forward[i];
-          if (delta > 0)
-          {
-            propagation += diffusion::Sqr(b < 0 ? b : T(0)) + diffusion::Sqr(fw > 0 ? fw : T(0));
-          }
-          else
-          {
-            propagation += diffusion::Sqr(b > 0 ? b : T(0)) + diffusion::Sqr(fw < 0 ? fw : T(0));
-          }
+          upwind(forwardZ, backZ);
         }
-        update = sqrt(propagation) * delta;
+        update = SqrtUnit(propagation) * delta;
       }
-      // ITK: f + T(u dt) with u dt in double; here in T (one rounding of the product either way)
-      *out = static_cast<T>(f[c] + update * timeStep);
+      *out = ApplyUpdate(f[c], update, timeStep);
     }
     out += plane;
     fluxBelow = fluxAbove;
+    backZ = forwardZ;
   };
   using I0 = std::integral_constant<int, S0>;
   using I1 = std::integral_constant<int, S1>;
@@ -564,6 +718,56 @@ FluxUpdateKernel(const T * __restrict__ current, T * __restrict__ next, Extent3 
   }
 }
 
+/** Planes per block of the average's 3D grid: the multiple of 4 (up to 64)
+ * whose blocks fill the device's block slots in the fewest, fullest waves,
+ * counting a block's own cost (the two planes it loads below its first, its
+ * sum and its ticket) as two planes more. The slots (multiprocessors times
+ * the kernel's resident blocks) are looked up once per kernel and device. */
+std::int64_t
+PlanesPerBlock(const void * kernel, std::int64_t blocksPerPlane, std::int64_t nz)
+{
+  int device = 0;
+  CIF_CUDA_CHECK(cudaGetDevice(&device));
+  static std::mutex                                  guard;
+  static std::map<std::pair<const void *, int>, int> slotsOf;
+  int                                                slots = 0;
+  {
+    const std::lock_guard<std::mutex> lock(guard);
+    const auto                        found = slotsOf.find({ kernel, device });
+    if (found != slotsOf.end())
+    {
+      slots = found->second;
+    }
+  }
+  if (slots == 0)
+  {
+    int sms = 0, perSm = 0;
+    CIF_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    CIF_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perSm, kernel, BlockX * BlockY, 0));
+    slots = std::max(1, sms * perSm);
+    const std::lock_guard<std::mutex> lock(guard);
+    slotsOf[{ kernel, device }] = slots;
+  }
+  std::int64_t best = 4;
+  double       bestEfficiency = -1.0;
+  for (std::int64_t planes = 4; planes <= 64; planes += 4)
+  {
+    const std::int64_t blocks = blocksPerPlane * ((nz + planes - 1) / planes);
+    const double       waves = std::ceil(static_cast<double>(blocks) / slots);
+    const double       efficiency = static_cast<double>(nz) * blocksPerPlane / (waves * slots * (planes + 2));
+    if (efficiency > bestEfficiency + 1e-9)
+    {
+      best = planes;
+      bestEfficiency = efficiency;
+    }
+    if (planes >= nz)
+    {
+      break;
+    }
+  }
+  return best;
+}
+
 /** The iterations: the first reads `source`, iteration i (from 0) writes
  * buffer[i % 2] and the next reads it. */
 template <int D, DiffusionKind K, typename T>
@@ -573,29 +777,43 @@ Iterate(const T * source, T * const buffer[2], const std::int64_t size[3], const
   const std::int64_t n = size[0] * size[1] * size[2];
   const Launch       launch = LaunchOf(size);
   const Extent3      e{ { size[0], size[1], size[2] } };
-  // the average's blocks: columns of several planes each, so that the second stage adds at most
-  // about 2048 sums (and a thread's few fixed instructions spread over many pixels)
-  const std::int64_t blocksPerPlane = static_cast<std::int64_t>(launch.grid.x) * launch.grid.y;
-  const std::int64_t planesPerBlock = std::max<std::int64_t>(1, (size[2] * blocksPerPlane + 2047) / 2048);
-  const dim3         sumGrid(launch.grid.x, launch.grid.y, static_cast<unsigned>((size[2] + planesPerBlock - 1) / planesPerBlock));
-  const std::int64_t blocks = blocksPerPlane * sumGrid.z;
   // the update's blocks (D > 1): tiles of a plane, marching through chunks of about 16 planes
   const int          chunks = D == 3 ? static_cast<int>(std::max<std::int64_t>(1, (size[2] + 15) / 16)) : 0;
   const int          chunk = D == 3 ? static_cast<int>((size[2] + chunks - 1) / chunks) : 1;
   const dim3         tileGrid(static_cast<unsigned>((size[0] + TileX - 1) / TileX),
                               static_cast<unsigned>((size[1] + TileY - 1) / TileY),
                               static_cast<unsigned>((size[2] + chunk - 1) / chunk));
-  // pairs of pixels per thread where rows have an even length and every row starts aligned for them
-  const bool         pairs = D > 1 && size[0] % 2 == 0 &&
-                     reinterpret_cast<std::uintptr_t>(source) % sizeof(typename Pair<T>::Type) == 0 &&
-                     reinterpret_cast<std::uintptr_t>(buffer[0]) % sizeof(typename Pair<T>::Type) == 0 &&
-                     reinterpret_cast<std::uintptr_t>(buffer[1]) % sizeof(typename Pair<T>::Type) == 0;
-  const dim3         pairGrid(static_cast<unsigned>((size[0] / 2 + BlockX - 1) / BlockX), sumGrid.y, sumGrid.z);
-  PooledBuffer       conductance(sizeof(T), Stream());
-  PooledBuffer       partial(static_cast<std::size_t>(blocks) * sizeof(double), Stream());
-  PooledBuffer       ticket(sizeof(unsigned), Stream());
-  CIF_CUDA_CHECK(cudaMemsetAsync(ticket.GetPointer(), 0, sizeof(unsigned), Stream()));
-  auto *             k = static_cast<T *>(conductance.GetPointer());
+  // the average's pixels per thread: 4 (float) or 2 where the rows' length is a multiple and every
+  // row starts aligned for one load of them, else 1
+  const auto         aligned = [&](std::size_t bytes) {
+    return reinterpret_cast<std::uintptr_t>(source) % bytes == 0 && reinterpret_cast<std::uintptr_t>(buffer[0]) % bytes == 0 &&
+           reinterpret_cast<std::uintptr_t>(buffer[1]) % bytes == 0;
+  };
+  const int          lanes = D == 1 ? 1
+                             : std::is_same<T, float>::value && size[0] % 4 == 0 && aligned(4 * sizeof(T)) ? 4
+                             : size[0] % 2 == 0 && aligned(2 * sizeof(T))                                  ? 2
+                                                                                                             : 1;
+  const void *       average = lanes == 2 ? reinterpret_cast<const void *>(ConductanceKernel<D, T, 2>)
+                                          : reinterpret_cast<const void *>(ConductanceKernel<D, T, 1>);
+  if constexpr (std::is_same<T, float>::value)
+  {
+    average = lanes == 4 ? reinterpret_cast<const void *>(ConductanceKernel<D, T, 4>) : average;
+  }
+  // the average's blocks: a column of planesPerBlock planes each (3D: whole groups of 4), as many as
+  // fill the device's block slots in whole waves with the fewest planes loaded twice
+  const dim3         laneGrid0(static_cast<unsigned>((size[0] / lanes + BlockX - 1) / BlockX), launch.grid.y, 1);
+  const std::int64_t planesPerBlock =
+    D == 3 ? PlanesPerBlock(average, static_cast<std::int64_t>(laneGrid0.x) * laneGrid0.y, size[2]) : 1;
+  const unsigned     zBlocks = static_cast<unsigned>((size[2] + planesPerBlock - 1) / planesPerBlock);
+  const dim3         sumGrid(launch.grid.x, launch.grid.y, zBlocks);
+  const dim3         laneGrid(laneGrid0.x, laneGrid0.y, zBlocks);
+  const std::int64_t blocks = static_cast<std::int64_t>(lanes > 1 ? laneGrid.x : sumGrid.x) * sumGrid.y * zBlocks;
+  // one pooled block for the small temporaries: the partial sums, then K (8 bytes), then the ticket
+  PooledBuffer       small(static_cast<std::size_t>(blocks + 2) * sizeof(double), Stream());
+  auto *             partialSums = static_cast<double *>(small.GetPointer());
+  auto *             k = reinterpret_cast<T *>(partialSums + blocks);
+  auto *             done = reinterpret_cast<unsigned *>(partialSums + blocks + 1);
+  CIF_CUDA_CHECK(cudaMemsetAsync(done, 0, sizeof(unsigned), Stream()));
   if (p.fixedAverage)
   {
     const T fixed = diffusion::Conductance<T>(p.fixedAverageGradientMagnitude * p.fixedAverageGradientMagnitude,
@@ -610,16 +828,22 @@ Iterate(const T * source, T * const buffer[2], const std::int64_t size[3], const
     {
       const T hx = static_cast<T>(-0.5 * p.scale[0]), hy = static_cast<T>(-0.5 * p.scale[1]),
               hz = static_cast<T>(-0.5 * p.scale[2]);
-      auto * partialSums = static_cast<double *>(partial.GetPointer());
-      auto * done = static_cast<unsigned *>(ticket.GetPointer());
-      if (pairs)
+      if constexpr (std::is_same<T, float>::value)
       {
-        ConductanceKernel<D, T, true><<<pairGrid, launch.block, 0, Stream()>>>(
+        if (lanes == 4)
+        {
+          ConductanceKernel<D, T, 4><<<laneGrid, launch.block, 0, Stream()>>>(
+            current, e, planesPerBlock, hx, hy, hz, p.conductance, partialSums, done, k);
+        }
+      }
+      if (lanes == 2)
+      {
+        ConductanceKernel<D, T, 2><<<laneGrid, launch.block, 0, Stream()>>>(
           current, e, planesPerBlock, hx, hy, hz, p.conductance, partialSums, done, k);
       }
-      else
+      else if (lanes == 1)
       {
-        ConductanceKernel<D, T, false><<<sumGrid, launch.block, 0, Stream()>>>(
+        ConductanceKernel<D, T, 1><<<sumGrid, launch.block, 0, Stream()>>>(
           current, e, planesPerBlock, hx, hy, hz, p.conductance, partialSums, done, k);
       }
       CIF_CUDA_CHECK_LAUNCH("AnisotropicDiffusion ConductanceKernel");
@@ -639,10 +863,8 @@ Iterate(const T * source, T * const buffer[2], const std::int64_t size[3], const
     }
     else
     {
-      // the gradient filter takes the hardware exponential; the curvature filter's upwind switch
-      // (the sign of the speed) turns its errors into larger ones, so it keeps expf
-      FluxUpdateKernel<D, K, T, K == DiffusionKind::Gradient><<<tileGrid, TileX * TileY, 0, Stream()>>>(
-        current, next, e, chunk, k, static_cast<T>(p.timeStep), static_cast<T>(p.scale[0]),
+      FluxUpdateKernel<D, K, T><<<tileGrid, TileX * TileY, 0, Stream()>>>(
+        current, next, e, chunk, k, p.timeStep, static_cast<T>(p.scale[0]),
         static_cast<T>(p.scale[1]), static_cast<T>(p.scale[2]));
     }
     CIF_CUDA_CHECK_LAUNCH("AnisotropicDiffusion UpdateKernel");
