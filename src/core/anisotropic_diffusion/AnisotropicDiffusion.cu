@@ -74,9 +74,14 @@ struct Extent3
 
 using PartialReduce = cub::BlockReduce<double, BlockX, cub::BLOCK_REDUCE_WARP_REDUCTIONS, BlockY>;
 
-/** L pixels of T in one load (L = 2, or 4 for float). */
+/** L pixels of T in one load (L = 1, 2, or 4 for float). */
 template <typename T, int L>
 struct Lanes;
+template <typename T>
+struct Lanes<T, 1>
+{
+  using Type = T;
+};
 template <>
 struct Lanes<float, 2>
 {
@@ -91,11 +96,6 @@ template <>
 struct Lanes<double, 2>
 {
   using Type = double2;
-};
-template <>
-struct Lanes<double, 4>
-{
-  using Type = double2; // not used: double images take at most two lanes
 };
 
 /** Lane i of a vector of pixels. */
@@ -137,8 +137,8 @@ GradientTerm(T dx, T dy, T dz, const T (&h)[3])
  * order, writes K = <|grad f|^2> conductance^2 (-2) into *k and resets the
  * ticket. A thread takes a column of planesPerBlock pixels along z and
  * keeps the column in registers; its x and y neighbours come through the
- * cache, edges clamped as in ITK. L > 1: a thread takes L pixels along x
- * with one load per row (rows of a multiple of L pixels, aligned), and 3D
+ * cache, edges clamped as in ITK. A thread takes L pixels along x with one
+ * load per row (L > 1: rows of a multiple of L pixels, aligned), and 3D
  * columns go four planes at a time with all their loads first. */
 template <int D, typename T, int L>
 __global__ void
@@ -162,112 +162,74 @@ ConductanceKernel(const T * __restrict__ image, Extent3 e, std::int64_t planesPe
     // whose plane above is inside the image (all but the image's last plane)
     const std::int64_t up = y + 1 < ny ? nx : 0, down = y > 0 ? -nx : 0;
     const int          aboveSteps = static_cast<int>(z0 + steps < nz ? steps : nz - 1 - z0);
-    if constexpr (L > 1)
-    {
-      // pixels x .. x + L - 1: the row's lanes, the lanes above and below in y and z, x - 1 and x + L
-      using V = typename Lanes<T, L>::Type;
-      const int left = x > 0 ? -1 : 0, right = x + L < nx ? L : L - 1;
-      V         below = D == 3 ? __ldg(reinterpret_cast<const V *>(z0 > 0 ? p - plane : p)) : V{};
-      V         centre = __ldg(reinterpret_cast<const V *>(p));
-      // G planes at a time: all their loads first, so that enough bytes are in flight
-      constexpr int G = D == 3 ? 4 : 1;
-      auto          group = [&](auto count, std::int64_t lastAbove) {
-        constexpr int N = decltype(count)::value;
-        V             u[N], d[N], a[N];
-        T             l[N], r[N];
+    // pixels x .. x + L - 1: the row's lanes, the lanes above and below in y and z, x - 1 and x + L
+    // (L = 1: the pixel, its six neighbours)
+    using V = typename Lanes<T, L>::Type;
+    const int left = x > 0 ? -1 : 0, right = x + L < nx ? L : L - 1;
+    V         below = D == 3 ? __ldg(reinterpret_cast<const V *>(z0 > 0 ? p - plane : p)) : V{};
+    V         centre = __ldg(reinterpret_cast<const V *>(p));
+    // G planes at a time: all their loads first, so that enough bytes are in flight
+    constexpr int G = D == 3 ? 4 : 1;
+    auto          group = [&](auto count, std::int64_t lastAbove) {
+      constexpr int N = decltype(count)::value;
+      V             u[N], d[N], a[N];
+      T             l[N], r[N];
 #pragma unroll
-        for (int j = 0; j < N; ++j)
-        {
-          const T * q = p + j * plane;
-          u[j] = __ldg(reinterpret_cast<const V *>(q + up));
-          d[j] = __ldg(reinterpret_cast<const V *>(q + down));
-          l[j] = __ldg(q + left);
-          r[j] = __ldg(q + right);
-          if constexpr (D == 3)
-          {
-            a[j] = __ldg(reinterpret_cast<const V *>(q + (j + 1 < N ? plane : lastAbove)));
-          }
-          else
-          {
-            a[j] = V{};
-          }
-        }
-#pragma unroll
-        for (int j = 0; j < N; ++j)
-        {
-#pragma unroll
-          for (int i = 0; i < L; ++i)
-          {
-            const T plus = i + 1 < L ? LaneOf<T>(centre, i + 1) : r[j];
-            const T minus = i > 0 ? LaneOf<T>(centre, i - 1) : l[j];
-            term += GradientTerm<D>(static_cast<T>(plus - minus), static_cast<T>(LaneOf<T>(u[j], i) - LaneOf<T>(d[j], i)),
-                                    static_cast<T>(LaneOf<T>(a[j], i) - LaneOf<T>(below, i)), h);
-          }
-          below = centre;
-          centre = a[j];
-        }
-        p += N * plane;
-      };
-      using One = std::integral_constant<int, 1>;
-      if constexpr (D < 3)
+      for (int j = 0; j < N; ++j)
       {
-        for (int i = 0; i < steps; ++i)
+        const T * q = p + j * plane;
+        u[j] = __ldg(reinterpret_cast<const V *>(q + up));
+        d[j] = __ldg(reinterpret_cast<const V *>(q + down));
+        l[j] = __ldg(q + left);
+        r[j] = __ldg(q + right);
+        if constexpr (D == 3)
         {
-          centre = __ldg(reinterpret_cast<const V *>(p)); // the planes of a 2D stack are independent
-          group(One{}, 0);
+          a[j] = __ldg(reinterpret_cast<const V *>(q + (j + 1 < N ? plane : lastAbove)));
+        }
+        else
+        {
+          a[j] = V{};
         }
       }
-      else
+#pragma unroll
+      for (int j = 0; j < N; ++j)
       {
-        int i = 0;
-        for (; i + G <= aboveSteps; i += G)
+#pragma unroll
+        for (int i = 0; i < L; ++i)
         {
-          group(std::integral_constant<int, G>{}, plane);
+          const T plus = i + 1 < L ? LaneOf<T>(centre, i + 1) : r[j];
+          const T minus = i > 0 ? LaneOf<T>(centre, i - 1) : l[j];
+          term += GradientTerm<D>(static_cast<T>(plus - minus), static_cast<T>(LaneOf<T>(u[j], i) - LaneOf<T>(d[j], i)),
+                                  static_cast<T>(LaneOf<T>(a[j], i) - LaneOf<T>(below, i)), h);
         }
-        for (; i < aboveSteps; ++i)
-        {
-          group(One{}, plane);
-        }
-        if (aboveSteps < steps)
-        {
-          group(One{}, 0); // the image's last plane: its plane above is itself
-        }
+        below = centre;
+        centre = a[j];
+      }
+      p += N * plane;
+    };
+    using One = std::integral_constant<int, 1>;
+    if constexpr (D < 3)
+    {
+      for (int i = 0; i < steps; ++i)
+      {
+        centre = __ldg(reinterpret_cast<const V *>(p)); // the planes of a 2D stack are independent
+        group(One{}, 0);
       }
     }
     else
     {
-      const int xm = x > 0 ? -1 : 0, xp = x + 1 < nx ? 1 : 0;
-      T         below = D == 3 ? __ldg(z0 > 0 ? p - plane : p) : T(0);
-      T         centre = __ldg(p);
-      auto      step = [&](std::int64_t aboveOffset) {
-        T above = 0;
-        if constexpr (D == 3)
-        {
-          above = __ldg(p + aboveOffset);
-        }
-        term += GradientTerm<D>(static_cast<T>(__ldg(p + xp) - __ldg(p + xm)),
-                                static_cast<T>(__ldg(p + up) - __ldg(p + down)), static_cast<T>(above - below), h);
-        below = centre;
-        centre = above;
-        p += plane;
-      };
-      if constexpr (D < 3)
+      int i = 0;
+      for (; i + G <= aboveSteps; i += G)
       {
-        for (int i = 0; i < steps; ++i)
-        {
-          step(0);
-        }
+        group(std::integral_constant<int, G>{}, plane);
       }
-      else
+      for (; i < aboveSteps; ++i)
       {
-        for (int i = 0; i < aboveSteps; ++i)
-        {
-          step(plane);
-        }
-        if (aboveSteps < steps)
-        {
-          step(0);
-        }
+        group(One{}, plane);
+      }
+      if (aboveSteps < steps)
+      {
+        group(One{}, 0); // the image's last plane: its plane above is itself
       }
     }
   }
@@ -416,20 +378,6 @@ __device__ __forceinline__ float
 Keep(float c, unsigned keep)
 {
   return __uint_as_float(__float_as_uint(c) & keep);
-}
-
-/** ITK's step f + T(u dt): the product in double rounded to T, then the
- * sum in T, each rounded once (never fused into one fma, which would round
- * differently from ITK). */
-__device__ __forceinline__ float
-ApplyUpdate(float f, float u, double dt)
-{
-  return __fadd_rn(f, __double2float_rn(__dmul_rn(static_cast<double>(u), dt)));
-}
-__device__ __forceinline__ double
-ApplyUpdate(double f, double u, double dt)
-{
-  return __dadd_rn(f, __dmul_rn(u, dt));
 }
 
 /** The flux through the face between pixels a and b = a + e_i (the same
@@ -695,7 +643,7 @@ FluxUpdateKernel(const T * __restrict__ current, T * __restrict__ next, Extent3 
         }
         update = SqrtUnit(propagation) * delta;
       }
-      *out = ApplyUpdate(f[c], update, timeStep);
+      *out = diffusion::Apply(f[c], update, timeStep);
     }
     out += plane;
     fluxBelow = fluxAbove;
@@ -793,21 +741,27 @@ Iterate(const T * source, T * const buffer[2], const std::int64_t size[3], const
                              : std::is_same<T, float>::value && size[0] % 4 == 0 && aligned(4 * sizeof(T)) ? 4
                              : size[0] % 2 == 0 && aligned(2 * sizeof(T))                                  ? 2
                                                                                                              : 1;
-  const void *       average = lanes == 2 ? reinterpret_cast<const void *>(ConductanceKernel<D, T, 2>)
-                                          : reinterpret_cast<const void *>(ConductanceKernel<D, T, 1>);
-  if constexpr (std::is_same<T, float>::value)
-  {
-    average = lanes == 4 ? reinterpret_cast<const void *>(ConductanceKernel<D, T, 4>) : average;
-  }
+  // f(std::integral_constant<int, lanes>{}): one place that turns the lane count into a kernel
+  const auto         withLanes = [&](auto && f) {
+    if constexpr (std::is_same<T, float>::value)
+    {
+      if (lanes == 4)
+      {
+        return f(std::integral_constant<int, 4>{});
+      }
+    }
+    return lanes == 2 ? f(std::integral_constant<int, 2>{}) : f(std::integral_constant<int, 1>{});
+  };
   // the average's blocks: a column of planesPerBlock planes each (3D: whole groups of 4), as many as
   // fill the device's block slots in whole waves with the fewest planes loaded twice
-  const dim3         laneGrid0(static_cast<unsigned>((size[0] / lanes + BlockX - 1) / BlockX), launch.grid.y, 1);
+  dim3               averageGrid(static_cast<unsigned>((size[0] / lanes + BlockX - 1) / BlockX), launch.grid.y, 1);
+  const std::int64_t blocksPerPlane = static_cast<std::int64_t>(averageGrid.x) * averageGrid.y;
   const std::int64_t planesPerBlock =
-    D == 3 ? PlanesPerBlock(average, static_cast<std::int64_t>(laneGrid0.x) * laneGrid0.y, size[2]) : 1;
-  const unsigned     zBlocks = static_cast<unsigned>((size[2] + planesPerBlock - 1) / planesPerBlock);
-  const dim3         sumGrid(launch.grid.x, launch.grid.y, zBlocks);
-  const dim3         laneGrid(laneGrid0.x, laneGrid0.y, zBlocks);
-  const std::int64_t blocks = static_cast<std::int64_t>(lanes > 1 ? laneGrid.x : sumGrid.x) * sumGrid.y * zBlocks;
+    D == 3 ? PlanesPerBlock(withLanes([](auto l) { return reinterpret_cast<const void *>(ConductanceKernel<D, T, decltype(l)::value>); }),
+                            blocksPerPlane, size[2])
+           : 1;
+  averageGrid.z = static_cast<unsigned>((size[2] + planesPerBlock - 1) / planesPerBlock);
+  const std::int64_t blocks = blocksPerPlane * averageGrid.z;
   // one pooled block for the small temporaries: the partial sums, then K (8 bytes), then the ticket
   PooledBuffer       small(static_cast<std::size_t>(blocks + 2) * sizeof(double), Stream());
   auto *             partialSums = static_cast<double *>(small.GetPointer());
@@ -828,24 +782,10 @@ Iterate(const T * source, T * const buffer[2], const std::int64_t size[3], const
     {
       const T hx = static_cast<T>(-0.5 * p.scale[0]), hy = static_cast<T>(-0.5 * p.scale[1]),
               hz = static_cast<T>(-0.5 * p.scale[2]);
-      if constexpr (std::is_same<T, float>::value)
-      {
-        if (lanes == 4)
-        {
-          ConductanceKernel<D, T, 4><<<laneGrid, launch.block, 0, Stream()>>>(
-            current, e, planesPerBlock, hx, hy, hz, p.conductance, partialSums, done, k);
-        }
-      }
-      if (lanes == 2)
-      {
-        ConductanceKernel<D, T, 2><<<laneGrid, launch.block, 0, Stream()>>>(
+      withLanes([&](auto l) {
+        ConductanceKernel<D, T, decltype(l)::value><<<averageGrid, launch.block, 0, Stream()>>>(
           current, e, planesPerBlock, hx, hy, hz, p.conductance, partialSums, done, k);
-      }
-      else if (lanes == 1)
-      {
-        ConductanceKernel<D, T, 1><<<sumGrid, launch.block, 0, Stream()>>>(
-          current, e, planesPerBlock, hx, hy, hz, p.conductance, partialSums, done, k);
-      }
+      });
       CIF_CUDA_CHECK_LAUNCH("AnisotropicDiffusion ConductanceKernel");
     }
     if constexpr (D == 1)

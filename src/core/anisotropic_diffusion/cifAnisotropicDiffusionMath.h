@@ -13,6 +13,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <type_traits>
 
 #ifdef __CUDACC__
 #  define CIF_AD_HD __host__ __device__ __forceinline__
@@ -272,12 +273,26 @@ Conductance(double averageSquared, double conductance)
   return static_cast<T>(averageSquared * conductance * conductance * -2.0f);
 }
 
-/** ITK's update of one pixel: f + T(u dt). */
+/** ITK's update of one pixel: f + T(u dt), the product in double rounded
+ * to T, then the sum in T, each rounded once. On the device the two are
+ * never fused into one fma (which rounds differently from ITK). */
 template <typename T>
 CIF_AD_HD T
 Apply(T value, T update, double timeStep)
 {
+#ifdef __CUDA_ARCH__
+  const T step = static_cast<T>(__dmul_rn(static_cast<double>(update), timeStep));
+  if constexpr (std::is_same<T, float>::value)
+  {
+    return __fadd_rn(value, step);
+  }
+  else
+  {
+    return __dadd_rn(value, step);
+  }
+#else
   return static_cast<T>(value + static_cast<T>(static_cast<double>(update) * timeStep));
+#endif
 }
 
 } // namespace diffusion
