@@ -170,7 +170,9 @@ ToolResult(const std::string & command, const std::string & options, const std::
     RunTool(command + " \"" + input + "\" \"" + output + "\" " + options + " --device " + device + " --quiet", text);
   EXPECT_EQ(status, 0) << text;
   EXPECT_NE(text.find(device == "gpu" ? "ran on GPU" : "ran on CPU"), std::string::npos) << text;
-  return status == 0 ? ReadImage<TOutput>(output) : nullptr;
+  typename TOutput::Pointer result = status == 0 ? ReadImage<TOutput>(output) : nullptr;
+  std::remove(output.c_str()); // read: the file is not needed any more
+  return result;
 }
 
 void
