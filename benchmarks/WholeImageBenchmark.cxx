@@ -18,8 +18,16 @@
  *
  *    WholeImageBenchmark [--sizes 512,1024] [--reps N] [--only NAME[,NAME]]
  *                        [--lanes N] [--chunk-mib M] [--staging-sweep] [--skip-itk]
+ *                        [--breakdown]
+ *
+ *  --breakdown first times the steps of the mask's one-piece path (device
+ *  blocks, each copy, the kernel, the frees) and the same job in slabs.
  *=========================================================================*/
 #include "BenchmarkCommon.h"
+#include "cif/Execution.h"
+#include "cif/Mask.h"
+#include "cif/PooledBuffer.h"
+#include "cif/Slabs.h"
 #include "itkBSplineInterpolateImageFunction.h"
 #include "itkCudaBSplineDecompositionImageFilter.h"
 #include "itkCudaBinShrinkImageFilter.h"
@@ -229,6 +237,146 @@ StagingSweep()
   cif::Runtime::SetStagingChunkBytes(0);
 }
 
+#ifdef CUDAIMAGEFILTERS_WITH_CUDA
+/** Where the mask's whole-image time goes at n^3: the steps of its one-piece
+ * path on plain host buffers (device blocks from cudaMalloc or from the
+ * stream-ordered pool, the staged copies, the kernel, the frees), and the
+ * same job in double-buffered slabs, whose uploads and downloads overlap.
+ * Medians of --reps after a warm-up. */
+void
+MaskBreakdown(std::size_t n, int reps)
+{
+  const std::size_t  voxels = n * n * n;
+  std::vector<float> image(voxels), output(voxels);
+  std::vector<unsigned char> mask(voxels);
+  std::mt19937       random(7);
+  std::uniform_real_distribution<float> uniform(0.0f, 1000.0f);
+  for (std::size_t i = 0; i < voxels; ++i)
+  {
+    image[i] = uniform(random);
+    mask[i] = image[i] > 500.0f ? 1 : 0;
+  }
+  cif::MaskGeometry g;
+  for (int a = 0; a < 3; ++a)
+  {
+    g.inputSize[a] = g.outputSize[a] = static_cast<std::int64_t>(n);
+  }
+  const std::size_t bytes = voxels * sizeof(float);
+  std::vector<double> alloc, up, upMask, kernel, down, release, pooled, pooledRelease, slabs;
+  for (int r = 0; r <= reps; ++r)
+  {
+    cif::DeviceBuffer in, m, out;
+    const double      a = TimeWallOnce(
+      [&]
+      {
+        in.Allocate(bytes);
+        m.Allocate(voxels);
+        out.Allocate(bytes);
+      });
+    const double u = TimeWallOnce([&] { in.CopyFromHost(image.data(), bytes); });
+    const double um = TimeWallOnce([&] { m.CopyFromHost(mask.data(), voxels); });
+    const double k = TimeWallOnce(
+      [&]
+      {
+        cif::MaskCUDA(static_cast<const float *>(in.GetPointer()),
+                      static_cast<const unsigned char *>(m.GetPointer()),
+                      static_cast<float *>(out.GetPointer()),
+                      g,
+                      static_cast<unsigned char>(0),
+                      -1.0f);
+      });
+    const double d = TimeWallOnce([&] { out.CopyToHost(output.data(), bytes); });
+    const double f = TimeWallOnce(
+      [&]
+      {
+        in.Release();
+        m.Release();
+        out.Release();
+      });
+    double p = 0, pf = 0;
+    {
+      std::unique_ptr<cif::PooledBuffer> pin, pm, pout;
+      p = TimeWallOnce(
+        [&]
+        {
+          pin.reset(new cif::PooledBuffer(bytes, cif::CurrentStream()));
+          pm.reset(new cif::PooledBuffer(voxels, cif::CurrentStream()));
+          pout.reset(new cif::PooledBuffer(bytes, cif::CurrentStream()));
+          cif::Runtime::Synchronize();
+        });
+      pf = TimeWallOnce(
+        [&]
+        {
+          pin.reset();
+          pm.reset();
+          pout.reset();
+          cif::Runtime::Synchronize();
+        });
+    }
+    cif::SlabLayout layout;
+    layout.outer = 1;
+    layout.inputPlanes = layout.outputPlanes = static_cast<std::int64_t>(n);
+    layout.inputPlaneBytes = { n * n * sizeof(float), n * n };
+    layout.outputPlaneBytes = n * n * sizeof(float);
+    const double s = TimeWallOnce(
+      [&]
+      {
+        cif::RunInSlabsCUDA(
+          { image.data(), mask.data() },
+          output.data(),
+          layout,
+          0,
+          [&](const void * const * inputs, void * o, const cif::Slab & slab)
+          {
+            cif::MaskGeometry piece = g;
+            piece.inputSize[2] = piece.outputSize[2] = slab.inputCount;
+            cif::MaskCUDA(static_cast<const float *>(inputs[0]),
+                          static_cast<const unsigned char *>(inputs[1]),
+                          static_cast<float *>(o),
+                          piece,
+                          static_cast<unsigned char>(0),
+                          -1.0f);
+          },
+          std::size_t{ 64 } << 20);
+      });
+    if (r > 0)
+    {
+      alloc.push_back(a);
+      up.push_back(u);
+      upMask.push_back(um);
+      kernel.push_back(k);
+      down.push_back(d);
+      release.push_back(f);
+      pooled.push_back(p);
+      pooledRelease.push_back(pf);
+      slabs.push_back(s);
+    }
+  }
+  std::printf("mask %zu^3 float32 by uint8, one piece on plain host buffers, step by step (ms, median of %d):\n"
+              "  cudaMalloc x3 %.2f | up image %.2f (%.1f GB/s) | up mask %.2f (%.1f GB/s) | kernel %.2f | "
+              "down %.2f (%.1f GB/s) | cudaFree x3 %.2f | sum %.2f\n"
+              "  the same blocks from the stream-ordered pool: take x3 %.3f, give back x3 %.3f\n"
+              "  the same job in double-buffered slabs of 64 MiB (uploads and downloads overlap): %.2f\n",
+              n,
+              reps,
+              MedianOf(alloc),
+              MedianOf(up),
+              GBps(static_cast<double>(bytes), MedianOf(up)),
+              MedianOf(upMask),
+              GBps(static_cast<double>(voxels), MedianOf(upMask)),
+              MedianOf(kernel),
+              MedianOf(down),
+              GBps(static_cast<double>(bytes), MedianOf(down)),
+              MedianOf(release),
+              MedianOf(alloc) + MedianOf(up) + MedianOf(upMask) + MedianOf(kernel) + MedianOf(down) +
+                MedianOf(release),
+              MedianOf(pooled),
+              MedianOf(pooledRelease),
+              MedianOf(slabs));
+  std::fflush(stdout);
+}
+#endif
+
 template <typename TImage>
 typename TImage::Pointer
 MakeImage(std::size_t n, const std::vector<float> & values)
@@ -403,6 +551,7 @@ main(int argc, char * argv[])
   int                      reps = 3;
   bool                     sweep = false;
   bool                     itkRows = true;
+  bool                     breakdown = false;
   for (int i = 1; i < argc; ++i)
   {
     if (!std::strcmp(argv[i], "--sizes") && i + 1 < argc)
@@ -433,6 +582,10 @@ main(int argc, char * argv[])
     {
       itkRows = false;
     }
+    else if (!std::strcmp(argv[i], "--breakdown"))
+    {
+      breakdown = true;
+    }
     else if (!std::strcmp(argv[i], "--staging-sweep"))
     {
       sweep = true;
@@ -440,7 +593,7 @@ main(int argc, char * argv[])
     else
     {
       std::printf("usage: %s [--sizes 512,1024] [--reps N] [--only NAME[,NAME]] [--lanes N] [--chunk-mib M] "
-                  "[--staging-sweep] [--skip-itk]\n", argv[0]);
+                  "[--staging-sweep] [--skip-itk] [--breakdown]\n", argv[0]);
       return 2;
     }
   }
@@ -452,6 +605,15 @@ main(int argc, char * argv[])
   PinnedBandwidth pinned;
 #ifdef CUDAIMAGEFILTERS_WITH_CUDA
   pinned = MeasurePinnedBandwidth();
+#endif
+#ifdef CUDAIMAGEFILTERS_WITH_CUDA
+  if (breakdown)
+  {
+    for (std::size_t n : sizes)
+    {
+      MaskBreakdown(n, reps);
+    }
+  }
 #endif
   if (sweep)
   {

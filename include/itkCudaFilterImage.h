@@ -4,6 +4,8 @@
 #ifndef itkCudaFilterImage_h
 #define itkCudaFilterImage_h
 
+#include "cif/Execution.h"
+#include "cif/PooledBuffer.h"
 #include "itkCudaFilterDataManager.h"
 #include "itkImage.h"
 #include "itkNeighborhoodAccessorFunctor.h"
@@ -167,7 +169,9 @@ private:
  * \brief The device copy of an input image's buffered region, for GPU filters.
  *
  * A CudaFilterImage hands over its device copy (uploading only if stale); a plain
- * itk::Image is uploaded into a temporary that lives as long as this object.
+ * itk::Image is uploaded (staged through pinned chunks) into a block of the
+ * module's stream-ordered pool (cif::PooledBuffer) that lives as long as this
+ * object, so a call pays no cudaMalloc or cudaFree after the first of its size.
  * \ingroup CudaImageFilters
  */
 template <typename TImage>
@@ -184,14 +188,15 @@ public:
 
 private:
   const PixelType * m_Pointer{ nullptr };
-  cif::DeviceBuffer  m_Temporary;
+  cif::PooledBuffer m_Temporary;
 };
 
 /** \class CudaOutputBuffer
  * \brief Device memory for an output image's buffered region, for GPU filters.
  *
  * A CudaFilterImage output is written on the device and stays there; for a plain
- * itk::Image a temporary is used and Commit() downloads it into the image.
+ * itk::Image a block of the module's stream-ordered pool is used and Commit()
+ * downloads it into the image (staged through pinned chunks).
  * \ingroup CudaImageFilters
  */
 template <typename TImage>
@@ -210,9 +215,9 @@ public:
   Commit();
 
 private:
-  TImage *         m_Image;
-  PixelType *      m_Pointer{ nullptr };
-  cif::DeviceBuffer m_Temporary;
+  TImage *          m_Image;
+  PixelType *       m_Pointer{ nullptr };
+  cif::PooledBuffer m_Temporary;
 };
 
 } // namespace itk

@@ -216,8 +216,8 @@ CudaInputBuffer<TImage>::CudaInputBuffer(const TImage * image)
     return;
   }
   const std::size_t bytes = image->GetBufferedRegion().GetNumberOfPixels() * sizeof(PixelType);
-  m_Temporary.Allocate(bytes);
-  m_Temporary.CopyFromHost(image->GetBufferPointer(), bytes);
+  m_Temporary = cif::PooledBuffer(bytes, cif::CurrentStream());
+  cif::Runtime::CopyHostToDevice(m_Temporary.GetPointer(), image->GetBufferPointer(), bytes);
   m_Pointer = static_cast<const PixelType *>(m_Temporary.GetPointer());
 }
 
@@ -235,7 +235,8 @@ CudaOutputBuffer<TImage>::CudaOutputBuffer(TImage * image)
     m_Pointer = onDevice->GetDeviceBufferPointerForWrite();
     return;
   }
-  m_Temporary.Allocate(image->GetBufferedRegion().GetNumberOfPixels() * sizeof(PixelType));
+  m_Temporary =
+    cif::PooledBuffer(image->GetBufferedRegion().GetNumberOfPixels() * sizeof(PixelType), cif::CurrentStream());
   m_Pointer = static_cast<PixelType *>(m_Temporary.GetPointer());
 }
 
@@ -245,7 +246,7 @@ CudaOutputBuffer<TImage>::Commit()
 {
   if (m_Temporary.GetPointer() != nullptr)
   {
-    m_Temporary.CopyToHost(m_Image->GetBufferPointer(), m_Temporary.GetSize());
+    cif::Runtime::CopyDeviceToHost(m_Image->GetBufferPointer(), m_Temporary.GetPointer(), m_Temporary.GetSize());
   }
 }
 

@@ -20,6 +20,7 @@
 #include "itkCudaGaussianRBFInterpolationImageFilter.h"
 #include "itkCudaGrayscaleErodeImageFilter.h"
 #include "itkCudaKernelSuperpositionImageFilter.h"
+#include "itkCudaMaskImageFilter.h"
 #include "itkCudaMeanImageFilter.h"
 #include "itkCudaMedianImageFilter.h"
 #include "itkCudaResampleImageFilter.h"
@@ -30,6 +31,7 @@
 #include "cif/CudaError.h"
 #include "cif/Execution.h"
 #include "cif/PooledBuffer.h"
+#include "cif/Slabs.h"
 
 
 #include <gtest/gtest.h>
@@ -229,4 +231,59 @@ TEST(MemoryReturnGpu, PooledBuffersAreCountedReusedLimitedAndReleased)
   // an empty block holds nothing
   cif::PooledBuffer none(0, stream);
   EXPECT_EQ(none.GetPointer(), nullptr);
+}
+
+TEST(MemoryReturnGpu, PlainImageTemporariesComeFromThePool)
+{
+  // A plain itk::Image goes up into, and comes down from, blocks of the
+  // stream-ordered pool: after the first call of a size the next allocates
+  // no device memory, the pool keeps the blocks (and the slab planner counts
+  // them as usable), and ReleasePooledMemory gives them back.
+  CIF_REQUIRE_GPU_OR_SKIP();
+  using MaskImage = itk::Image<unsigned char, 3>;
+  auto image = cif_test::SmoothImage<F3>(cif_test::MakeSize<F3>({ 256, 256, 64 })); // 16 MiB
+  auto mask = cif_test::RandomImage<MaskImage>(cif_test::MakeSize<MaskImage>({ 256, 256, 64 }), 0, 1, 3);
+  auto f = itk::CudaMaskImageFilter<F3, MaskImage, F3>::New();
+  f->SetInput(image);
+  f->SetMaskImage(mask);
+  f->SetOutsideValue(-1.0f);
+  const std::size_t imageBytes = std::size_t{ 256 } * 256 * 64 * sizeof(float);
+  const std::size_t temporaries = 2 * imageBytes + imageBytes / sizeof(float); // in, out, mask
+  cif::Runtime::Synchronize();
+  cif::ReleasePooledMemory();
+  const std::size_t held = cif::Runtime::GetBytesAllocated();
+  const std::size_t freeAtStart = cif::Runtime::GetFreeMemory();
+  const std::size_t availableAtStart = cif::DeviceBytesAvailable();
+  UpdateOnGpu(f.GetPointer());
+  cif::Runtime::Synchronize();
+  EXPECT_EQ(cif::Runtime::GetBytesAllocated(), held) << "the temporaries are given back after the call";
+  const std::size_t freeWithPool = cif::Runtime::GetFreeMemory();
+  EXPECT_GE(freeAtStart - freeWithPool, temporaries - (std::size_t{ 2 } << 20))
+    << "the pool keeps the call's temporaries";
+  // the slab planner sees the pool's idle blocks (40 MiB) as usable: what it
+  // offers falls by no more than the driver's own drift (the kernel's module)
+  const std::size_t availableWithPool = cif::DeviceBytesAvailable();
+  EXPECT_GE(availableWithPool + (std::size_t{ 8 } << 20), availableAtStart)
+    << "the pool's idle memory counts as available";
+  for (int i = 0; i < 5; ++i)
+  {
+    UpdateOnGpu(f.GetPointer());
+  }
+  cif::Runtime::Synchronize();
+  EXPECT_LE(freeWithPool > cif::Runtime::GetFreeMemory() ? freeWithPool - cif::Runtime::GetFreeMemory() : 0,
+            std::size_t{ 2 } << 20)
+    << "later calls of the same size take the pool's blocks again";
+  // the result is ITK's rule: the image where the mask is set, -1 elsewhere
+  const float *         out = f->GetOutput()->GetBufferPointer();
+  const float *         in = image->GetBufferPointer();
+  const unsigned char * m = mask->GetBufferPointer();
+  std::size_t           wrong = 0;
+  for (std::size_t i = 0; i < imageBytes / sizeof(float); ++i)
+  {
+    wrong += out[i] != (m[i] != 0 ? in[i] : -1.0f);
+  }
+  EXPECT_EQ(wrong, 0u);
+  cif::ReleasePooledMemory();
+  EXPECT_GE(cif::Runtime::GetFreeMemory(), freeWithPool + temporaries - (std::size_t{ 2 } << 20))
+    << "ReleasePooledMemory gives the temporaries' blocks back";
 }

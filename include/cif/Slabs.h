@@ -114,7 +114,8 @@ WholeJobDeviceBytes(const SlabLayout & layout);
 std::int64_t
 SlabPlanesForBudget(const SlabLayout & layout, std::size_t budgetBytes, std::size_t maxBufferBytes);
 
-/** Device memory the module may still use: the device's free memory, and
+/** Device memory the module may still use: the device's free memory plus
+ * what the module's stream-ordered pool keeps idle (cif::PooledBuffer), and
  * no more than what the allocation cap (cif::Runtime) leaves, less a
  * reserve for the driver and the kernels' small temporaries; 0 without a
  * device. */

@@ -339,6 +339,35 @@ TrimPools() noexcept
 
 } // namespace
 
+std::size_t
+PooledIdleBytes() noexcept
+{
+#ifdef CUDAIMAGEFILTERS_WITH_CUDA
+  int device = -1;
+  if (cudaGetDevice(&device) != cudaSuccess || device < 0 || device >= kPoolDevices)
+  {
+    cudaGetLastError();
+    return 0;
+  }
+  std::lock_guard<std::mutex> lock(g_PoolMutex);
+  cudaMemPool_t               pool = g_Pools[static_cast<std::size_t>(device)];
+  if (pool == nullptr)
+  {
+    return 0;
+  }
+  std::uint64_t reserved = 0, used = 0;
+  if (cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReservedMemCurrent, &reserved) != cudaSuccess ||
+      cudaMemPoolGetAttribute(pool, cudaMemPoolAttrUsedMemCurrent, &used) != cudaSuccess)
+  {
+    cudaGetLastError();
+    return 0;
+  }
+  return reserved > used ? static_cast<std::size_t>(reserved - used) : 0;
+#else
+  return 0;
+#endif
+}
+
 void
 CountTransfer(bool toDevice, std::size_t bytes)
 {

@@ -322,7 +322,8 @@ DeviceBytesAvailable()
   {
     return 0;
   }
-  std::size_t       available = cif::Runtime::GetFreeMemory();
+  // what the pools keep idle is the module's to use again
+  std::size_t       available = cif::Runtime::GetFreeMemory() + PooledIdleBytes();
   const std::size_t limit = cif::Runtime::GetAllocationLimit();
   if (limit != 0)
   {

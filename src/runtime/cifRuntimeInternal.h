@@ -14,6 +14,12 @@ namespace cif
  * slab runner's asynchronous copies). */
 void
 CountTransfer(bool toDevice, std::size_t bytes);
+
+/** Device memory of the current device that the stream-ordered pool of
+ * cif::PooledBuffer holds and no block uses: free for the module, though
+ * cudaMemGetInfo counts it as taken. */
+std::size_t
+PooledIdleBytes() noexcept;
 } // namespace cif
 
 #endif
