@@ -28,7 +28,11 @@
 #      a machine with a GPU, the median (bit-equal to the CPU) and the GRBF
 #      interpolation, exact and block mode (cuBLAS and cuSOLVER; within
 #      2e-6 of the range of the CPU's), with device="gpu";
-#   5. pytest python/tests/test_install.py in that environment.
+#   5. pytest python/tests/test_install.py in that environment;
+#   6. with ITK_SITE naming a folder of PyPI itk's installed files (pip
+#      install --target, made where pip has a network), that folder on the
+#      environment's path and test_accelerate.py and test_filters.py there
+#      (accelerate_itk and the functions against ITK, on the GPU).
 # CUDAIMAGEFILTERS_REQUIRE_GPU=1 makes a missing GPU an error.
 # ---------------------------------------------------------------------------
 set -euo pipefail
@@ -183,4 +187,13 @@ run_hidden bash -c 'if [ -n "$(which -a nvcc 2>/dev/null)" ] || [ -e /usr/local/
 
 echo "== 5. pytest python/tests/test_install.py in the fresh environment"
 (cd "$work" && run_hidden "$py" -m pytest -q -p no:cacheprovider "$repo/python/tests/test_install.py")
+if [ -n "${ITK_SITE:-}" ]; then
+  # PyPI itk's files, unpacked beforehand with pip install --target (the GPU
+  # machine has no network): put on the environment's path by a .pth file
+  site=$("$py" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+  echo "$(readlink -f "$ITK_SITE")" > "$site/pypi-itk.pth"
+  echo "== 6. with PyPI itk ($("$py" -c 'import itk; print(itk.Version.GetITKVersion())') from $ITK_SITE): test_accelerate.py and test_filters.py in the fresh environment"
+  (cd "$work" && CUDAIMAGEFILTERS_TEST_DATA="${CUDAIMAGEFILTERS_TEST_DATA:-}" run_hidden "$py" -m pytest -q -p no:cacheprovider \
+    "$repo/python/tests/test_accelerate.py" "$repo/python/tests/test_filters.py")
+fi
 echo "check-wheel.sh: PASS"

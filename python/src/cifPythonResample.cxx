@@ -330,6 +330,11 @@ ResampleGpu(const InArray &             input,
     message += " (in " + std::to_string(chunks) + " output chunks: the whole job did not fit the device memory" +
                (fast ? "; cubic evaluated in the accurate mode, which chunks need)" : ")");
   }
+  // the Python side decided the device (decide_gpu): the run's line is said here
+  cif::ExecutionReport report;
+  report.Device = cif::ExecutedOn::GPU;
+  report.Message = message;
+  cif::ReportRunIfVerbose(name, report);
   return Report("GPU", message, false);
 }
 
