@@ -250,6 +250,57 @@ IsPinned(const void * host)
   return attributes.type == cudaMemoryTypeHost || attributes.type == cudaMemoryTypeManaged;
 }
 
+/** The chunks of a copy to the device: the first round (one chunk per
+ * lane) grows from 1/lanes of a chunk to a whole one, the rest are whole.
+ * With equal chunks every lane copies its first 4 MiB into pinned memory
+ * at once, and the link waits for the first of them; growing ones put the
+ * first bytes on the link after a sixteenth of that. */
+class UploadChunks
+{
+public:
+  UploadChunks(std::size_t chunk, int lanes)
+    : m_Chunk(chunk)
+  {
+    std::size_t end = 0;
+    for (int k = 0; k < lanes; ++k)
+    {
+      // 64 KiB multiples (the chunk is one), at least 64 KiB
+      const std::size_t size =
+        std::max<std::size_t>(64 << 10, (chunk * static_cast<std::size_t>(k + 1) / static_cast<std::size_t>(lanes)) &
+                                          ~std::size_t{ 0xFFFF });
+      end += std::min(size, chunk);
+      m_RampEnds.push_back(end);
+    }
+  }
+  /** Chunk k's offset and size within `bytes`; false past the end. */
+  bool
+  At(std::size_t k, std::size_t bytes, std::size_t & offset, std::size_t & size) const
+  {
+    const std::size_t ramp = m_RampEnds.empty() ? 0 : m_RampEnds.back();
+    std::size_t       end = 0;
+    if (k < m_RampEnds.size())
+    {
+      offset = k == 0 ? 0 : m_RampEnds[k - 1];
+      end = m_RampEnds[k];
+    }
+    else
+    {
+      offset = ramp + (k - m_RampEnds.size()) * m_Chunk;
+      end = offset + m_Chunk;
+    }
+    if (offset >= bytes)
+    {
+      return false;
+    }
+    size = std::min(end, bytes) - offset;
+    return true;
+  }
+
+private:
+  std::size_t              m_Chunk;
+  std::vector<std::size_t> m_RampEnds;
+};
+
 /** One lane's share of a copy to the device: chunks taken from `next`; each
  * is copied into a pinned chunk once that chunk's previous DMA is done, then
  * sent on the lane's stream. */
@@ -258,19 +309,18 @@ LaneToDevice(Lane &                     lane,
              char *                     device,
              const char *               host,
              std::size_t                bytes,
-             std::size_t                chunk,
+             const UploadChunks &       chunks,
              std::atomic<std::size_t> & next,
              const std::atomic<bool> &  failed)
 {
   int parity = 0;
   for (;;)
   {
-    const std::size_t offset = next.fetch_add(1) * chunk;
-    if (offset >= bytes || failed)
+    std::size_t offset = 0, n = 0;
+    if (failed || !chunks.At(next.fetch_add(1), bytes, offset, n))
     {
       break;
     }
-    const std::size_t n = std::min(chunk, bytes - offset);
     CIF_CUDA_CHECK(cudaEventSynchronize(lane.done[parity]));
     std::memcpy(lane.pinned[parity], host + offset, n);
     CIF_CUDA_CHECK(cudaMemcpyAsync(device + offset, lane.pinned[parity], n, cudaMemcpyHostToDevice, lane.stream));
@@ -396,6 +446,7 @@ StagedCopy(bool toDevice, void * destination, const void * source, std::size_t b
   // the lanes start after the work already queued on the caller's stream
   cudaEvent_t ready = nullptr;
   CIF_CUDA_CHECK(cudaEventCreateWithFlags(&ready, cudaEventDisableTiming));
+  const UploadChunks       uploadChunks(chunk, lanes);
   std::atomic<std::size_t> next{ 0 };
   std::atomic<bool>        failed{ false };
   std::exception_ptr       error;
@@ -409,7 +460,7 @@ StagedCopy(bool toDevice, void * destination, const void * source, std::size_t b
       CIF_CUDA_CHECK(cudaStreamWaitEvent(own.stream, ready, 0));
       if (toDevice)
       {
-        LaneToDevice(own, static_cast<char *>(destination), static_cast<const char *>(source), bytes, chunk, next, failed);
+        LaneToDevice(own, static_cast<char *>(destination), static_cast<const char *>(source), bytes, uploadChunks, next, failed);
       }
       else
       {
