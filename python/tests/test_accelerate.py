@@ -247,9 +247,11 @@ def test_mask_equals_itk_functional_and_in_a_pipeline(capfd, monkeypatch):
 
 def test_resample_equals_itk(accelerated, capfd, monkeypatch):
     """The resampler: ITK's transform, interpolator and output grid (explicit
-    or a reference image's) go to resample_image_filter; identical to ITK for
-    linear interpolation (the module replays ITK's coordinate chain), within
-    1e-6 of the range for cubic B-splines."""
+    or a reference image's) go to resample_image_filter. Without a GPU it runs
+    ITK's own filter: identical for linear interpolation, within 1e-6 of the
+    range for cubic B-splines (ITK's filter in double against ITK's float
+    coefficients). On the GPU both are within 1e-5 of the range, as
+    resample_image_filter documents against ITK's float filter."""
     monkeypatch.setenv("CUDAIMAGEFILTERS_VERBOSE", "1")
     image = brain(itk.F)
     image_type = type(image)
@@ -269,17 +271,19 @@ def test_resample_equals_itk(accelerated, capfd, monkeypatch):
     )
     cif.accelerate_itk(filters=["ResampleImageFilter"])
     capfd.readouterr()
+    gpu = cif.is_gpu_available()
+    span = float(np.ptp(array(image)))
     out = itk.resample_image_filter(image, **linear)
-    assert "cudaimagefilters: resample_image_filter:" in capfd.readouterr().err
+    assert f"cudaimagefilters: resample_image_filter: {'GPU' if gpu else 'CPU'}" in capfd.readouterr().err
     same_geometry(out, expected_linear)
-    assert np.array_equal(array(out), array(expected_linear))
+    assert np.max(np.abs(array(out) - array(expected_linear))) <= (1e-5 if gpu else 0.0) * span
     out = itk.resample_image_filter(image, **cubic)
     same_geometry(out, expected_cubic)
-    assert np.max(np.abs(array(out) - array(expected_cubic))) <= 1e-6 * np.ptp(array(image))
+    assert np.max(np.abs(array(out) - array(expected_cubic))) <= (1e-5 if gpu else 1e-6) * span
     # the output grid of a reference image
     out = itk.resample_image_filter(image, transform=transform, use_reference_image=True, reference_image=expected_linear)
     same_geometry(out, expected_reference)
-    assert np.array_equal(array(out), array(expected_reference))
+    assert np.max(np.abs(array(out) - array(expected_reference))) <= (1e-5 if gpu else 0.0) * span
     # what the package does not take (an output grid not starting at index 0) runs ITK's filter and says why
     f = itk.ResampleImageFilter[image_type, image_type].New(image, Transform=transform, Size=grid["size"])
     f.SetOutputStartIndex([2, 3])
