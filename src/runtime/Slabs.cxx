@@ -431,29 +431,6 @@ private:
   std::size_t        m_Kept{ 0 };
 };
 
-void
-ReleasePinnedCacheAtExit();
-
-PinnedCache &
-SlabPinnedCache()
-{
-  // never destroyed by a static destructor, which may run after the CUDA
-  // runtime has shut down (as the staged copies' lane pool)
-  static auto * cache = []
-  {
-    auto * created = new PinnedCache;
-    std::atexit(ReleasePinnedCacheAtExit);
-    return created;
-  }();
-  return *cache;
-}
-
-void
-ReleasePinnedCacheAtExit()
-{
-  SlabPinnedCache().ReleaseAll();
-}
-
 /** Page-locked host memory from the slab runner's cache, given back to it. */
 class PinnedBuffer
 {
@@ -471,7 +448,7 @@ public:
     if (bytes != 0)
     {
       std::size_t size = 0;
-      m_Pointer = SlabPinnedCache().Take(bytes, size);
+      m_Pointer = ProcessCache<PinnedCache>().Take(bytes, size);
       m_Size = size;
     }
   }
@@ -480,7 +457,7 @@ public:
   {
     if (m_Pointer != nullptr)
     {
-      SlabPinnedCache().Give(m_Pointer, m_Size);
+      ProcessCache<PinnedCache>().Give(m_Pointer, m_Size);
     }
     m_Pointer = nullptr;
     m_Size = 0;

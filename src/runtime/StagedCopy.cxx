@@ -3,6 +3,7 @@
  *  (see cifStagedCopy.h).
  *=========================================================================*/
 #include "cifStagedCopy.h"
+#include "cifRuntimeInternal.h"
 #include "cif/CudaError.h"
 
 #include <algorithm>
@@ -216,28 +217,6 @@ private:
   std::vector<std::unique_ptr<LaneSet>> m_Free;
 };
 
-void
-ReleaseAtExit()
-{
-  ReleaseStagingBuffers();
-}
-
-LanePool &
-Pool()
-{
-  // Never destroyed by a static destructor, which may run after the CUDA
-  // runtime has shut down. The pinned chunks are freed by an exit handler
-  // registered here, after the runtime's own (the pool is first used after
-  // a CUDA call), so it runs before the runtime shuts down.
-  static auto * pool = []
-  {
-    auto * created = new LanePool;
-    std::atexit(ReleaseAtExit);
-    return created;
-  }();
-  return *pool;
-}
-
 bool
 IsPinned(const void * host)
 {
@@ -434,7 +413,7 @@ StagedCopy(bool toDevice, void * destination, const void * source, std::size_t b
   std::unique_ptr<LaneSet> set;
   try
   {
-    set = Pool().Take(device, lanes, chunkBytes);
+    set = ProcessCache<LanePool>().Take(device, lanes, chunkBytes);
   }
   catch (const CudaFailure &)
   {
@@ -484,7 +463,7 @@ StagedCopy(bool toDevice, void * destination, const void * source, std::size_t b
   catch (...)
   {
     cudaEventDestroy(ready);
-    Pool().Give(std::move(set));
+    ProcessCache<LanePool>().Give(std::move(set));
     throw;
   }
   std::vector<std::thread> threads;
@@ -506,10 +485,10 @@ StagedCopy(bool toDevice, void * destination, const void * source, std::size_t b
       cudaStreamSynchronize(own.stream);
     }
     cudaGetLastError();
-    Pool().Give(std::move(set));
+    ProcessCache<LanePool>().Give(std::move(set));
     std::rethrow_exception(error);
   }
-  Pool().Give(std::move(set));
+  ProcessCache<LanePool>().Give(std::move(set));
 }
 } // namespace
 
@@ -528,7 +507,7 @@ StagedCopyToHost(void * host, const void * device, std::size_t bytes, void * str
 void
 ReleaseStagingBuffers()
 {
-  Pool().ReleaseAll();
+  ProcessCache<LanePool>().ReleaseAll();
 }
 #else
 void

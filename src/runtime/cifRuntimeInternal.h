@@ -6,6 +6,7 @@
 #define cifRuntimeInternal_h
 
 #include <cstddef>
+#include <cstdlib>
 
 namespace cif
 {
@@ -20,6 +21,26 @@ CountTransfer(bool toDevice, std::size_t bytes);
  * cudaMemGetInfo counts it as taken. */
 std::size_t
 PooledIdleBytes() noexcept;
+
+/** The one process-wide T of the runtime's host-side caches (pinned
+ * staging lanes, the slab runner's pinned blocks), made on first use and
+ * never destroyed by a static destructor, which may run after the CUDA
+ * runtime has shut down. Its `ReleaseAll()` is registered with std::atexit
+ * on first use, which comes after the runtime's own registration (the
+ * caches are first used after a CUDA call), so it runs before the runtime
+ * shuts down. */
+template <typename T>
+T &
+ProcessCache()
+{
+  static T * const cache = []
+  {
+    auto * created = new T;
+    std::atexit([] { ProcessCache<T>().ReleaseAll(); });
+    return created;
+  }();
+  return *cache;
+}
 } // namespace cif
 
 #endif
