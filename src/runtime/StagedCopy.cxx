@@ -8,6 +8,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <condition_variable>
+#include <functional>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -111,7 +113,11 @@ DestroyLane(Lane & lane) noexcept
   lane = Lane{};
 }
 
-/** The lanes of one copy, on one device. */
+/** The lanes of one copy, on one device, with the host threads that run
+ * lanes 1, 2, ... (lane 0 is the caller's). The threads live as long as
+ * the set, which the pool keeps between copies: starting 15 threads (each
+ * making the device current) for every copy cost about a millisecond, which
+ * a copy cut into pieces paid per piece (docs/WholeImages.md). */
 struct LaneSet
 {
   int               device{ 0 };
@@ -122,8 +128,45 @@ struct LaneSet
   LaneSet(const LaneSet &) = delete;
   LaneSet &
   operator=(const LaneSet &) = delete;
+
+  /** Runs job(0) on the calling thread and job(1) ... job(count - 1) on the
+   * set's threads (started on first need), and returns when all returned.
+   * `job` must not throw. Throws std::system_error when a thread cannot be
+   * started (before any job ran). */
+  void
+  Run(int count, const std::function<void(int)> & job)
+  {
+    {
+      std::lock_guard<std::mutex> lock(m_Mutex);
+      while (static_cast<int>(m_Workers.size()) < count - 1)
+      {
+        const int           index = static_cast<int>(m_Workers.size()) + 1;
+        const std::uint64_t seen = m_Generation;
+        m_Workers.emplace_back([this, index, seen] { this->Work(index, seen); });
+      }
+      m_Job = &job;
+      m_Active = count;
+      m_Remaining = count - 1;
+      ++m_Generation;
+    }
+    m_Start.notify_all();
+    job(0);
+    std::unique_lock<std::mutex> lock(m_Mutex);
+    m_Finished.wait(lock, [this] { return m_Remaining == 0; });
+    m_Job = nullptr;
+  }
+
   ~LaneSet()
   {
+    {
+      std::lock_guard<std::mutex> lock(m_Mutex);
+      m_Quit = true;
+    }
+    m_Start.notify_all();
+    for (auto & worker : m_Workers)
+    {
+      worker.join();
+    }
     int current = 0;
     const bool switched = cudaGetDevice(&current) == cudaSuccess && current != device && cudaSetDevice(device) == cudaSuccess;
     for (auto & lane : lanes)
@@ -162,6 +205,46 @@ struct LaneSet
       }
     }
   }
+
+private:
+  /** Lane `index`'s thread: runs each new job that has a lane for it. */
+  void
+  Work(int index, std::uint64_t seen)
+  {
+    for (;;)
+    {
+      const std::function<void(int)> * job = nullptr;
+      {
+        std::unique_lock<std::mutex> lock(m_Mutex);
+        m_Start.wait(lock, [&] { return m_Quit || m_Generation != seen; });
+        if (m_Quit)
+        {
+          return;
+        }
+        seen = m_Generation;
+        if (index >= m_Active)
+        {
+          continue;
+        }
+        job = m_Job;
+      }
+      (*job)(index);
+      std::lock_guard<std::mutex> lock(m_Mutex);
+      if (--m_Remaining == 0)
+      {
+        m_Finished.notify_all();
+      }
+    }
+  }
+
+  std::mutex                       m_Mutex;
+  std::condition_variable          m_Start, m_Finished;
+  std::vector<std::thread>         m_Workers;
+  const std::function<void(int)> * m_Job{ nullptr };
+  std::uint64_t                    m_Generation{ 0 };
+  int                              m_Active{ 0 };
+  int                              m_Remaining{ 0 };
+  bool                             m_Quit{ false };
 };
 
 /** Lane sets not in use, per device: a copy takes one (or makes one) and
@@ -466,15 +549,16 @@ StagedCopy(bool toDevice, void * destination, const void * source, std::size_t b
     ProcessCache<LanePool>().Give(std::move(set));
     throw;
   }
-  std::vector<std::thread> threads;
-  for (int l = 1; l < lanes; ++l)
+  try
   {
-    threads.emplace_back(lane, l);
+    set->Run(lanes, lane);
   }
-  lane(0);
-  for (auto & t : threads)
+  catch (...)
   {
-    t.join();
+    // no thread to be had: nothing was copied
+    cudaEventDestroy(ready);
+    ProcessCache<LanePool>().Give(std::move(set));
+    throw;
   }
   cudaEventDestroy(ready);
   if (error)
