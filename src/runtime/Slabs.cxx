@@ -7,9 +7,12 @@
 #include "cif/Execution.h"
 #include "cifParallelFor.h"
 #include "cifRuntimeInternal.h"
+#include "cifStagedCopy.h"
 #include "cif/Runtime.h"
 
 #include <algorithm>
+#include <atomic>
+#include <condition_variable>
 #include <cstring>
 #include <exception>
 #include <cstdlib>
@@ -695,6 +698,173 @@ RunPipeline(const std::vector<const void *> & hostInputs,
 }
 } // namespace
 #endif
+
+// ---------------------------------------------------------------------------
+// Streamed one-piece jobs
+namespace
+{
+std::atomic<std::size_t> g_StreamedPieceBytes{ 0 };
+
+/** Input bytes one output plane reads (every input). */
+std::size_t
+StreamedInputBytesPerOutputPlane(const StreamedLayout & layout)
+{
+  std::size_t bytes = 0;
+  for (const std::size_t plane : layout.inputPlaneBytes)
+  {
+    bytes += plane * static_cast<std::size_t>(layout.factor);
+  }
+  return bytes;
+}
+
+/** Output planes [first, end) of piece p of `pieces`, near-equal. */
+std::pair<std::int64_t, std::int64_t>
+StreamedPiece(const StreamedLayout & layout, std::int64_t pieces, std::int64_t p)
+{
+  return { layout.outputPlanes * p / pieces, layout.outputPlanes * (p + 1) / pieces };
+}
+} // namespace
+
+void
+SetStreamedPieceBytes(std::size_t bytes)
+{
+  g_StreamedPieceBytes = bytes;
+}
+
+std::size_t
+GetStreamedPieceBytes()
+{
+  const std::size_t bytes = g_StreamedPieceBytes;
+  return bytes != 0 ? bytes : DefaultStreamedPieceBytes;
+}
+
+std::int64_t
+StreamedPieces(const StreamedLayout & layout)
+{
+  const std::size_t inputs = layout.inputPlaneBytes.size();
+  if (inputs == 0 || layout.hostInputs.size() != inputs || layout.deviceInputs.size() != inputs)
+  {
+    throw std::invalid_argument("streamed job: one host and one device buffer per input are needed");
+  }
+  if (layout.factor < 1 || layout.inputFirst < 0 || layout.outputPlanes < 1 || layout.outputPlaneBytes == 0 ||
+      layout.inputFirst + layout.outputPlanes * layout.factor > layout.inputPlanes ||
+      std::find(layout.inputPlaneBytes.begin(), layout.inputPlaneBytes.end(), std::size_t{ 0 }) !=
+        layout.inputPlaneBytes.end())
+  {
+    throw std::invalid_argument("streamed job: the output planes read input planes outside the input buffers");
+  }
+  const std::size_t perPlane = StreamedInputBytesPerOutputPlane(layout);
+  const std::size_t piece = GetStreamedPieceBytes();
+  const std::int64_t planesPerPiece =
+    std::max<std::int64_t>(1, static_cast<std::int64_t>(std::min<std::size_t>(piece / perPlane, INT64_MAX / 2)));
+  return (layout.outputPlanes + planesPerPiece - 1) / planesPerPiece;
+}
+
+std::int64_t
+RunStreamedCUDA(const StreamedLayout & layout, const StreamedKernel & kernel)
+{
+  const std::int64_t pieces = StreamedPieces(layout);
+#ifdef CUDAIMAGEFILTERS_WITH_CUDA
+  int device = 0;
+  CIF_CUDA_CHECK(cudaGetDevice(&device));
+  // the download thread: piece p comes down once `computed` passed p
+  std::mutex              mutex;
+  std::condition_variable changed;
+  std::int64_t            computed = 0; // pieces whose output is ready on the device
+  bool                    stop = false; // the uploads or a kernel failed
+  std::exception_ptr      downloadError;
+  std::thread             downloader(
+    [&]
+    {
+      try
+      {
+        CIF_CUDA_CHECK(cudaSetDevice(device));
+        Stream stream; // idle: the copies start at once
+        for (std::int64_t p = 0; p < pieces; ++p)
+        {
+          {
+            std::unique_lock<std::mutex> lock(mutex);
+            changed.wait(lock, [&] { return stop || computed > p; });
+            if (computed <= p)
+            {
+              return;
+            }
+          }
+          const auto        planes = StreamedPiece(layout, pieces, p);
+          const std::size_t offset = static_cast<std::size_t>(planes.first) * layout.outputPlaneBytes;
+          const std::size_t bytes = static_cast<std::size_t>(planes.second - planes.first) * layout.outputPlaneBytes;
+          StagedCopyToHost(static_cast<char *>(layout.hostOutput) + offset,
+                           static_cast<const char *>(layout.deviceOutput) + offset,
+                           bytes,
+                           stream.handle);
+          CountTransfer(false, bytes);
+        }
+      }
+      catch (...)
+      {
+        std::lock_guard<std::mutex> lock(mutex);
+        downloadError = std::current_exception();
+        stop = true;
+      }
+    });
+  const auto finish = [&](bool failed)
+  {
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      stop = stop || failed;
+    }
+    changed.notify_all();
+    downloader.join();
+  };
+  try
+  {
+    for (std::int64_t p = 0; p < pieces; ++p)
+    {
+      {
+        std::lock_guard<std::mutex> lock(mutex);
+        if (stop)
+        {
+          break; // the download failed
+        }
+      }
+      const auto planes = StreamedPiece(layout, pieces, p);
+      for (std::size_t k = 0; k < layout.inputPlaneBytes.size(); ++k)
+      {
+        const std::size_t plane = layout.inputPlaneBytes[k];
+        const std::size_t offset = static_cast<std::size_t>(layout.inputFirst + planes.first * layout.factor) * plane;
+        const std::size_t bytes =
+          static_cast<std::size_t>((planes.second - planes.first) * layout.factor) * plane;
+        StagedCopyToDevice(static_cast<char *>(layout.deviceInputs[k]) + offset,
+                           static_cast<const char *>(layout.hostInputs[k]) + offset,
+                           bytes,
+                           CurrentStream());
+        CountTransfer(true, bytes);
+      }
+      kernel(planes.first, planes.second - planes.first);
+      {
+        std::lock_guard<std::mutex> lock(mutex);
+        computed = p + 1;
+      }
+      changed.notify_all();
+    }
+  }
+  catch (...)
+  {
+    finish(true);
+    throw;
+  }
+  finish(false);
+  if (downloadError)
+  {
+    std::rethrow_exception(downloadError);
+  }
+  return pieces;
+#else
+  (void)kernel;
+  (void)pieces;
+  throw CudaFailure(-1, "CudaImageFilters was built without CUDA", "RunStreamedCUDA");
+#endif
+}
 
 SlabReport
 RunInSlabsCUDA(const std::vector<const void *> & hostInputs,
