@@ -18,11 +18,8 @@
  *
  *    WholeImageBenchmark [--sizes 512,1024] [--reps N] [--only NAME[,NAME]]
  *                        [--lanes N] [--chunk-mib M] [--staging-sweep] [--skip-itk]
- *                        [--breakdown] [--piece-mib M|off]
+ *                        [--breakdown]
  *
- *  --piece-mib sets the input bytes per piece of the streamed one-piece path
- *  (cif::SetStreamedPieceBytes: the mask, the threshold and the bin shrink
- *  on plain images); "off" runs those in one piece, as before it existed.
  *  --breakdown first times the steps of the mask's one-piece path (device
  *  blocks, each copy, the kernel, the frees) and the same job in slabs.
  *=========================================================================*/
@@ -55,7 +52,6 @@
 
 #include <cstdio>
 #include <cstring>
-#include <limits>
 #include <memory>
 #include <random>
 #include <sstream>
@@ -582,12 +578,6 @@ main(int argc, char * argv[])
     {
       cif::Runtime::SetStagingChunkBytes(static_cast<std::size_t>(std::atoi(argv[++i])) << 20);
     }
-    else if (!std::strcmp(argv[i], "--piece-mib") && i + 1 < argc)
-    {
-      ++i;
-      cif::SetStreamedPieceBytes(!std::strcmp(argv[i], "off") ? std::numeric_limits<std::size_t>::max()
-                                                              : static_cast<std::size_t>(std::atoi(argv[i])) << 20);
-    }
     else if (!std::strcmp(argv[i], "--skip-itk"))
     {
       itkRows = false;
@@ -603,7 +593,7 @@ main(int argc, char * argv[])
     else
     {
       std::printf("usage: %s [--sizes 512,1024] [--reps N] [--only NAME[,NAME]] [--lanes N] [--chunk-mib M] "
-                  "[--staging-sweep] [--skip-itk] [--breakdown] [--piece-mib M|off]\n", argv[0]);
+                  "[--staging-sweep] [--skip-itk] [--breakdown]\n", argv[0]);
       return 2;
     }
   }
@@ -638,14 +628,6 @@ main(int argc, char * argv[])
               cif::Runtime::GetStagingChunkBytes() >> 20,
               staged.up,
               staged.down);
-  if (cif::GetStreamedPieceBytes() == std::numeric_limits<std::size_t>::max())
-  {
-    std::printf("streamed pieces: off (pointwise and bin filters in one piece)\n");
-  }
-  else
-  {
-    std::printf("streamed pieces: %zu MiB of input each (pointwise and bin filters)\n", cif::GetStreamedPieceBytes() >> 20);
-  }
   std::printf("floor = resident + input bytes / pinned up + output bytes / pinned down; target whole / floor <= 1.3\n\n");
 
   std::vector<Result> results;

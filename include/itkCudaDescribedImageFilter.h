@@ -5,7 +5,6 @@
 #define itkCudaDescribedImageFilter_h
 
 #include "cif/Filter.h"
-#include "cif/Streamed.h"
 #include "itkCudaCompanionImage.h"
 #include "itkCudaExecution.h"
 #include "itkCudaSlabs.h"
@@ -487,28 +486,6 @@ private:
           description.slabPolicy ? description.slabPolicy(parameters, cif::PixelTypeOf<OutputPixelType>()) : cif::SlabPolicy{};
         const auto onePiece = [&]
         {
-          // plain images through a filter without a halo: streamed pieces (cif/Streamed.h)
-          if (CudaHostImages(input, output) && (!companion || companion->IsHost()))
-          {
-            cif::Job onHost = job;
-            onHost.companion = companion ? companion->GetHostBuffer() : nullptr;
-            if (cif::RunStreamedOnHostCUDA(description,
-                                           parameters,
-                                           onHost,
-                                           sizeof(InputPixelType),
-                                           sizeof(OutputPixelType),
-                                           input->GetBufferPointer(),
-                                           output->GetBufferPointer(),
-                                           [&](const void * in, void * out, const cif::Job & piece)
-                                           {
-                                             core(static_cast<const InputPixelType *>(in),
-                                                  static_cast<OutputPixelType *>(out),
-                                                  piece);
-                                           }))
-            {
-              return;
-            }
-          }
           CudaInputBuffer<InputImageType>   in(input);
           CudaOutputBuffer<OutputImageType> out(output);
           cif::Job                          whole = job;

@@ -181,66 +181,6 @@ RunInSlabsHost(const std::vector<const void *> & hostInputs,
                std::int64_t                      planesPerSlab,
                const SlabKernel &                kernel);
 
-/** A one-piece job on whole device buffers, from and into host buffers,
- * whose output planes along the slowest axis read only input planes of
- * their own: output planes [a, b) read planes [inputFirst + a * factor,
- * inputFirst + b * factor) of every input (factor 1: a pointwise filter such
- * as the mask or the threshold; a bin shrink: its factor along that axis).
- * Planes as in SlabLayout (outer = 1). */
-struct StreamedLayout
-{
-  /** Per input: the whole host buffer, the whole device buffer it goes
-   * into, the bytes of one plane. */
-  std::vector<const void *> hostInputs;
-  std::vector<void *>       deviceInputs;
-  std::vector<std::size_t>  inputPlaneBytes;
-  /** Planes of every input buffer, the first one read, input planes per
-   * output plane. */
-  std::int64_t inputPlanes{ 0 };
-  std::int64_t inputFirst{ 0 };
-  std::int64_t factor{ 1 };
-  /** The whole output buffer on the host and on the device, its planes and
-   * the bytes of one. */
-  void *       hostOutput{ nullptr };
-  void *       deviceOutput{ nullptr };
-  std::int64_t outputPlanes{ 0 };
-  std::size_t  outputPlaneBytes{ 0 };
-};
-
-/** Computes output planes [first, first + count) of a StreamedLayout job
- * from its device inputs into its device output, on cif::CurrentStream(),
- * and returns after it finished (the module's GPU cores do). */
-using StreamedKernel = std::function<void(std::int64_t first, std::int64_t count)>;
-
-/** Input bytes per piece of a streamed job, by default: a piece's upload
- * (1.3 ms at 50 GB/s) is what the first download waits for and the last
- * piece's download what nothing overlaps. */
-constexpr std::size_t DefaultStreamedPieceBytes = std::size_t{ 64 } << 20;
-
-/** The input bytes per piece (0 restores the default; a value larger than
- * any image turns streaming off). For measurements. */
-void
-SetStreamedPieceBytes(std::size_t bytes);
-std::size_t
-GetStreamedPieceBytes();
-
-/** How many pieces RunStreamedCUDA cuts `layout` into (at least 1; 1: the
- * job is too small to gain, run it in one piece). Throws
- * std::invalid_argument for an invalid layout. */
-std::int64_t
-StreamedPieces(const StreamedLayout & layout);
-
-/** Runs a StreamedLayout job in StreamedPieces(layout) pieces along the
- * slowest axis: each piece's inputs go up (staged through pinned chunks,
- * cif::Runtime::CopyHostToDevice's path), `kernel` computes its output
- * planes, and its output comes down on another host thread while the next
- * pieces go up, so that the two directions of PCIe carry data at once.
- * Input planes no piece reads are not uploaded. Returns the number of
- * pieces. Throws std::invalid_argument for an invalid layout, the kernel's
- * exceptions and cif::CudaFailure after every copy has finished. */
-std::int64_t
-RunStreamedCUDA(const StreamedLayout & layout, const StreamedKernel & kernel);
-
 /** The slowest axis along which a geometry (inputSize, outputStart,
  * outputSize on three axes, as the median, box and neighbourhood jobs
  * have) has more than one input sample; 0 for a single pixel. */

@@ -251,32 +251,6 @@ def test_numpy_threshold_and_masks_larger_than_the_device_run_in_slabs(gpu):
     np.testing.assert_array_equal(applied, np.where(bits, a, -1))
 
 
-def test_numpy_filters_without_a_halo_stream_in_pieces(gpu):
-    """NumPy arrays of more than one piece (64 MiB of input a piece) through
-    the filters whose output planes read only their own input planes (the
-    mask, the threshold, the bin shrink's bins) go up and come down in
-    pieces along z, the downloads overlapping the next uploads: each byte
-    crosses once each way, and the result equals the CPU core's."""
-    a = random_image((160, 256, 512), np.float32, seed=11)  # 80 MiB
-    m = (random_image(a.shape, np.uint8, seed=12) > 128).astype(np.uint8)
-    cases = [
-        (cif.mask_image_filter, (a, m), {"outside_value": -1.5}, a.nbytes + m.nbytes),
-        (cif.binary_threshold_image_filter, (a,), {"lower_threshold": -50, "upper_threshold": 90}, a.nbytes),
-        # bins of 3 planes along z (x, y, z order): 53 bins, the last of the 160 planes stays on the host
-        (cif.bin_shrink_image_filter, (a,), {"shrink_factors": [2, 2, 3]}, a.nbytes // 160 * 159),
-    ]
-    for function, args, kwargs, up in cases:
-        cif.reset_transfer_counters()
-        out = function(*args, device="gpu", **kwargs)
-        c = cif.transfer_counters()
-        report = cif.last_execution_report()
-        assert report.device == "GPU", report.message
-        assert c.host_to_device_bytes == up and c.host_to_device_count >= 2, (function.__name__, c)
-        assert c.device_to_host_bytes == out.nbytes and c.device_to_host_count >= 2, (function.__name__, c)
-        np.testing.assert_array_equal(out, function(*args, device="cpu", **kwargs))
-        np.testing.assert_array_equal(args[0], a)  # the input is untouched
-
-
 @pytest.mark.parametrize("method", ["recursive", "fir"])
 @pytest.mark.parametrize("shape", [(90, 40, 48), (300, 260)])
 def test_numpy_prefilter_larger_than_the_device_runs_in_slabs(gpu, method, shape):

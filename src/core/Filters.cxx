@@ -5,9 +5,6 @@
  *=========================================================================*/
 #include "cif/Filter.h"
 #include "cif/Slabs.h"
-#include "cif/Streamed.h"
-#include "cif/PooledBuffer.h"
-#include "cif/Execution.h"
 
 #include <algorithm>
 #include <cmath>
@@ -518,92 +515,6 @@ GpuProblem(const FilterDescriptor & filter, Pixel pixel, const Parameters & para
   return {};
 }
 
-bool
-RunStreamedOnHostCUDA(const FilterDescriptor & filter,
-                      const Parameters &       parameters,
-                      const Job &              job,
-                      std::size_t              inputPixelBytes,
-                      std::size_t              outputPixelBytes,
-                      const void *             in,
-                      void *                   out,
-                      const StreamedCore &     core)
-{
-  if (filter.cudaOnHost || in == nullptr || out == nullptr)
-  {
-    return false;
-  }
-  const int    axis = SlowestAxis(job);
-  std::int64_t factor = 1;
-  if (filter.grid == OutputGrid::Bin)
-  {
-    factor = static_cast<std::int64_t>(Value(parameters, "shrink_factors", axis));
-  }
-  else if (filter.grid != OutputGrid::Same || !filter.halo ||
-           filter.halo(parameters, job.dimension) != std::array<std::int64_t, 3>{ 0, 0, 0 })
-  {
-    return false;
-  }
-  std::size_t inPlane = 1, outPlane = 1; // pixels
-  for (int a = 0; a < axis; ++a)
-  {
-    inPlane *= static_cast<std::size_t>(job.inputSize[a]);
-    outPlane *= static_cast<std::size_t>(job.outputSize[a]);
-  }
-  const bool   companion = job.companion != nullptr;
-  StreamedLayout layout;
-  layout.inputPlaneBytes = { inPlane * inputPixelBytes };
-  if (companion)
-  {
-    layout.inputPlaneBytes.push_back(inPlane * PixelBytes(*job.companionPixel));
-  }
-  layout.inputPlanes = job.inputSize[axis];
-  layout.inputFirst = job.outputStart[axis];
-  layout.factor = factor;
-  layout.outputPlanes = job.outputSize[axis];
-  layout.outputPlaneBytes = outPlane * outputPixelBytes;
-  layout.hostInputs = { in };
-  if (companion)
-  {
-    layout.hostInputs.push_back(job.companion);
-  }
-  layout.deviceInputs.assign(layout.hostInputs.size(), nullptr);
-  if (StreamedPieces(layout) < 2)
-  {
-    return false;
-  }
-  // whole device blocks from the pool, filled and emptied piece by piece
-  std::vector<PooledBuffer> blocks;
-  blocks.reserve(layout.hostInputs.size());
-  for (std::size_t k = 0; k < layout.hostInputs.size(); ++k)
-  {
-    blocks.emplace_back(layout.inputPlaneBytes[k] * static_cast<std::size_t>(layout.inputPlanes), CurrentStream());
-    layout.deviceInputs[k] = blocks.back().GetPointer();
-  }
-  PooledBuffer result(layout.outputPlaneBytes * static_cast<std::size_t>(layout.outputPlanes), CurrentStream());
-  layout.hostOutput = out;
-  layout.deviceOutput = result.GetPointer();
-  RunStreamedCUDA(layout,
-                  [&](std::int64_t first, std::int64_t count)
-                  {
-                    // the piece's input planes, from the first its first output plane reads
-                    const std::size_t inFirst = static_cast<std::size_t>(layout.inputFirst + first * factor);
-                    Job               piece = job;
-                    piece.inputSize[axis] = count * factor;
-                    piece.outputStart[axis] = 0;
-                    piece.outputSize[axis] = count;
-                    piece.progress = nullptr;
-                    if (companion)
-                    {
-                      piece.companion = static_cast<const char *>(layout.deviceInputs[1]) + inFirst * layout.inputPlaneBytes[1];
-                    }
-                    core(static_cast<const char *>(layout.deviceInputs[0]) + inFirst * layout.inputPlaneBytes[0],
-                         static_cast<char *>(layout.deviceOutput) +
-                           static_cast<std::size_t>(first) * layout.outputPlaneBytes,
-                         piece);
-                  });
-  return true;
-}
-
 std::string
 RunOnHostBuffersCUDA(const FilterDescriptor &      filter,
                      Pixel                         pixel,
@@ -619,27 +530,10 @@ RunOnHostBuffersCUDA(const FilterDescriptor &      filter,
     return filter.cudaOnHost(
       true, pixel, [in] { return in; }, [out] { return out; }, job, parameters, whole);
   }
-  // the one-piece job: streamed where the filter allows it, else the face's own
-  const auto onePiece = [&]
-  {
-    const bool streamed = RunStreamedOnHostCUDA(filter,
-                                                parameters,
-                                                job,
-                                                PixelBytes(pixel),
-                                                PixelBytes(job.outputPixel ? *job.outputPixel : pixel),
-                                                in,
-                                                out,
-                                                [&](const void * x, void * y, const Job & piece)
-                                                { note = filter.cuda(pixel, x, y, piece, parameters, 0).note; });
-    if (!streamed)
-    {
-      whole();
-    }
-  };
   const SlabPolicy policy = filter.slabPolicy ? filter.slabPolicy(parameters, pixel) : SlabPolicy{};
   if (!(policy.slabs && filter.grid == OutputGrid::Same))
   {
-    onePiece();
+    whole();
     return {};
   }
   const auto halo = filter.halo ? filter.halo(parameters, job.dimension) : std::array<std::int64_t, 3>{ 0, 0, 0 };
@@ -657,7 +551,7 @@ RunOnHostBuffersCUDA(const FilterDescriptor &      filter,
       policy.kernelWritesInputPlanes,
       policy.workBytesPerInputPixel,
       [&](const T * x, O * y, const Job & piece) { note = filter.cuda(pixel, x, y, piece, parameters, 0).note; },
-      onePiece,
+      whole,
       {},
       // the companion (on the host, as the input) is cut with the input
       job.companion != nullptr ? PixelBytes(*job.companionPixel) : 0,
