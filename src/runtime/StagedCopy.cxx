@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <functional>
 #include <cstdint>
@@ -113,6 +114,19 @@ DestroyLane(Lane & lane) noexcept
   lane = Lane{};
 }
 
+/** cv.wait(lock, done), through wait_for: libstdc++ 12 exports
+ * condition_variable::wait(unique_lock &) under GLIBCXX_3.4.30, which
+ * auditwheel's manylinux_2_34 policy does not allow (the wheel became
+ * manylinux_2_35); wait_for is inline over pthread_cond_clockwait. */
+template <typename TDone>
+void
+WaitUntilDone(std::condition_variable & cv, std::unique_lock<std::mutex> & lock, TDone done)
+{
+  while (!cv.wait_for(lock, std::chrono::seconds(1), done))
+  {
+  }
+}
+
 /** The lanes of one copy, on one device, with the host threads that run
  * lanes 1, 2, ... (lane 0 is the caller's). The threads live as long as
  * the set, which the pool keeps between copies: starting 15 threads (each
@@ -152,7 +166,7 @@ struct LaneSet
     m_Start.notify_all();
     job(0);
     std::unique_lock<std::mutex> lock(m_Mutex);
-    m_Finished.wait(lock, [this] { return m_Remaining == 0; });
+    WaitUntilDone(m_Finished, lock, [this] { return m_Remaining == 0; });
     m_Job = nullptr;
   }
 
@@ -216,7 +230,7 @@ private:
       const std::function<void(int)> * job = nullptr;
       {
         std::unique_lock<std::mutex> lock(m_Mutex);
-        m_Start.wait(lock, [&] { return m_Quit || m_Generation != seen; });
+        WaitUntilDone(m_Start, lock, [&] { return m_Quit || m_Generation != seen; });
         if (m_Quit)
         {
           return;
