@@ -811,7 +811,7 @@ RUNS = [("h100-2026-11-26", "h100"), ("h200-2026-11-26", "h200")]
 
 
 def all_specs():
-    specs = [whole_image("h200"), whole_image("h200-2026-11-26-before-pool"), whole_image("h100"),
+    specs = [whole_image("h200"), whole_image("h200-2026-11-28-before-lane-threads"), whole_image("h200-2026-11-26-before-pool"), whole_image("h100"),
              bin_shrink("bin-shrink-cupy-h200.log", "bin-shrink-h200"),
              python_overhead("python-overhead-h200-issue21.log", "python-overhead-h200-issue21"),
              python_overhead("python-overhead-h200.log", "python-overhead-h200"),
