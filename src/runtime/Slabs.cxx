@@ -12,7 +12,6 @@
 #include <algorithm>
 #include <cstring>
 #include <exception>
-#include <cstdlib>
 #include <iomanip>
 #include <mutex>
 #include <sstream>

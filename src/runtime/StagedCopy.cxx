@@ -556,20 +556,12 @@ StagedCopy(bool toDevice, void * destination, const void * source, std::size_t b
   try
   {
     CIF_CUDA_CHECK(cudaEventRecord(ready, stream));
-  }
-  catch (...)
-  {
-    cudaEventDestroy(ready);
-    ProcessCache<LanePool>().Give(std::move(set));
-    throw;
-  }
-  try
-  {
     set->Run(lanes, lane);
   }
   catch (...)
   {
-    // no thread to be had: nothing was copied
+    // the event could not be recorded or no lane thread could be started:
+    // nothing was copied
     cudaEventDestroy(ready);
     ProcessCache<LanePool>().Give(std::move(set));
     throw;
