@@ -2,7 +2,7 @@
 set(DOCUMENTATION "GPU (CUDA) versions of medical-image filters with CPU fallbacks: \
 cubic B-spline prefilter (exact recursive and FIR), resampling and a batch \
 B-spline interpolator, median, bilateral, rotating-mask, box mean and erosion \
-filters, gradient and curvature anisotropic diffusion, threshold and mask, segmentation with bit-packed masks. Images can stay on the \
+filters, gradient and curvature anisotropic diffusion, threshold and mask, segmentation with bit-packed masks, the v4 registration metrics. Images can stay on the \
 GPU between filters (itk::CudaFilterImage).")
 
 itk_module(CudaImageFilters
@@ -21,7 +21,10 @@ itk_module(CudaImageFilters
     ITKImageIntensity
     ITKMathematicalMorphology
     ITKThresholding
+    ITKOptimizersv4
+    ITKMetricsv4
   TEST_DEPENDS
+    ITKRegistrationMethodsv4
     ITKTestKernel
     ITKGoogleTest
     ITKIONIFTI

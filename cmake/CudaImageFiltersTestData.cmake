@@ -4,7 +4,8 @@
 set(CudaImageFilters_EXAMPLES_DATA "/usr/share/doc/insighttoolkit5-examples/examples/Data"
   CACHE PATH "Folder of ITK's example images (Debian package insighttoolkit5-examples)")
 set(CudaImageFilters_TEST_DATA "${CMAKE_BINARY_DIR}/Data")
-foreach(image BrainProtonDensitySlice.png KmeansTest_T1UCharRaw.nii.gz)
+foreach(image BrainProtonDensitySlice.png KmeansTest_T1UCharRaw.nii.gz
+    BrainProtonDensitySliceBorder20.png BrainProtonDensitySliceShifted13x17y.png)
   if(NOT EXISTS "${CudaImageFilters_EXAMPLES_DATA}/${image}")
     message(FATAL_ERROR "Test image ${CudaImageFilters_EXAMPLES_DATA}/${image} is missing: "
       "install Debian's insighttoolkit5-examples or set CudaImageFilters_EXAMPLES_DATA")

@@ -45,6 +45,7 @@ CudaImageFiltersFactory::CudaImageFiltersFactory()
   CudaFactoryDetail::AddDiffusionOverrides(*this);
   CudaFactoryDetail::AddSegmentationOverrides(*this);
   CudaFactoryDetail::AddResampleOverrides(*this);
+  CudaFactoryDetail::AddMetricOverrides(*this);
 }
 
 const char *
@@ -57,7 +58,7 @@ const char *
 CudaImageFiltersFactory::GetDescription() const
 {
   return "CudaImageFilters: CUDA twins of ITK's filters (median, mean, erosion, binary threshold, bilateral, bin "
-         "shrink, resample, B-spline decomposition and interpolator)";
+         "shrink, resample, B-spline decomposition and interpolator, mean squares v4 metric)";
 }
 
 void

@@ -63,6 +63,8 @@ void
 AddSegmentationOverrides(CudaImageFiltersFactory & factory);
 void
 AddResampleOverrides(CudaImageFiltersFactory & factory);
+void
+AddMetricOverrides(CudaImageFiltersFactory & factory);
 
 } // namespace CudaFactoryDetail
 } // namespace itk

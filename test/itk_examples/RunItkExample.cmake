@@ -6,16 +6,26 @@
 #      -1), gpu needs one (skips without a device, fails instead under
 #      CUDAIMAGEFILTERS_REQUIRE_GPU=1),
 #   3. the outputs agree within TOLERANCE (largest difference per pixel).
+#   4. for programs that print results (the registration examples), the
+#      numbers after each label of STDOUT_CHECKS ("label:tolerance|...")
+#      agree within their tolerance, in every line that has the label.
 # Variables: ITK_EXE CIF_EXE COMPARE WORK NAME CLASS MODE TOLERANCE INPUT
-#            OUTPUT_NAME ARGS (|-separated, after the output)
+#            OUTPUT_NAME ARGS (|-separated, after the output); optional
+#            INPUT2 (a second input before the output: registration's
+#            moving image) and STDOUT_CHECKS
 string(REPLACE "|" ";" ARGS "${ARGS}")
+set(inputs "${INPUT}")
+if(INPUT2)
+  list(APPEND inputs "${INPUT2}")
+endif()
 file(MAKE_DIRECTORY "${WORK}")
 set(itk_out "${WORK}/${NAME}-${MODE}-itk-${OUTPUT_NAME}")
 set(cif_out "${WORK}/${NAME}-${MODE}-cif-${OUTPUT_NAME}")
 file(REMOVE "${itk_out}" "${cif_out}")
 
-execute_process(COMMAND "${ITK_EXE}" "${INPUT}" "${itk_out}" ${ARGS}
+execute_process(COMMAND "${ITK_EXE}" ${inputs} "${itk_out}" ${ARGS}
                 RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+set(itk_stdout "${out}")
 if(NOT rc EQUAL 0 OR NOT EXISTS "${itk_out}")
   message(FATAL_ERROR "ITK's ${NAME} (without the module) failed (${rc}):\n${out}\n${err}")
 endif()
@@ -27,8 +37,9 @@ if(MODE STREQUAL "cpu")
   # the variable in CMake)
   set(ENV{CUDA_VISIBLE_DEVICES} "-1")
 endif()
-execute_process(COMMAND "${CIF_EXE}" "${INPUT}" "${cif_out}" ${ARGS}
+execute_process(COMMAND "${CIF_EXE}" ${inputs} "${cif_out}" ${ARGS}
                 RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+set(cif_stdout "${out}")
 if(NOT rc EQUAL 0 OR NOT EXISTS "${cif_out}")
   message(FATAL_ERROR "ITK's ${NAME} with the module failed (${rc}):\n${out}\n${err}")
 endif()
@@ -58,6 +69,37 @@ foreach(line ${lines})
     endif()
   endif()
 endforeach()
+
+if(STDOUT_CHECKS)
+  string(REPLACE "|" ";" checks "${STDOUT_CHECKS}")
+  set(number "[-+]?[0-9]*[.]?[0-9]+([eE][-+]?[0-9]+)?")
+  foreach(check ${checks})
+    string(REGEX MATCH "^(.*):([^:]*)$" _ "${check}")
+    set(label "${CMAKE_MATCH_1}")
+    set(tolerance "${CMAKE_MATCH_2}")
+    string(REGEX MATCHALL "${label}[ =:]*${number}" itk_found "${itk_stdout}")
+    string(REGEX MATCHALL "${label}[ =:]*${number}" cif_found "${cif_stdout}")
+    list(LENGTH itk_found n_itk)
+    list(LENGTH cif_found n_cif)
+    if(n_itk EQUAL 0 OR NOT n_itk EQUAL n_cif)
+      message(FATAL_ERROR "${NAME}: '${label}' printed ${n_itk} times without the module, ${n_cif} times with it")
+    endif()
+    math(EXPR last "${n_itk} - 1")
+    foreach(i RANGE ${last})
+      list(GET itk_found ${i} a)
+      list(GET cif_found ${i} b)
+      string(REGEX MATCH "${number}$" a "${a}")
+      string(REGEX MATCH "${number}$" b "${b}")
+      # CMake has no floating point: a tiny helper program compares
+      execute_process(COMMAND "${COMPARE}" --numbers "${a}" "${b}" "${tolerance}"
+                      RESULT_VARIABLE rc OUTPUT_VARIABLE cmp ERROR_VARIABLE cmp)
+      message(STATUS "${NAME}: ${label}: ITK ${a}, with the module ${b} (${cmp})")
+      if(NOT rc EQUAL 0)
+        message(FATAL_ERROR "${NAME}: '${label}' differs beyond ${tolerance}: ${a} and ${b}")
+      endif()
+    endforeach()
+  endforeach()
+endif()
 
 execute_process(COMMAND "${COMPARE}" "${itk_out}" "${cif_out}" ${TOLERANCE}
                 RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)

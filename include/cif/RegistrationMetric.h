@@ -1,0 +1,146 @@
+/*=========================================================================
+ *  CudaImageFilters: the registration metric core (plain types only).
+ *
+ *  Evaluates an image-to-image metric and its derivative over a dense
+ *  virtual domain, the way ITK's ImageToImageMetricv4 and its dense
+ *  threader do, for transforms whose point map is affine (ITK's "Linear"
+ *  transform category: Translation, Euler, VersorRigid3D, Similarity,
+ *  Affine and composites of them). Per virtual index i, in the virtual
+ *  region:
+ *  - the virtual point x = origin + indexToPoint i (ITK's
+ *    TransformIndexToPhysicalPoint);
+ *  - the fixed point F x + f and the moving point M x + m;
+ *  - each point's continuous index in its image and ITK's IsInsideBuffer
+ *    test (start - 0.5 <= c < start + size - 0.5 on every axis, NaN is
+ *    outside); a point outside either image is not a valid point;
+ *  - the fixed and moving values by itk::LinearInterpolateImageFunction's
+ *    arithmetic (edge samples repeated), in double, converted to the pixel
+ *    type as ITK stores them; the moving image gradient by the same
+ *    interpolation of a precomputed gradient image (ITK's default: the
+ *    metric's GradientRecursiveGaussianImageFilter output, interpolated
+ *    linearly at the moving point).
+ *
+ *  The derivative of an affine-map transform's point with respect to its
+ *  parameters is affine in x: J_p(x) = J_p(x0) + sum_k (x_k - x0_k) G_pk.
+ *  So the core does not need the transform's parameterisation: it returns
+ *  per-metric sums ("moments") of the form sum_points w_d (x - x0)~ over the
+ *  valid points, and the caller contracts them with the Jacobian that ITK's
+ *  transform reports at x0 and x0 + e_k (see MetricMoments). For mean
+ *  squares, w_d = 2 (f - m) grad_d m, the terms of ITK's
+ *  MeanSquaresImageToImageMetricv4 ProcessPoint.
+ *
+ *  The ITK class itk::CudaMeanSquaresImageToImageMetricv4 builds the job
+ *  from the metric's images, transforms and virtual domain.
+ *=========================================================================*/
+#ifndef cifRegistrationMetric_h
+#define cifRegistrationMetric_h
+
+#include <cstdint>
+#include <string>
+
+namespace cif
+{
+
+/** The metric a job evaluates. */
+enum class MetricKind
+{
+  /** itk::MeanSquaresImageToImageMetricv4: mean of (f - m)^2 over the valid
+   * points; derivative sum 2 (f - m) grad m . J / n. */
+  MeanSquares
+};
+
+/** A sampled image (or the gradient image: `dimension` floats per sample)
+ * that a metric reads, x fastest. Continuous index c = pointToIndex (p -
+ * origin), in image index units (ITK's
+ * TransformPhysicalPointToContinuousIndex); the buffer holds the samples of
+ * [start, start + size). */
+struct MetricImage
+{
+  const void * values{ nullptr };
+  std::int64_t size[3]{ 1, 1, 1 };
+  std::int64_t start[3]{ 0, 0, 0 };
+  double       origin[3]{ 0, 0, 0 };
+  double       pointToIndex[3][3]{ { 1, 0, 0 }, { 0, 1, 0 }, { 0, 0, 1 } };
+};
+
+/** An affine point map p' = matrix p + offset. */
+struct MetricAffineMap
+{
+  double matrix[3][3]{ { 1, 0, 0 }, { 0, 1, 0 }, { 0, 0, 1 } };
+  double offset[3]{ 0, 0, 0 };
+};
+
+/** One evaluation over the dense virtual domain. Unused axes (index >=
+ * dimension) have size 1 and are ignored. */
+struct DenseMetricJob
+{
+  MetricKind kind{ MetricKind::MeanSquares };
+  /** 2 or 3. */
+  int dimension{ 3 };
+  /** The virtual region: its first index and size, and the virtual image's
+   * index-to-point map (direction times spacing) and origin. */
+  std::int64_t    virtualStart[3]{ 0, 0, 0 };
+  std::int64_t    virtualSize[3]{ 1, 1, 1 };
+  double          virtualOrigin[3]{ 0, 0, 0 };
+  double          virtualIndexToPoint[3][3]{ { 1, 0, 0 }, { 0, 1, 0 }, { 0, 0, 1 } };
+  MetricAffineMap fixedTransform;
+  MetricAffineMap movingTransform;
+  /** Pixel values of the image's pixel type (the TPixel of the entry
+   * points). */
+  MetricImage fixed;
+  MetricImage moving;
+  /** `dimension` floats per sample: the moving image's physical gradient.
+   * Read only when `derivative` is set. Its geometry may differ from the
+   * moving image's (ITK interpolates it on its own grid). */
+  MetricImage movingGradient;
+  /** The point x0 the moments' positions are taken from (the middle of the
+   * virtual domain keeps the sums well conditioned). */
+  double momentOrigin[3]{ 0, 0, 0 };
+  bool   derivative{ true };
+};
+
+/** What an evaluation returns: sums over the valid points, in double.
+ * - `count`: the number of valid points (ITK's NumberOfValidPoints);
+ * - `value`: the sum of the per-point metric values (mean squares:
+ *   (f - m)^2; ITK's value is value / count);
+ * - `weighted[d][k]`, k < dimension: sum of w_d (x_k - x0_k);
+ *   `weighted[d][dimension]`: sum of w_d; w_d is the per-point weight of the
+ *   transform Jacobian's row d (mean squares: 2 (f - m) grad_d m). Then
+ *   ITK's derivative for parameter p is
+ *   (sum_d J_dp(x0) weighted[d][D] + sum_d sum_k G_dpk weighted[d][k]) / count,
+ *   where G_dpk = J_dp(x0 + e_k) - J_dp(x0). Zero when `derivative` is off. */
+struct MetricMoments
+{
+  double count{ 0 };
+  double value{ 0 };
+  double weighted[3][4]{};
+};
+
+/** Why `job` is not a valid request (empty when it is): dimension, sizes,
+ * missing buffers. */
+std::string
+ValidateDenseMetricJob(const DenseMetricJob & job);
+
+/** GPU core: device pointers in the job, one thread per virtual point, the
+ * sums reduced per block and then in a fixed order (deterministic). TPixel:
+ * float or double. Throws cif::CudaFailure on CUDA errors and
+ * std::invalid_argument for an invalid job; returns after the device
+ * finished. */
+template <typename TPixel>
+void
+DenseMetricMomentsCUDA(const DenseMetricJob & job, MetricMoments & moments);
+
+/** CPU core: the same contract with host pointers, multi-threaded over
+ * fixed chunks of the virtual region whose sums are added in chunk order
+ * (the result does not depend on the thread count). */
+template <typename TPixel>
+void
+DenseMetricMomentsCPU(const DenseMetricJob & job, MetricMoments & moments, int numberOfThreads);
+
+/** Whether this build has the GPU core (compiled with nvcc). */
+bool
+DenseMetricCUDAIsCompiled();
+
+} // namespace cif
+
+#endif

@@ -1,0 +1,607 @@
+/*=========================================================================
+ *  CudaImageFilters
+ *=========================================================================*/
+#ifndef itkCudaImageToImageMetricv4Base_hxx
+#define itkCudaImageToImageMetricv4Base_hxx
+
+#include "itkCompositeTransform.h"
+#include "itkIdentityTransform.h"
+#include "itkLinearInterpolateImageFunction.h"
+#include "itkMatrixOffsetTransformBase.h"
+#include "itkTranslationTransform.h"
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+#include <type_traits>
+#include <typeinfo>
+
+namespace itk
+{
+
+namespace CudaMetricDetail
+{
+
+/** ITK's m_IndexToPhysicalPoint and m_PhysicalPointToIndex (protected in
+ * ImageBase 5.2), computed as ImageBase::ComputeIndexToPhysicalPointMatrices
+ * does: direction times diag(spacing), and its inverse. */
+template <typename TImage>
+void
+IndexMatrices(const TImage * image, typename TImage::DirectionType & indexToPoint,
+              typename TImage::DirectionType & pointToIndex)
+{
+  typename TImage::DirectionType scale;
+  scale.Fill(0.0);
+  for (unsigned int a = 0; a < TImage::ImageDimension; ++a)
+  {
+    scale[a][a] = image->GetSpacing()[a];
+  }
+  indexToPoint = image->GetDirection() * scale;
+  pointToIndex = typename TImage::DirectionType(indexToPoint.GetInverse());
+}
+
+/** The affine map of a Linear-category transform: exact for a
+ * MatrixOffsetTransformBase, a TranslationTransform or an IdentityTransform
+ * (alone or as the one transform of a composite, ITK's TransformPoint
+ * arithmetic is then the core's), else probed at x0 and x0 + e_k. Empty, or
+ * why the transform is not an affine map. */
+template <unsigned int D, typename TTransform>
+std::string
+AffineMapOf(const TTransform * transform, const double x0[D], cif::MetricAffineMap & map)
+{
+  using ScalarType = typename TTransform::ScalarType;
+  using PointType = typename TTransform::InputPointType;
+  const TTransform * t = transform;
+  if (const auto * composite = dynamic_cast<const CompositeTransform<ScalarType, D> *>(t))
+  {
+    if (composite->GetNumberOfTransforms() == 1)
+    {
+      t = composite->GetNthTransformConstPointer(0);
+    }
+  }
+  map = cif::MetricAffineMap{};
+  if (const auto * affine = dynamic_cast<const MatrixOffsetTransformBase<ScalarType, D, D> *>(t))
+  {
+    for (unsigned int r = 0; r < D; ++r)
+    {
+      for (unsigned int c = 0; c < D; ++c)
+      {
+        map.matrix[r][c] = affine->GetMatrix()[r][c];
+      }
+      map.offset[r] = affine->GetOffset()[r];
+    }
+  }
+  else if (const auto * translation = dynamic_cast<const TranslationTransform<ScalarType, D> *>(t))
+  {
+    for (unsigned int r = 0; r < D; ++r)
+    {
+      map.offset[r] = translation->GetOffset()[r];
+    }
+  }
+  else if (dynamic_cast<const IdentityTransform<ScalarType, D> *>(t) == nullptr)
+  {
+    PointType p0;
+    for (unsigned int a = 0; a < D; ++a)
+    {
+      p0[a] = x0[a];
+    }
+    const PointType y0 = transform->TransformPoint(p0);
+    for (unsigned int k = 0; k < D; ++k)
+    {
+      PointType pk = p0;
+      pk[k] += 1.0;
+      const PointType yk = transform->TransformPoint(pk);
+      for (unsigned int r = 0; r < D; ++r)
+      {
+        map.matrix[r][k] = yk[r] - y0[r];
+      }
+    }
+    for (unsigned int r = 0; r < D; ++r)
+    {
+      double sum = 0.0;
+      for (unsigned int c = 0; c < D; ++c)
+      {
+        sum += map.matrix[r][c] * x0[c];
+      }
+      map.offset[r] = y0[r] - sum;
+    }
+  }
+  // check the map at another point
+  PointType test;
+  for (unsigned int a = 0; a < D; ++a)
+  {
+    test[a] = x0[a] + 17.25 * (a + 1) - 9.5;
+  }
+  const PointType expected = transform->TransformPoint(test);
+  for (unsigned int r = 0; r < D; ++r)
+  {
+    double mapped = map.offset[r];
+    for (unsigned int c = 0; c < D; ++c)
+    {
+      mapped += map.matrix[r][c] * test[c];
+    }
+    if (!(std::abs(mapped - expected[r]) <= 1e-9 * (1.0 + std::abs(expected[r]))))
+    {
+      return std::string("the transform ") + transform->GetNameOfClass() + " is not an affine map of the points";
+    }
+  }
+  return {};
+}
+
+} // namespace CudaMetricDetail
+
+template <typename TMetric>
+void
+CudaImageToImageMetricv4Base<TMetric>::Initialize()
+{
+  Superclass::Initialize();
+  m_HostGradient.clear();
+  m_HostGradient.shrink_to_fit();
+  m_DeviceCurrent = false;
+  m_ReportedSinceInitialize = false;
+}
+
+template <typename TMetric>
+std::string
+CudaImageToImageMetricv4Base<TMetric>::GetCoreUnsupportedReason() const
+{
+  if constexpr (ImageDimension != 2 && ImageDimension != 3)
+  {
+    return "images of 2 or 3 dimensions";
+  }
+  else if constexpr (!std::is_same<FixedImagePixelType, MovingImagePixelType>::value ||
+                     !CudaIsOneOf<FixedImagePixelType, float, double>)
+  {
+    return "fixed and moving pixels of one type, float or double";
+  }
+  else
+  {
+    using LinearFixed = LinearInterpolateImageFunction<FixedImageType, typename Superclass::CoordinateRepresentationType>;
+    using LinearMoving =
+      LinearInterpolateImageFunction<MovingImageType, typename Superclass::CoordinateRepresentationType>;
+    using Category = typename Superclass::MovingTransformType::TransformCategoryEnum;
+    if (this->m_FixedImage.IsNull() || this->m_MovingImage.IsNull() || this->m_FixedTransform.IsNull() ||
+        this->m_MovingTransform.IsNull() || this->m_VirtualImage.IsNull())
+    {
+      return "a metric that has not been initialized";
+    }
+    if (this->GetUseSampledPointSet())
+    {
+      return "a sampled point set (the core evaluates the dense virtual domain)";
+    }
+    if (this->m_FixedImageMask.IsNotNull() || this->m_MovingImageMask.IsNotNull())
+    {
+      return "an image mask";
+    }
+    if (typeid(*this->m_FixedInterpolator) != typeid(LinearFixed))
+    {
+      return std::string("the fixed interpolator ") + this->m_FixedInterpolator->GetNameOfClass() +
+             " (the core interpolates linearly)";
+    }
+    if (typeid(*this->m_MovingInterpolator) != typeid(LinearMoving))
+    {
+      return std::string("the moving interpolator ") + this->m_MovingInterpolator->GetNameOfClass() +
+             " (the core interpolates linearly)";
+    }
+    if (!this->GetUseMovingImageGradientFilter())
+    {
+      return "central-difference moving gradients (UseMovingImageGradientFilter off)";
+    }
+    if (!this->GetGradientSourceIncludesMoving() || this->m_MovingImageGradientImage.IsNull())
+    {
+      return "a gradient source without the moving image";
+    }
+    if (this->GetUseFloatingPointCorrection())
+    {
+      return "floating point correction";
+    }
+    if (this->m_MovingTransform->GetTransformCategory() != Category::Linear)
+    {
+      return std::string("the moving transform ") + this->m_MovingTransform->GetNameOfClass() +
+             " (the core takes transforms of the Linear category)";
+    }
+    if (this->m_FixedTransform->GetTransformCategory() != Category::Linear)
+    {
+      return std::string("the fixed transform ") + this->m_FixedTransform->GetNameOfClass() +
+             " (the core takes transforms of the Linear category)";
+    }
+    if (this->GetNumberOfLocalParameters() != this->GetNumberOfParameters())
+    {
+      return "a transform with local parameters";
+    }
+    const auto & gradient = *this->m_MovingImageGradientImage;
+    const auto & moving = *this->m_MovingImage;
+    if (gradient.GetBufferedRegion() != moving.GetBufferedRegion() || gradient.GetOrigin() != moving.GetOrigin() ||
+        gradient.GetSpacing() != moving.GetSpacing() || gradient.GetDirection() != moving.GetDirection())
+    {
+      return "a moving gradient image on another grid than the moving image";
+    }
+    return {};
+  }
+}
+
+template <typename TMetric>
+std::string
+CudaImageToImageMetricv4Base<TMetric>::BuildJob(bool                  wantDerivative,
+                                                cif::DenseMetricJob & job,
+                                                std::vector<double> & jacobianAtOrigin,
+                                                std::vector<double> & jacobianSteps) const
+{
+  constexpr unsigned int D = ImageDimension;
+  job = cif::DenseMetricJob{};
+  job.kind = this->GetCoreMetricKind();
+  job.dimension = static_cast<int>(D);
+  job.derivative = wantDerivative;
+
+  const auto & region = this->GetVirtualRegion();
+  const auto * virtualImage = this->m_VirtualImage.GetPointer();
+  typename VirtualImageType::DirectionType virtualIndexToPoint;
+  typename VirtualImageType::DirectionType virtualPointToIndex;
+  CudaMetricDetail::IndexMatrices(virtualImage, virtualIndexToPoint, virtualPointToIndex);
+  for (unsigned int r = 0; r < D; ++r)
+  {
+    job.virtualStart[r] = region.GetIndex()[r];
+    job.virtualSize[r] = static_cast<std::int64_t>(region.GetSize()[r]);
+    job.virtualOrigin[r] = virtualImage->GetOrigin()[r];
+    for (unsigned int c = 0; c < D; ++c)
+    {
+      job.virtualIndexToPoint[r][c] = virtualIndexToPoint[r][c];
+    }
+  }
+  auto describe = [](const auto * image, cif::MetricImage & out)
+  {
+    const auto & buffered = image->GetBufferedRegion();
+    using ImageType = std::remove_cv_t<std::remove_pointer_t<decltype(image)>>;
+    typename ImageType::DirectionType indexToPoint;
+    typename ImageType::DirectionType pointToIndex;
+    CudaMetricDetail::IndexMatrices(image, indexToPoint, pointToIndex);
+    for (unsigned int r = 0; r < D; ++r)
+    {
+      out.start[r] = buffered.GetIndex()[r];
+      out.size[r] = static_cast<std::int64_t>(buffered.GetSize()[r]);
+      out.origin[r] = image->GetOrigin()[r];
+      for (unsigned int c = 0; c < D; ++c)
+      {
+        out.pointToIndex[r][c] = pointToIndex[r][c];
+      }
+    }
+  };
+  describe(this->m_FixedImage.GetPointer(), job.fixed);
+  describe(this->m_MovingImage.GetPointer(), job.moving);
+  if (wantDerivative)
+  {
+    describe(this->m_MovingImageGradientImage.GetPointer(), job.movingGradient);
+  }
+  job.fixed.values = this->m_FixedImage->GetBufferPointer();
+  job.moving.values = this->m_MovingImage->GetBufferPointer();
+
+  // x0: the middle of the virtual region
+  double x0[3]{ 0, 0, 0 };
+  for (unsigned int r = 0; r < D; ++r)
+  {
+    double sum = job.virtualOrigin[r];
+    for (unsigned int c = 0; c < D; ++c)
+    {
+      sum += job.virtualIndexToPoint[r][c] *
+             (static_cast<double>(job.virtualStart[c]) + 0.5 * static_cast<double>(job.virtualSize[c] - 1));
+    }
+    x0[r] = sum;
+    job.momentOrigin[r] = sum;
+  }
+  std::string problem = CudaMetricDetail::AffineMapOf<D>(this->m_FixedTransform.GetPointer(), x0, job.fixedTransform);
+  if (problem.empty())
+  {
+    problem = CudaMetricDetail::AffineMapOf<D>(this->m_MovingTransform.GetPointer(), x0, job.movingTransform);
+  }
+  if (!problem.empty() || !wantDerivative)
+  {
+    return problem;
+  }
+
+  // the Jacobian at x0 and its steps along the axes: J(x) = J(x0) + sum_k (x - x0)_k step_k
+  const unsigned int                           P = this->GetNumberOfParameters();
+  typename Superclass::JacobianType            jacobian;
+  typename Superclass::MovingTransformType::InputPointType point;
+  auto jacobianAt = [&](const double * at, std::vector<double> & out)
+  {
+    for (unsigned int a = 0; a < D; ++a)
+    {
+      point[a] = at[a];
+    }
+    this->m_MovingTransform->ComputeJacobianWithRespectToParameters(point, jacobian);
+    out.assign(static_cast<std::size_t>(D) * P, 0.0);
+    for (unsigned int r = 0; r < D; ++r)
+    {
+      for (unsigned int p = 0; p < P; ++p)
+      {
+        out[r * P + p] = jacobian(r, p);
+      }
+    }
+  };
+  jacobianAt(x0, jacobianAtOrigin);
+  if (jacobian.rows() != D || jacobian.cols() != P)
+  {
+    return "a transform whose Jacobian is not D x (number of parameters)";
+  }
+  jacobianSteps.assign(static_cast<std::size_t>(D) * D * P, 0.0);
+  std::vector<double> at;
+  for (unsigned int k = 0; k < D; ++k)
+  {
+    double xk[3]{ x0[0], x0[1], x0[2] };
+    xk[k] += 1.0;
+    jacobianAt(xk, at);
+    for (std::size_t i = 0; i < at.size(); ++i)
+    {
+      jacobianSteps[k * D * P + i] = at[i] - jacobianAtOrigin[i];
+    }
+  }
+  // check the reconstruction at another point
+  double test[3]{ x0[0], x0[1], x0[2] };
+  for (unsigned int a = 0; a < D; ++a)
+  {
+    test[a] += 13.75 * (a + 1) - 21.0;
+  }
+  jacobianAt(test, at);
+  for (std::size_t i = 0; i < at.size(); ++i)
+  {
+    double expected = jacobianAtOrigin[i];
+    double scale = std::abs(at[i]) + std::abs(expected);
+    for (unsigned int k = 0; k < D; ++k)
+    {
+      expected += (test[k] - x0[k]) * jacobianSteps[k * D * P + i];
+      scale += std::abs((test[k] - x0[k]) * jacobianSteps[k * D * P + i]);
+    }
+    if (!(std::abs(expected - at[i]) <= 1e-9 * (1.0 + scale)))
+    {
+      return std::string("the moving transform ") + this->m_MovingTransform->GetNameOfClass() +
+             " (its Jacobian is not affine in the point)";
+    }
+  }
+  return {};
+}
+
+template <typename TMetric>
+void
+CudaImageToImageMetricv4Base<TMetric>::UploadImages() const
+{
+  const int device = cif::Runtime::GetCurrentDevice();
+  if (m_DeviceCurrent && m_DeviceFixed.GetDevice() == device)
+  {
+    return;
+  }
+  m_DeviceCurrent = false;
+  const std::size_t fixedBytes = this->m_FixedImage->GetBufferedRegion().GetNumberOfPixels() * sizeof(PixelType);
+  const std::size_t movingBytes = this->m_MovingImage->GetBufferedRegion().GetNumberOfPixels() * sizeof(PixelType);
+  m_DeviceFixed.Allocate(fixedBytes);
+  m_DeviceFixed.CopyFromHost(this->m_FixedImage->GetBufferPointer(), fixedBytes);
+  m_DeviceMoving.Allocate(movingBytes);
+  m_DeviceMoving.CopyFromHost(this->m_MovingImage->GetBufferPointer(), movingBytes);
+  m_DeviceGradient.Release();
+  if (this->m_MovingImageGradientImage.IsNotNull())
+  {
+    // the gradient image's double vectors as float, converted in pieces
+    const auto *          gradient = this->m_MovingImageGradientImage->GetBufferPointer();
+    const std::size_t     count = this->m_MovingImageGradientImage->GetBufferedRegion().GetNumberOfPixels();
+    const std::size_t     piece = std::size_t{ 1 } << 20;
+    std::vector<float>    staged(std::min(count, piece) * ImageDimension);
+    m_DeviceGradient.Allocate(count * ImageDimension * sizeof(float));
+    for (std::size_t first = 0; first < count; first += piece)
+    {
+      const std::size_t n = std::min(piece, count - first);
+      for (std::size_t i = 0; i < n; ++i)
+      {
+        for (unsigned int a = 0; a < ImageDimension; ++a)
+        {
+          staged[i * ImageDimension + a] = static_cast<float>(gradient[first + i][a]);
+        }
+      }
+      cif::Runtime::CopyHostToDevice(static_cast<float *>(m_DeviceGradient.GetPointer()) + first * ImageDimension,
+                                     staged.data(),
+                                     n * ImageDimension * sizeof(float));
+    }
+  }
+  m_DeviceCurrent = true;
+}
+
+template <typename TMetric>
+void
+CudaImageToImageMetricv4Base<TMetric>::Report(const CudaExecutionReport & report) const
+{
+  m_LastExecutionReport = report;
+  if (!m_ReportedSinceInitialize)
+  {
+    // one line per Initialize (per level), not per iteration
+    cif::ReportRunIfVerbose(this->GetNameOfClass(), report);
+    m_ReportedSinceInitialize = true;
+  }
+}
+
+template <typename TMetric>
+void
+CudaImageToImageMetricv4Base<TMetric>::Evaluate(bool wantDerivative, MeasureType & value, DerivativeType * derivative) const
+{
+  constexpr unsigned int D = ImageDimension;
+  cif::DenseMetricJob    job;
+  std::vector<double>    jacobianAtOrigin;
+  std::vector<double>    jacobianSteps;
+  std::string            unsupported = this->GetCoreUnsupportedReason();
+  if (unsupported.empty())
+  {
+    unsupported = this->BuildJob(wantDerivative, job, jacobianAtOrigin, jacobianSteps);
+  }
+  CudaExecutionReport report;
+  const char *        name = this->GetNameOfClass();
+  if (!unsupported.empty())
+  {
+    if (this->GetExecutionMode() == CudaExecutionMode::GPU)
+    {
+      CudaThrowGpuUnavailable(cif::GpuUnavailable(std::string(name) +
+                                                  ": GPU execution was requested but is impossible: the module's "
+                                                  "metric core does not take " +
+                                                  unsupported),
+                              name);
+    }
+    if (wantDerivative)
+    {
+      Superclass::GetValueAndDerivative(value, *derivative);
+    }
+    else
+    {
+      value = Superclass::GetValue();
+    }
+    report.Device = CudaExecutedOn::CPU;
+    report.Message = "CPU (ITK's own metric code), because the module's metric core does not take " + unsupported;
+    this->Report(report);
+    return;
+  }
+
+  std::string                             why;
+  const std::unique_ptr<cif::DeviceScope> scope = this->MakeCudaDeviceScope();
+  bool gpu = CudaDecideGpu(this->GetExecutionMode(), this->GetCudaDeviceProblem(), name, why);
+  cif::MetricMoments moments;
+  if (gpu)
+  {
+    try
+    {
+      this->UploadImages();
+      cif::DenseMetricJob onDevice = job;
+      onDevice.fixed.values = m_DeviceFixed.GetPointer();
+      onDevice.moving.values = m_DeviceMoving.GetPointer();
+      onDevice.movingGradient.values = m_DeviceGradient.GetPointer();
+      cif::DenseMetricMomentsCUDA<PixelType>(onDevice, moments);
+      report.Device = CudaExecutedOn::GPU;
+      report.Message = "GPU: " + cif::Runtime::GetDeviceDescription();
+    }
+    catch (const cif::CudaOutOfMemory & failure)
+    {
+      if (this->GetExecutionMode() == CudaExecutionMode::GPU)
+      {
+        CudaThrowAsItkException(failure, name);
+      }
+      gpu = false;
+      m_DeviceCurrent = false;
+      m_DeviceFixed.Release();
+      m_DeviceMoving.Release();
+      m_DeviceGradient.Release();
+      report.FellBackAfterOutOfMemory = true;
+      why = std::string("the GPU ran out of memory (") + failure.what() + ")";
+    }
+    catch (const cif::CudaFailure & failure)
+    {
+      CudaThrowAsItkException(failure, name);
+    }
+  }
+  if (!gpu)
+  {
+    std::vector<float> & hostGradient = m_HostGradient;
+    if (wantDerivative && hostGradient.empty())
+    {
+      const auto *      gradient = this->m_MovingImageGradientImage->GetBufferPointer();
+      const std::size_t count = this->m_MovingImageGradientImage->GetBufferedRegion().GetNumberOfPixels();
+      hostGradient.resize(count * D);
+      for (std::size_t i = 0; i < count; ++i)
+      {
+        for (unsigned int a = 0; a < D; ++a)
+        {
+          hostGradient[i * D + a] = static_cast<float>(gradient[i][a]);
+        }
+      }
+    }
+    job.movingGradient.values = wantDerivative ? hostGradient.data() : nullptr;
+    try
+    {
+      cif::DenseMetricMomentsCPU<PixelType>(job, moments, static_cast<int>(this->GetMaximumNumberOfWorkUnits()));
+    }
+    catch (const std::exception & failure)
+    {
+      itkExceptionMacro(<< failure.what());
+    }
+    report.Device = CudaExecutedOn::CPU;
+    report.Message = why.empty() ? std::string("CPU (the module's metric core)")
+                                 : "CPU (the module's metric core), because " + why;
+  }
+  std::ostringstream note;
+  note << "dense virtual domain of " << this->GetVirtualRegion().GetNumberOfPixels() << " points, "
+       << this->m_MovingTransform->GetNameOfClass() << " with " << this->GetNumberOfParameters() << " parameters";
+  report.AddNote(note.str());
+  if (report.FellBackAfterOutOfMemory)
+  {
+    this->WarnAsExecutionOwner(report.Message);
+  }
+  this->Report(report);
+
+  // ITK's bookkeeping: valid points, value, derivative
+  const unsigned int P = this->GetNumberOfParameters();
+  this->m_NumberOfValidPoints = static_cast<SizeValueType>(moments.count);
+  DerivativeType scratch;
+  DerivativeType & result = derivative != nullptr ? *derivative : scratch;
+  if (result.GetSize() != P)
+  {
+    result.SetSize(P);
+  }
+  result.Fill(0.0);
+  if (this->m_NumberOfValidPoints == 0)
+  {
+    this->VerifyNumberOfValidPoints(this->m_Value, result);
+    value = this->m_Value;
+    return;
+  }
+  this->m_Value = moments.value / moments.count;
+  value = this->m_Value;
+  if (wantDerivative)
+  {
+    for (unsigned int p = 0; p < P; ++p)
+    {
+      double sum = 0.0;
+      for (unsigned int r = 0; r < D; ++r)
+      {
+        sum += jacobianAtOrigin[r * P + p] * moments.weighted[r][D];
+        for (unsigned int k = 0; k < D; ++k)
+        {
+          sum += jacobianSteps[(k * D + r) * P + p] * moments.weighted[r][k];
+        }
+      }
+      result[p] = sum / moments.count;
+    }
+  }
+}
+
+template <typename TMetric>
+auto
+CudaImageToImageMetricv4Base<TMetric>::GetValue() const -> MeasureType
+{
+  MeasureType value{};
+  this->Evaluate(false, value, nullptr);
+  return value;
+}
+
+template <typename TMetric>
+void
+CudaImageToImageMetricv4Base<TMetric>::GetValueAndDerivative(MeasureType & value, DerivativeType & derivative) const
+{
+  this->Evaluate(true, value, &derivative);
+}
+
+template <typename TMetric>
+void
+CudaImageToImageMetricv4Base<TMetric>::ReleaseDeviceMemory()
+{
+  m_DeviceCurrent = false;
+  m_DeviceFixed.Release();
+  m_DeviceMoving.Release();
+  m_DeviceGradient.Release();
+}
+
+template <typename TMetric>
+void
+CudaImageToImageMetricv4Base<TMetric>::PrintSelf(std::ostream & os, Indent indent) const
+{
+  Superclass::PrintSelf(os, indent);
+  this->PrintExecutionMode(os, indent);
+  os << indent << "LastExecutedOn: " << m_LastExecutionReport.Device << std::endl;
+  os << indent << "LastExecutionReport: " << m_LastExecutionReport.Message << std::endl;
+}
+
+} // namespace itk
+
+#endif

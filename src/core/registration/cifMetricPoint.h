@@ -1,0 +1,266 @@
+/*=========================================================================
+ *  CudaImageFilters: the per-point arithmetic of the registration metric
+ *  core (private to src/), shared by the CUDA kernel and the CPU core so
+ *  that both evaluate a point with the same operations.
+ *
+ *  ITK's operations, in double:
+ *  - ImageBase::TransformIndexToPhysicalPoint and
+ *    TransformPhysicalPointToContinuousIndex (sums in axis order);
+ *  - ImageFunction::IsInsideBuffer (start - 0.5 <= c < end + 0.5, NaN out);
+ *  - LinearInterpolateImageFunction::EvaluateOptimized: base index
+ *    floor(c) raised to the buffer's first index, distance c - base; an
+ *    axis with distance <= 0 or whose next index passes the buffer's last
+ *    uses the base sample alone. The nested form a + (b - a) d, x first,
+ *    then y, then z, gives ITK's value in each of its branches (a term with
+ *    d = 0 or b = a adds exactly 0). The CUDA source is compiled without
+ *    fused multiply-adds, so both cores round as ITK's x86-64 build does.
+ *=========================================================================*/
+#ifndef cifMetricPoint_h
+#define cifMetricPoint_h
+
+#include "cif/RegistrationMetric.h"
+
+#include <cmath>
+#include <cstdint>
+
+#ifdef __CUDACC__
+#  define CIF_METRIC_HD __host__ __device__ __forceinline__
+#else
+#  define CIF_METRIC_HD inline
+#endif
+
+namespace cif
+{
+namespace metric
+{
+
+/** The virtual point of region offset `linear` (x fastest). */
+template <int D>
+CIF_METRIC_HD void
+VirtualPoint(const DenseMetricJob & job, std::int64_t linear, double x[D])
+{
+  double index[D];
+  for (int a = 0; a < D; ++a)
+  {
+    const std::int64_t q = linear / job.virtualSize[a];
+    index[a] = static_cast<double>(job.virtualStart[a] + (linear - q * job.virtualSize[a]));
+    linear = q;
+  }
+  // ITK's order: the origin first, then each index term
+  for (int r = 0; r < D; ++r)
+  {
+    double sum = job.virtualOrigin[r];
+    for (int c = 0; c < D; ++c)
+    {
+      sum += job.virtualIndexToPoint[r][c] * index[c];
+    }
+    x[r] = sum;
+  }
+}
+
+template <int D>
+CIF_METRIC_HD void
+Map(const MetricAffineMap & map, const double x[D], double y[D])
+{
+  for (int r = 0; r < D; ++r)
+  {
+    double sum = 0.0;
+    for (int c = 0; c < D; ++c)
+    {
+      sum += map.matrix[r][c] * x[c];
+    }
+    y[r] = sum + map.offset[r];
+  }
+}
+
+/** The continuous index of physical point p in `image`, and whether it lies
+ * inside the buffer (ITK's IsInsideBuffer). */
+template <int D>
+CIF_METRIC_HD bool
+ContinuousIndex(const MetricImage & image, const double p[D], double c[D])
+{
+  double d[D];
+  for (int a = 0; a < D; ++a)
+  {
+    d[a] = p[a] - image.origin[a];
+  }
+  bool inside = true;
+  for (int r = 0; r < D; ++r)
+  {
+    double sum = 0.0;
+    for (int k = 0; k < D; ++k)
+    {
+      sum += image.pointToIndex[r][k] * d[k];
+    }
+    c[r] = sum;
+    const double first = static_cast<double>(image.start[r]) - 0.5;
+    const double end = static_cast<double>(image.start[r] + image.size[r] - 1) + 0.5;
+    inside = inside && (sum >= first && sum < end);
+  }
+  return inside;
+}
+
+/** Where linear interpolation reads on one axis: the two buffer offsets
+ * (equal when the axis uses its base sample alone) and the distance. */
+struct Taps
+{
+  std::int64_t low[3];
+  std::int64_t high[3];
+  double       distance[3];
+};
+
+template <int D>
+CIF_METRIC_HD void
+LinearTaps(const MetricImage & image, const double c[D], Taps & t)
+{
+  for (int a = 0; a < D; ++a)
+  {
+    std::int64_t base = static_cast<std::int64_t>(floor(c[a]));
+    if (base < image.start[a])
+    {
+      base = image.start[a];
+    }
+    double             distance = c[a] - static_cast<double>(base);
+    const std::int64_t last = image.start[a] + image.size[a] - 1;
+    std::int64_t       next = base + 1;
+    if (distance <= 0.0 || next > last)
+    {
+      next = base;
+      distance = 0.0;
+    }
+    t.low[a] = base - image.start[a];
+    t.high[a] = next - image.start[a];
+    t.distance[a] = distance;
+  }
+}
+
+/** Linear interpolation of component `component` of `components`-vector
+ * samples at the taps. */
+template <int D, typename T>
+CIF_METRIC_HD double
+Interpolate(const T * values, const MetricImage & image, const Taps & t, int components, int component)
+{
+  const std::int64_t sx = components;
+  const std::int64_t sy = sx * image.size[0];
+  const std::int64_t x0 = t.low[0] * sx + component;
+  const std::int64_t x1 = t.high[0] * sx + component;
+  if (D == 2)
+  {
+    const std::int64_t y0 = t.low[1] * sy;
+    const std::int64_t y1 = t.high[1] * sy;
+    const double       v00 = static_cast<double>(values[y0 + x0]);
+    const double       v10 = static_cast<double>(values[y0 + x1]);
+    const double       v01 = static_cast<double>(values[y1 + x0]);
+    const double       v11 = static_cast<double>(values[y1 + x1]);
+    const double       vx0 = v00 + (v10 - v00) * t.distance[0];
+    const double       vx1 = v01 + (v11 - v01) * t.distance[0];
+    return vx0 + (vx1 - vx0) * t.distance[1];
+  }
+  const std::int64_t sz = sy * image.size[1];
+  const std::int64_t y0 = t.low[1] * sy;
+  const std::int64_t y1 = t.high[1] * sy;
+  const std::int64_t z0 = t.low[2] * sz;
+  const std::int64_t z1 = t.high[2] * sz;
+  const double       v000 = static_cast<double>(values[z0 + y0 + x0]);
+  const double       v100 = static_cast<double>(values[z0 + y0 + x1]);
+  const double       v010 = static_cast<double>(values[z0 + y1 + x0]);
+  const double       v110 = static_cast<double>(values[z0 + y1 + x1]);
+  const double       v001 = static_cast<double>(values[z1 + y0 + x0]);
+  const double       v101 = static_cast<double>(values[z1 + y0 + x1]);
+  const double       v011 = static_cast<double>(values[z1 + y1 + x0]);
+  const double       v111 = static_cast<double>(values[z1 + y1 + x1]);
+  const double       vx00 = v000 + (v100 - v000) * t.distance[0];
+  const double       vx10 = v010 + (v110 - v010) * t.distance[0];
+  const double       vx01 = v001 + (v101 - v001) * t.distance[0];
+  const double       vx11 = v011 + (v111 - v011) * t.distance[0];
+  const double       vxy0 = vx00 + (vx10 - vx00) * t.distance[1];
+  const double       vxy1 = vx01 + (vx11 - vx01) * t.distance[1];
+  return vxy0 + (vxy1 - vxy0) * t.distance[2];
+}
+
+/** The number of sums a job of dimension D returns: count, value, and
+ * D (D + 1) weighted moments. */
+template <int D>
+constexpr int
+SumCount()
+{
+  return 2 + D * (D + 1);
+}
+
+/** Adds the contribution of virtual point `linear` to `sums` (SumCount<D>()
+ * doubles: count, value, weighted[d][k] row-major with D + 1 columns). */
+template <int D, typename TPixel>
+CIF_METRIC_HD void
+AccumulatePoint(const DenseMetricJob & job, std::int64_t linear, double * sums)
+{
+  double x[D];
+  VirtualPoint<D>(job, linear, x);
+  double p[D];
+  double c[D];
+  Map<D>(job.fixedTransform, x, p);
+  if (!ContinuousIndex<D>(job.fixed, p, c))
+  {
+    return;
+  }
+  Taps t;
+  LinearTaps<D>(job.fixed, c, t);
+  const TPixel fixedValue =
+    static_cast<TPixel>(Interpolate<D>(static_cast<const TPixel *>(job.fixed.values), job.fixed, t, 1, 0));
+  Map<D>(job.movingTransform, x, p);
+  if (!ContinuousIndex<D>(job.moving, p, c))
+  {
+    return;
+  }
+  LinearTaps<D>(job.moving, c, t);
+  const TPixel movingValue =
+    static_cast<TPixel>(Interpolate<D>(static_cast<const TPixel *>(job.moving.values), job.moving, t, 1, 0));
+  // ITK: FixedImagePixelType diff = fixed - moving, squared in double
+  const TPixel diff = fixedValue - movingValue;
+  const double d = static_cast<double>(diff);
+  sums[0] += 1.0;
+  sums[1] += d * d;
+  if (!job.derivative)
+  {
+    return;
+  }
+  double gradient[D];
+  if (ContinuousIndex<D>(job.movingGradient, p, c))
+  {
+    LinearTaps<D>(job.movingGradient, c, t);
+    for (int a = 0; a < D; ++a)
+    {
+      gradient[a] =
+        Interpolate<D>(static_cast<const float *>(job.movingGradient.values), job.movingGradient, t, D, a);
+    }
+  }
+  else
+  {
+    // the gradient image's grid differs from the moving image's only when a
+    // user set another gradient filter; ITK's interpolator would read out of
+    // its buffer there: the caller rejects such jobs (ValidateDenseMetricJob)
+    for (int a = 0; a < D; ++a)
+    {
+      gradient[a] = 0.0;
+    }
+  }
+  double relative[D];
+  for (int k = 0; k < D; ++k)
+  {
+    relative[k] = x[k] - job.momentOrigin[k];
+  }
+  for (int r = 0; r < D; ++r)
+  {
+    const double w = 2.0 * d * gradient[r];
+    double *     row = sums + 2 + r * (D + 1);
+    for (int k = 0; k < D; ++k)
+    {
+      row[k] += w * relative[k];
+    }
+    row[D] += w;
+  }
+}
+
+} // namespace metric
+} // namespace cif
+
+#endif

@@ -1,0 +1,405 @@
+/*=========================================================================
+ *  CudaImageFilters
+ *=========================================================================*/
+// The module's v4 metrics against ITK's own, on ITK's example images: per
+// evaluation, the number of valid points, the value (1e-5 relative) and the
+// derivative (1e-4 relative in norm), for each transform the core takes,
+// in 2D (BrainProtonDensitySliceBorder20 against ...Shifted13x17y) and 3D
+// (KmeansTest_T1UCharRaw against itself under a transform). CPU suites run
+// the module's CPU core; the Gpu suites the CUDA core (label gpu).
+#include "CudaImageFiltersTestUtilities.h"
+#include "itkAffineTransform.h"
+#include "itkCompositeTransform.h"
+#include "itkCudaFactorylessTwin.h"
+#include "itkCudaImageFiltersFactory.h"
+#include "itkCudaMeanSquaresImageToImageMetricv4.h"
+#include "itkEuler2DTransform.h"
+#include "itkEuler3DTransform.h"
+#include "itkImageMaskSpatialObject.h"
+#include "itkNearestNeighborInterpolateImageFunction.h"
+#include "itkSimilarity2DTransform.h"
+#include "itkSimilarity3DTransform.h"
+#include "itkTranslationTransform.h"
+#include "itkVersorRigid3DTransform.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <string>
+
+namespace
+{
+using F2 = itk::Image<float, 2>;
+using F3 = itk::Image<float, 3>;
+using cif_test::ExampleData;
+using cif_test::ReadImage;
+
+template <typename TImage>
+using ItkMeanSquares = itk::CudaFactorylessTwin<itk::MeanSquaresImageToImageMetricv4<TImage, TImage>>;
+template <typename TImage>
+using CudaMeanSquares = itk::CudaMeanSquaresImageToImageMetricv4<TImage, TImage>;
+
+struct Evaluation
+{
+  double               value{ 0 };
+  itk::Array<double>   derivative;
+  itk::SizeValueType   valid{ 0 };
+  std::string          report;
+};
+
+template <typename TMetric, typename TImage, typename TTransform>
+Evaluation
+RunMetric(TMetric * metric, const TImage * fixed, const TImage * moving, TTransform * transform)
+{
+  metric->SetFixedImage(fixed);
+  metric->SetMovingImage(moving);
+  metric->SetMovingTransform(transform);
+  metric->Initialize();
+  Evaluation e;
+  metric->GetValueAndDerivative(e.value, e.derivative);
+  e.valid = metric->GetNumberOfValidPoints();
+  return e;
+}
+
+template <typename TImage, typename TTransform>
+void
+ExpectItksAnswer(const TImage * fixed, const TImage * moving, TTransform * transform, itk::CudaExecutionMode mode)
+{
+  auto       itkMetric = ItkMeanSquares<TImage>::New();
+  const auto expected = RunMetric(itkMetric.GetPointer(), fixed, moving, transform);
+  auto       ours = CudaMeanSquares<TImage>::New();
+  ours->SetExecutionMode(mode);
+  const auto got = RunMetric(ours.GetPointer(), fixed, moving, transform);
+  const auto & report = ours->GetLastExecutionReport();
+  // the module's core ran (not ITK's code), on the device asked for
+  if (mode == itk::CudaExecutionMode::GPU)
+  {
+    EXPECT_EQ(report.Device, itk::CudaExecutedOn::GPU) << report.Message;
+  }
+  else
+  {
+    EXPECT_EQ(report.Message.rfind("CPU (the module's metric core)", 0), 0u) << report.Message;
+  }
+  ASSERT_GT(expected.valid, 0u);
+  EXPECT_EQ(got.valid, expected.valid) << transform->GetNameOfClass();
+  EXPECT_LE(std::abs(got.value - expected.value), 1e-5 * std::abs(expected.value))
+    << transform->GetNameOfClass() << ": value " << got.value << ", ITK " << expected.value;
+  ASSERT_EQ(got.derivative.GetSize(), expected.derivative.GetSize());
+  double difference = 0;
+  double norm = 0;
+  for (unsigned int p = 0; p < expected.derivative.GetSize(); ++p)
+  {
+    difference += (got.derivative[p] - expected.derivative[p]) * (got.derivative[p] - expected.derivative[p]);
+    norm += expected.derivative[p] * expected.derivative[p];
+  }
+  ASSERT_GT(norm, 0.0);
+  EXPECT_LE(std::sqrt(difference), 1e-4 * std::sqrt(norm))
+    << transform->GetNameOfClass() << ": derivative " << got.derivative << ", ITK " << expected.derivative;
+  // GetValue alone gives the same value
+  EXPECT_EQ(ours->GetValue(), got.value);
+  std::cout << transform->GetNameOfClass() << ": " << got.valid << " valid points, value " << got.value
+            << " (ITK " << expected.value << ", relative difference "
+            << std::abs(got.value - expected.value) / std::abs(expected.value) << "), derivative relative difference "
+            << std::sqrt(difference / norm) << "; " << report.Message << "\n";
+}
+
+void
+Transforms2D(itk::CudaExecutionMode mode)
+{
+  const auto fixed = ReadImage<F2>(ExampleData("BrainProtonDensitySliceBorder20.png"));
+  const auto moving = ReadImage<F2>(ExampleData("BrainProtonDensitySliceShifted13x17y.png"));
+  itk::Point<double, 2> center;
+  center[0] = 110.5;
+  center[1] = 128.25;
+  {
+    auto t = itk::TranslationTransform<double, 2>::New();
+    itk::TranslationTransform<double, 2>::ParametersType p(2);
+    p[0] = 9.25;
+    p[1] = 11.5;
+    t->SetParameters(p);
+    ExpectItksAnswer(fixed.GetPointer(), moving.GetPointer(), t.GetPointer(), mode);
+  }
+  {
+    auto t = itk::Euler2DTransform<double>::New();
+    t->SetCenter(center);
+    t->SetAngle(0.06);
+    itk::Vector<double, 2> translation;
+    translation[0] = 11.0;
+    translation[1] = 15.5;
+    t->SetTranslation(translation);
+    ExpectItksAnswer(fixed.GetPointer(), moving.GetPointer(), t.GetPointer(), mode);
+  }
+  {
+    auto t = itk::Similarity2DTransform<double>::New();
+    t->SetCenter(center);
+    t->SetScale(1.04);
+    t->SetAngle(-0.05);
+    itk::Vector<double, 2> translation;
+    translation[0] = 12.5;
+    translation[1] = 16.0;
+    t->SetTranslation(translation);
+    ExpectItksAnswer(fixed.GetPointer(), moving.GetPointer(), t.GetPointer(), mode);
+  }
+  {
+    auto t = itk::AffineTransform<double, 2>::New();
+    t->SetCenter(center);
+    auto parameters = t->GetParameters();
+    const double values[6] = { 1.03, 0.04, -0.02, 0.96, 13.5, 17.25 };
+    for (unsigned int i = 0; i < 6; ++i)
+    {
+      parameters[i] = values[i];
+    }
+    t->SetParameters(parameters);
+    ExpectItksAnswer(fixed.GetPointer(), moving.GetPointer(), t.GetPointer(), mode);
+  }
+  {
+    // as ImageRegistrationMethodv4 passes it: a composite whose last
+    // transform is optimised (here after a fixed initial translation: the
+    // map and the Jacobian are probed)
+    auto initial = itk::TranslationTransform<double, 2>::New();
+    itk::TranslationTransform<double, 2>::ParametersType p(2);
+    p[0] = 4.0;
+    p[1] = -2.5;
+    initial->SetParameters(p);
+    auto euler = itk::Euler2DTransform<double>::New();
+    euler->SetCenter(center);
+    euler->SetAngle(0.03);
+    itk::Vector<double, 2> translation;
+    translation[0] = 8.0;
+    translation[1] = 19.0;
+    euler->SetTranslation(translation);
+    auto composite = itk::CompositeTransform<double, 2>::New();
+    composite->AddTransform(initial);
+    composite->AddTransform(euler);
+    composite->SetOnlyMostRecentTransformToOptimizeOn();
+    ExpectItksAnswer(fixed.GetPointer(), moving.GetPointer(), composite.GetPointer(), mode);
+  }
+}
+
+void
+Transforms3D(itk::CudaExecutionMode mode)
+{
+  const auto volume = ReadImage<F3>(ExampleData("KmeansTest_T1UCharRaw.nii.gz"));
+  itk::Point<double, 3> center;
+  {
+    itk::ContinuousIndex<double, 3> middle;
+    for (unsigned int a = 0; a < 3; ++a)
+    {
+      middle[a] = 0.5 * (volume->GetLargestPossibleRegion().GetSize()[a] - 1);
+    }
+    volume->TransformContinuousIndexToPhysicalPoint(middle, center);
+  }
+  {
+    auto t = itk::TranslationTransform<double, 3>::New();
+    itk::TranslationTransform<double, 3>::ParametersType p(3);
+    p[0] = 2.5;
+    p[1] = -3.25;
+    p[2] = 1.75;
+    t->SetParameters(p);
+    ExpectItksAnswer(volume.GetPointer(), volume.GetPointer(), t.GetPointer(), mode);
+  }
+  {
+    auto t = itk::Euler3DTransform<double>::New();
+    t->SetCenter(center);
+    t->SetRotation(0.05, -0.03, 0.08);
+    itk::Vector<double, 3> translation;
+    translation[0] = 2.0;
+    translation[1] = -1.5;
+    translation[2] = 3.0;
+    t->SetTranslation(translation);
+    ExpectItksAnswer(volume.GetPointer(), volume.GetPointer(), t.GetPointer(), mode);
+  }
+  {
+    auto t = itk::VersorRigid3DTransform<double>::New();
+    t->SetCenter(center);
+    itk::Vector<double, 3> axis;
+    axis[0] = 0.3;
+    axis[1] = 1.0;
+    axis[2] = -0.2;
+    t->SetRotation(axis, 0.07);
+    itk::Vector<double, 3> translation;
+    translation[0] = -2.0;
+    translation[1] = 1.25;
+    translation[2] = 2.5;
+    t->SetTranslation(translation);
+    ExpectItksAnswer(volume.GetPointer(), volume.GetPointer(), t.GetPointer(), mode);
+  }
+  {
+    auto t = itk::Similarity3DTransform<double>::New();
+    t->SetCenter(center);
+    itk::Vector<double, 3> axis;
+    axis[0] = -0.5;
+    axis[1] = 0.2;
+    axis[2] = 1.0;
+    t->SetRotation(axis, -0.05);
+    t->SetScale(0.97);
+    ExpectItksAnswer(volume.GetPointer(), volume.GetPointer(), t.GetPointer(), mode);
+  }
+  {
+    auto t = itk::AffineTransform<double, 3>::New();
+    t->SetCenter(center);
+    auto         parameters = t->GetParameters();
+    const double values[12] = { 1.02, 0.03, -0.01, -0.02, 0.98, 0.04, 0.01, -0.03, 1.01, 1.5, -2.0, 0.75 };
+    for (unsigned int i = 0; i < 12; ++i)
+    {
+      parameters[i] = values[i];
+    }
+    t->SetParameters(parameters);
+    ExpectItksAnswer(volume.GetPointer(), volume.GetPointer(), t.GetPointer(), mode);
+  }
+}
+
+/** ITK's answer when no point is valid: value max, zero derivative. */
+template <typename TMetric>
+void
+NoValidPoints(TMetric * metric)
+{
+  const auto fixed = ReadImage<F2>(ExampleData("BrainProtonDensitySliceBorder20.png"));
+  auto       t = itk::TranslationTransform<double, 2>::New();
+  itk::TranslationTransform<double, 2>::ParametersType p(2);
+  p[0] = 1e5;
+  p[1] = 0;
+  t->SetParameters(p);
+  const bool warnings = itk::Object::GetGlobalWarningDisplay();
+  itk::Object::SetGlobalWarningDisplay(false);
+  const auto e = RunMetric(metric, fixed.GetPointer(), fixed.GetPointer(), t.GetPointer());
+  itk::Object::SetGlobalWarningDisplay(warnings);
+  EXPECT_EQ(e.valid, 0u);
+  EXPECT_EQ(e.value, std::numeric_limits<double>::max());
+  ASSERT_EQ(e.derivative.GetSize(), 2u);
+  EXPECT_EQ(e.derivative[0], 0.0);
+  EXPECT_EQ(e.derivative[1], 0.0);
+}
+
+} // namespace
+
+TEST(MeanSquaresMetric, CpuCoreGivesItksAnswerIn2D)
+{
+  Transforms2D(itk::CudaExecutionMode::CPU);
+}
+
+TEST(MeanSquaresMetric, CpuCoreGivesItksAnswerIn3D)
+{
+  Transforms3D(itk::CudaExecutionMode::CPU);
+}
+
+TEST(MeanSquaresMetric, NoValidPointsAsItk)
+{
+  auto metric = CudaMeanSquares<F2>::New();
+  metric->SetExecutionMode(itk::CudaExecutionMode::CPU);
+  NoValidPoints(metric.GetPointer());
+}
+
+TEST(MeanSquaresMetric, UnsupportedConfigurationsRunItksCode)
+{
+  const auto fixed = ReadImage<F2>(ExampleData("BrainProtonDensitySliceBorder20.png"));
+  const auto moving = ReadImage<F2>(ExampleData("BrainProtonDensitySliceShifted13x17y.png"));
+  auto       t = itk::TranslationTransform<double, 2>::New();
+  itk::TranslationTransform<double, 2>::ParametersType p(2);
+  p[0] = 10;
+  p[1] = 14;
+  t->SetParameters(p);
+
+  // a nearest-neighbour moving interpolator: ITK's code, identical results
+  auto ours = CudaMeanSquares<F2>::New();
+  ours->SetMovingInterpolator(itk::NearestNeighborInterpolateImageFunction<F2, double>::New());
+  auto itkMetric = ItkMeanSquares<F2>::New();
+  itkMetric->SetMovingInterpolator(itk::NearestNeighborInterpolateImageFunction<F2, double>::New());
+  const auto expected = RunMetric(itkMetric.GetPointer(), fixed.GetPointer(), moving.GetPointer(), t.GetPointer());
+  const auto got = RunMetric(ours.GetPointer(), fixed.GetPointer(), moving.GetPointer(), t.GetPointer());
+  EXPECT_EQ(got.value, expected.value);
+  EXPECT_EQ(got.derivative, expected.derivative);
+  EXPECT_NE(ours->GetLastExecutionReport().Message.find("ITK's own metric code"), std::string::npos);
+  EXPECT_NE(ours->GetCoreUnsupportedReason().find("NearestNeighborInterpolateImageFunction"), std::string::npos);
+
+  // a mask: ITK's code; in GPU mode an exception that says why
+  auto maskImage = itk::Image<unsigned char, 2>::New();
+  maskImage->CopyInformation(fixed);
+  maskImage->SetRegions(fixed->GetLargestPossibleRegion());
+  maskImage->Allocate();
+  maskImage->FillBuffer(1);
+  auto mask = itk::ImageMaskSpatialObject<2>::New();
+  mask->SetImage(maskImage);
+  mask->Update();
+  auto masked = CudaMeanSquares<F2>::New();
+  masked->SetFixedImageMask(mask);
+  masked->SetExecutionMode(itk::CudaExecutionMode::GPU);
+  try
+  {
+    RunMetric(masked.GetPointer(), fixed.GetPointer(), moving.GetPointer(), t.GetPointer());
+    ADD_FAILURE() << "a masked metric in GPU mode did not throw";
+  }
+  catch (const itk::ExceptionObject & e)
+  {
+    EXPECT_NE(std::string(e.GetDescription()).find("image mask"), std::string::npos) << e.GetDescription();
+  }
+  masked->SetExecutionMode(itk::CudaExecutionMode::Automatic);
+  const auto maskedResult = RunMetric(masked.GetPointer(), fixed.GetPointer(), moving.GetPointer(), t.GetPointer());
+  EXPECT_EQ(maskedResult.valid, expected.valid);
+}
+
+TEST(MeanSquaresMetric, FactoryGivesTheModulesMetric)
+{
+  itk::CudaImageFiltersFactory::RegisterOneFactory();
+  auto metric = itk::MeanSquaresImageToImageMetricv4<F3, F3>::New();
+  EXPECT_NE(dynamic_cast<CudaMeanSquares<F3> *>(metric.GetPointer()), nullptr) << metric->GetNameOfClass();
+  using DoubleImage2 = itk::Image<double, 2>;
+  auto metric2 = itk::MeanSquaresImageToImageMetricv4<DoubleImage2, DoubleImage2>::New();
+  using D2 = itk::Image<double, 2>;
+  EXPECT_NE(dynamic_cast<CudaMeanSquares<D2> *>(metric2.GetPointer()), nullptr);
+  itk::CudaImageFiltersFactory::UnRegisterOneFactory();
+  auto plain = itk::MeanSquaresImageToImageMetricv4<F3, F3>::New();
+  EXPECT_EQ(dynamic_cast<CudaMeanSquares<F3> *>(plain.GetPointer()), nullptr);
+}
+
+TEST(MeanSquaresMetricGpu, GivesItksAnswerIn2D)
+{
+  CIF_REQUIRE_GPU_OR_SKIP();
+  Transforms2D(itk::CudaExecutionMode::GPU);
+}
+
+TEST(MeanSquaresMetricGpu, GivesItksAnswerIn3D)
+{
+  CIF_REQUIRE_GPU_OR_SKIP();
+  Transforms3D(itk::CudaExecutionMode::GPU);
+}
+
+TEST(MeanSquaresMetricGpu, NoValidPointsAsItk)
+{
+  CIF_REQUIRE_GPU_OR_SKIP();
+  auto metric = CudaMeanSquares<F2>::New();
+  metric->SetExecutionMode(itk::CudaExecutionMode::GPU);
+  NoValidPoints(metric.GetPointer());
+}
+
+TEST(MeanSquaresMetricGpu, DeviceMemoryIsFlatOverIterationsAndLevels)
+{
+  CIF_REQUIRE_GPU_OR_SKIP();
+  const auto volume = ReadImage<F3>(ExampleData("KmeansTest_T1UCharRaw.nii.gz"));
+  auto       metric = CudaMeanSquares<F3>::New();
+  metric->SetExecutionMode(itk::CudaExecutionMode::GPU);
+  auto t = itk::Euler3DTransform<double>::New();
+  metric->SetFixedImage(volume);
+  metric->SetMovingImage(volume);
+  metric->SetMovingTransform(t);
+  std::size_t held = 0;
+  for (int level = 0; level < 3; ++level)
+  {
+    metric->Initialize();
+    for (int iteration = 0; iteration < 50; ++iteration)
+    {
+      t->SetRotation(0.001 * iteration, 0, 0);
+      double             value;
+      itk::Array<double> derivative;
+      metric->GetValueAndDerivative(value, derivative);
+    }
+    if (level == 0)
+    {
+      held = cif::Runtime::GetBytesAllocated();
+    }
+    EXPECT_EQ(cif::Runtime::GetBytesAllocated(), held) << "level " << level;
+  }
+  metric->ReleaseDeviceMemory();
+  EXPECT_LT(cif::Runtime::GetBytesAllocated(), held);
+}
