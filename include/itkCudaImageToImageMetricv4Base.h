@@ -7,6 +7,8 @@
 #include "cif/RegistrationMetric.h"
 #include "cif/Runtime.h"
 #include "itkCudaExecution.h"
+#include "itkMacro.h"
+#include "itkSmartPointer.h"
 
 #include <string>
 #include <vector>
@@ -137,6 +139,35 @@ protected:
   /** The metric the core evaluates for this class. */
   virtual cif::MetricKind
   GetCoreMetricKind() const = 0;
+
+  /** Turns per-row weighted moments (cif::MetricMoments::weighted) into a
+   * derivative: the contraction with the moving transform's Jacobian. */
+  class MomentContraction
+  {
+  public:
+    MomentContraction(const std::vector<double> & atOrigin, const std::vector<double> & steps, unsigned int parameters)
+      : m_AtOrigin(atOrigin)
+      , m_Steps(steps)
+      , m_Parameters(parameters)
+    {}
+    /** out[p] = sum_r J_rp(x0) w[r][D] + sum_k sum_r G_rpk w[r][k]. */
+    void
+    operator()(const double w[3][4], DerivativeType & out) const;
+
+  private:
+    const std::vector<double> & m_AtOrigin;
+    const std::vector<double> & m_Steps;
+    unsigned int                m_Parameters;
+  };
+
+  /** ITK's value, and with `derivative` its derivative (sized to the
+   * number of parameters and zeroed by the caller), from the core's sums
+   * when at least one point is valid: the metric's AfterThreadedExecution. */
+  virtual void
+  ValueAndDerivativeFromMoments(const cif::MetricMoments &  moments,
+                                const MomentContraction &   contract,
+                                MeasureType &               value,
+                                DerivativeType *            derivative) const = 0;
 
   void
   PrintSelf(std::ostream & os, Indent indent) const override;

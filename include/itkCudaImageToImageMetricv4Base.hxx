@@ -546,23 +546,29 @@ CudaImageToImageMetricv4Base<TMetric>::Evaluate(bool wantDerivative, MeasureType
     value = this->m_Value;
     return;
   }
-  this->m_Value = moments.value / moments.count;
+  const MomentContraction contract(jacobianAtOrigin, jacobianSteps, P);
+  this->ValueAndDerivativeFromMoments(moments, contract, this->m_Value, wantDerivative ? &result : nullptr);
   value = this->m_Value;
-  if (wantDerivative)
+}
+
+template <typename TMetric>
+void
+CudaImageToImageMetricv4Base<TMetric>::MomentContraction::operator()(const double w[3][4], DerivativeType & out) const
+{
+  constexpr unsigned int D = ImageDimension;
+  const unsigned int     P = m_Parameters;
+  for (unsigned int p = 0; p < P; ++p)
   {
-    for (unsigned int p = 0; p < P; ++p)
+    double sum = 0.0;
+    for (unsigned int r = 0; r < D; ++r)
     {
-      double sum = 0.0;
-      for (unsigned int r = 0; r < D; ++r)
+      sum += m_AtOrigin[r * P + p] * w[r][D];
+      for (unsigned int k = 0; k < D; ++k)
       {
-        sum += jacobianAtOrigin[r * P + p] * moments.weighted[r][D];
-        for (unsigned int k = 0; k < D; ++k)
-        {
-          sum += jacobianSteps[(k * D + r) * P + p] * moments.weighted[r][k];
-        }
+        sum += m_Steps[(k * D + r) * P + p] * w[r][k];
       }
-      result[p] = sum / moments.count;
     }
+    out[p] = sum;
   }
 }
 

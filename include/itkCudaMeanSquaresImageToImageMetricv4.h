@@ -63,10 +63,29 @@ protected:
   CudaMeanSquaresImageToImageMetricv4() = default;
   ~CudaMeanSquaresImageToImageMetricv4() override = default;
 
+  using typename Superclass::MeasureType;
+  using typename Superclass::DerivativeType;
+  using typename Superclass::MomentContraction;
+
   cif::MetricKind
   GetCoreMetricKind() const override
   {
     return cif::MetricKind::MeanSquares;
+  }
+
+  /** ITK's AfterThreadedExecution: the sums divided by the valid points. */
+  void
+  ValueAndDerivativeFromMoments(const cif::MetricMoments & moments,
+                                const MomentContraction &  contract,
+                                MeasureType &              value,
+                                DerivativeType *           derivative) const override
+  {
+    value = moments.value / moments.count;
+    if (derivative != nullptr)
+    {
+      contract(moments.weighted, *derivative);
+      *derivative /= moments.count;
+    }
   }
 };
 

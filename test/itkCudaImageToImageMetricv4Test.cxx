@@ -11,6 +11,7 @@
 #include "itkAffineTransform.h"
 #include "itkCompositeTransform.h"
 #include "itkCudaFactorylessTwin.h"
+#include "itkCudaCorrelationImageToImageMetricv4.h"
 #include "itkCudaImageFiltersFactory.h"
 #include "itkCudaMeanSquaresImageToImageMetricv4.h"
 #include "itkEuler2DTransform.h"
@@ -39,6 +40,22 @@ template <typename TImage>
 using ItkMeanSquares = itk::CudaFactorylessTwin<itk::MeanSquaresImageToImageMetricv4<TImage, TImage>>;
 template <typename TImage>
 using CudaMeanSquares = itk::CudaMeanSquaresImageToImageMetricv4<TImage, TImage>;
+template <typename TImage>
+using ItkCorrelation = itk::CudaFactorylessTwin<itk::CorrelationImageToImageMetricv4<TImage, TImage>>;
+template <typename TImage>
+using CudaCorrelation = itk::CudaCorrelationImageToImageMetricv4<TImage, TImage>;
+
+/** A metric of ITK and the module's twin of it. */
+template <template <typename> class TItk, template <typename> class TOurs>
+struct MetricPair
+{
+  template <typename TImage>
+  using Itk = TItk<TImage>;
+  template <typename TImage>
+  using Ours = TOurs<TImage>;
+};
+using MeanSquaresPair = MetricPair<ItkMeanSquares, CudaMeanSquares>;
+using CorrelationPair = MetricPair<ItkCorrelation, CudaCorrelation>;
 
 struct Evaluation
 {
@@ -62,13 +79,13 @@ RunMetric(TMetric * metric, const TImage * fixed, const TImage * moving, TTransf
   return e;
 }
 
-template <typename TImage, typename TTransform>
+template <typename TPair, typename TImage, typename TTransform>
 void
 ExpectItksAnswer(const TImage * fixed, const TImage * moving, TTransform * transform, itk::CudaExecutionMode mode)
 {
-  auto       itkMetric = ItkMeanSquares<TImage>::New();
+  auto       itkMetric = TPair::template Itk<TImage>::New();
   const auto expected = RunMetric(itkMetric.GetPointer(), fixed, moving, transform);
-  auto       ours = CudaMeanSquares<TImage>::New();
+  auto       ours = TPair::template Ours<TImage>::New();
   ours->SetExecutionMode(mode);
   const auto got = RunMetric(ours.GetPointer(), fixed, moving, transform);
   const auto & report = ours->GetLastExecutionReport();
@@ -98,12 +115,13 @@ ExpectItksAnswer(const TImage * fixed, const TImage * moving, TTransform * trans
     << transform->GetNameOfClass() << ": derivative " << got.derivative << ", ITK " << expected.derivative;
   // GetValue alone gives the same value
   EXPECT_EQ(ours->GetValue(), got.value);
-  std::cout << transform->GetNameOfClass() << ": " << got.valid << " valid points, value " << got.value
+  std::cout << ours->GetNameOfClass() << ", " << transform->GetNameOfClass() << ": " << got.valid << " valid points, value " << got.value
             << " (ITK " << expected.value << ", relative difference "
             << std::abs(got.value - expected.value) / std::abs(expected.value) << "), derivative relative difference "
             << std::sqrt(difference / norm) << "; " << report.Message << "\n";
 }
 
+template <typename TPair>
 void
 Transforms2D(itk::CudaExecutionMode mode)
 {
@@ -118,7 +136,7 @@ Transforms2D(itk::CudaExecutionMode mode)
     p[0] = 9.25;
     p[1] = 11.5;
     t->SetParameters(p);
-    ExpectItksAnswer(fixed.GetPointer(), moving.GetPointer(), t.GetPointer(), mode);
+    ExpectItksAnswer<TPair>(fixed.GetPointer(), moving.GetPointer(), t.GetPointer(), mode);
   }
   {
     auto t = itk::Euler2DTransform<double>::New();
@@ -128,7 +146,7 @@ Transforms2D(itk::CudaExecutionMode mode)
     translation[0] = 11.0;
     translation[1] = 15.5;
     t->SetTranslation(translation);
-    ExpectItksAnswer(fixed.GetPointer(), moving.GetPointer(), t.GetPointer(), mode);
+    ExpectItksAnswer<TPair>(fixed.GetPointer(), moving.GetPointer(), t.GetPointer(), mode);
   }
   {
     auto t = itk::Similarity2DTransform<double>::New();
@@ -139,7 +157,7 @@ Transforms2D(itk::CudaExecutionMode mode)
     translation[0] = 12.5;
     translation[1] = 16.0;
     t->SetTranslation(translation);
-    ExpectItksAnswer(fixed.GetPointer(), moving.GetPointer(), t.GetPointer(), mode);
+    ExpectItksAnswer<TPair>(fixed.GetPointer(), moving.GetPointer(), t.GetPointer(), mode);
   }
   {
     auto t = itk::AffineTransform<double, 2>::New();
@@ -151,7 +169,7 @@ Transforms2D(itk::CudaExecutionMode mode)
       parameters[i] = values[i];
     }
     t->SetParameters(parameters);
-    ExpectItksAnswer(fixed.GetPointer(), moving.GetPointer(), t.GetPointer(), mode);
+    ExpectItksAnswer<TPair>(fixed.GetPointer(), moving.GetPointer(), t.GetPointer(), mode);
   }
   {
     // as ImageRegistrationMethodv4 passes it: a composite whose last
@@ -173,10 +191,11 @@ Transforms2D(itk::CudaExecutionMode mode)
     composite->AddTransform(initial);
     composite->AddTransform(euler);
     composite->SetOnlyMostRecentTransformToOptimizeOn();
-    ExpectItksAnswer(fixed.GetPointer(), moving.GetPointer(), composite.GetPointer(), mode);
+    ExpectItksAnswer<TPair>(fixed.GetPointer(), moving.GetPointer(), composite.GetPointer(), mode);
   }
 }
 
+template <typename TPair>
 void
 Transforms3D(itk::CudaExecutionMode mode)
 {
@@ -197,7 +216,7 @@ Transforms3D(itk::CudaExecutionMode mode)
     p[1] = -3.25;
     p[2] = 1.75;
     t->SetParameters(p);
-    ExpectItksAnswer(volume.GetPointer(), volume.GetPointer(), t.GetPointer(), mode);
+    ExpectItksAnswer<TPair>(volume.GetPointer(), volume.GetPointer(), t.GetPointer(), mode);
   }
   {
     auto t = itk::Euler3DTransform<double>::New();
@@ -208,7 +227,7 @@ Transforms3D(itk::CudaExecutionMode mode)
     translation[1] = -1.5;
     translation[2] = 3.0;
     t->SetTranslation(translation);
-    ExpectItksAnswer(volume.GetPointer(), volume.GetPointer(), t.GetPointer(), mode);
+    ExpectItksAnswer<TPair>(volume.GetPointer(), volume.GetPointer(), t.GetPointer(), mode);
   }
   {
     auto t = itk::VersorRigid3DTransform<double>::New();
@@ -223,7 +242,7 @@ Transforms3D(itk::CudaExecutionMode mode)
     translation[1] = 1.25;
     translation[2] = 2.5;
     t->SetTranslation(translation);
-    ExpectItksAnswer(volume.GetPointer(), volume.GetPointer(), t.GetPointer(), mode);
+    ExpectItksAnswer<TPair>(volume.GetPointer(), volume.GetPointer(), t.GetPointer(), mode);
   }
   {
     auto t = itk::Similarity3DTransform<double>::New();
@@ -234,7 +253,7 @@ Transforms3D(itk::CudaExecutionMode mode)
     axis[2] = 1.0;
     t->SetRotation(axis, -0.05);
     t->SetScale(0.97);
-    ExpectItksAnswer(volume.GetPointer(), volume.GetPointer(), t.GetPointer(), mode);
+    ExpectItksAnswer<TPair>(volume.GetPointer(), volume.GetPointer(), t.GetPointer(), mode);
   }
   {
     auto t = itk::AffineTransform<double, 3>::New();
@@ -246,7 +265,7 @@ Transforms3D(itk::CudaExecutionMode mode)
       parameters[i] = values[i];
     }
     t->SetParameters(parameters);
-    ExpectItksAnswer(volume.GetPointer(), volume.GetPointer(), t.GetPointer(), mode);
+    ExpectItksAnswer<TPair>(volume.GetPointer(), volume.GetPointer(), t.GetPointer(), mode);
   }
 }
 
@@ -276,12 +295,12 @@ NoValidPoints(TMetric * metric)
 
 TEST(MeanSquaresMetric, CpuCoreGivesItksAnswerIn2D)
 {
-  Transforms2D(itk::CudaExecutionMode::CPU);
+  Transforms2D<MeanSquaresPair>(itk::CudaExecutionMode::CPU);
 }
 
 TEST(MeanSquaresMetric, CpuCoreGivesItksAnswerIn3D)
 {
-  Transforms3D(itk::CudaExecutionMode::CPU);
+  Transforms3D<MeanSquaresPair>(itk::CudaExecutionMode::CPU);
 }
 
 TEST(MeanSquaresMetric, NoValidPointsAsItk)
@@ -289,6 +308,45 @@ TEST(MeanSquaresMetric, NoValidPointsAsItk)
   auto metric = CudaMeanSquares<F2>::New();
   metric->SetExecutionMode(itk::CudaExecutionMode::CPU);
   NoValidPoints(metric.GetPointer());
+}
+
+TEST(CorrelationMetric, CpuCoreGivesItksAnswerIn2D)
+{
+  Transforms2D<CorrelationPair>(itk::CudaExecutionMode::CPU);
+}
+
+TEST(CorrelationMetric, CpuCoreGivesItksAnswerIn3D)
+{
+  Transforms3D<CorrelationPair>(itk::CudaExecutionMode::CPU);
+}
+
+TEST(CorrelationMetric, NoValidPointsAsItk)
+{
+  auto metric = CudaCorrelation<F2>::New();
+  metric->SetExecutionMode(itk::CudaExecutionMode::CPU);
+  NoValidPoints(metric.GetPointer());
+}
+
+TEST(CorrelationMetric, ConstantImageGivesZeroAsItk)
+{
+  // f2 m2 <= epsilon: ITK returns value 0 and a zero derivative
+  auto constant = F2::New();
+  constant->SetRegions(cif_test::MakeSize<F2>({ 64, 48 }));
+  constant->Allocate();
+  constant->FillBuffer(7.0f);
+  auto t = itk::TranslationTransform<double, 2>::New();
+  for (const auto mode : { itk::CudaExecutionMode::CPU, itk::CudaExecutionMode::Automatic })
+  {
+    auto metric = CudaCorrelation<F2>::New();
+    metric->SetExecutionMode(mode);
+    const auto e = RunMetric(metric.GetPointer(), constant.GetPointer(), constant.GetPointer(), t.GetPointer());
+    auto       itkMetric = ItkCorrelation<F2>::New();
+    const auto expected = RunMetric(itkMetric.GetPointer(), constant.GetPointer(), constant.GetPointer(), t.GetPointer());
+    EXPECT_EQ(e.valid, expected.valid);
+    EXPECT_EQ(e.value, expected.value);
+    EXPECT_EQ(e.value, 0.0);
+    EXPECT_EQ(e.derivative, expected.derivative);
+  }
 }
 
 TEST(MeanSquaresMetric, UnsupportedConfigurationsRunItksCode)
@@ -348,6 +406,8 @@ TEST(MeanSquaresMetric, FactoryGivesTheModulesMetric)
   auto metric2 = itk::MeanSquaresImageToImageMetricv4<DoubleImage2, DoubleImage2>::New();
   using D2 = itk::Image<double, 2>;
   EXPECT_NE(dynamic_cast<CudaMeanSquares<D2> *>(metric2.GetPointer()), nullptr);
+  auto correlation = itk::CorrelationImageToImageMetricv4<F2, F2>::New();
+  EXPECT_NE(dynamic_cast<CudaCorrelation<F2> *>(correlation.GetPointer()), nullptr) << correlation->GetNameOfClass();
   itk::CudaImageFiltersFactory::UnRegisterOneFactory();
   auto plain = itk::MeanSquaresImageToImageMetricv4<F3, F3>::New();
   EXPECT_EQ(dynamic_cast<CudaMeanSquares<F3> *>(plain.GetPointer()), nullptr);
@@ -356,13 +416,33 @@ TEST(MeanSquaresMetric, FactoryGivesTheModulesMetric)
 TEST(MeanSquaresMetricGpu, GivesItksAnswerIn2D)
 {
   CIF_REQUIRE_GPU_OR_SKIP();
-  Transforms2D(itk::CudaExecutionMode::GPU);
+  Transforms2D<MeanSquaresPair>(itk::CudaExecutionMode::GPU);
 }
 
 TEST(MeanSquaresMetricGpu, GivesItksAnswerIn3D)
 {
   CIF_REQUIRE_GPU_OR_SKIP();
-  Transforms3D(itk::CudaExecutionMode::GPU);
+  Transforms3D<MeanSquaresPair>(itk::CudaExecutionMode::GPU);
+}
+
+TEST(CorrelationMetricGpu, GivesItksAnswerIn2D)
+{
+  CIF_REQUIRE_GPU_OR_SKIP();
+  Transforms2D<CorrelationPair>(itk::CudaExecutionMode::GPU);
+}
+
+TEST(CorrelationMetricGpu, GivesItksAnswerIn3D)
+{
+  CIF_REQUIRE_GPU_OR_SKIP();
+  Transforms3D<CorrelationPair>(itk::CudaExecutionMode::GPU);
+}
+
+TEST(CorrelationMetricGpu, NoValidPointsAsItk)
+{
+  CIF_REQUIRE_GPU_OR_SKIP();
+  auto metric = CudaCorrelation<F2>::New();
+  metric->SetExecutionMode(itk::CudaExecutionMode::GPU);
+  NoValidPoints(metric.GetPointer());
 }
 
 TEST(MeanSquaresMetricGpu, NoValidPointsAsItk)

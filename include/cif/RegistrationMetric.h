@@ -27,10 +27,12 @@
  *  valid points, and the caller contracts them with the Jacobian that ITK's
  *  transform reports at x0 and x0 + e_k (see MetricMoments). For mean
  *  squares, w_d = 2 (f - m) grad_d m, the terms of ITK's
- *  MeanSquaresImageToImageMetricv4 ProcessPoint.
+ *  MeanSquaresImageToImageMetricv4 ProcessPoint; for correlation two sets,
+ *  (f - mean f) grad_d m and (m - mean m) grad_d m, ITK's fdm and mdm.
  *
- *  The ITK class itk::CudaMeanSquaresImageToImageMetricv4 builds the job
- *  from the metric's images, transforms and virtual domain.
+ *  The ITK classes itk::CudaMeanSquaresImageToImageMetricv4 and
+ *  itk::CudaCorrelationImageToImageMetricv4 build the job from the
+ *  metric's images, transforms and virtual domain.
  *=========================================================================*/
 #ifndef cifRegistrationMetric_h
 #define cifRegistrationMetric_h
@@ -46,7 +48,13 @@ enum class MetricKind
 {
   /** itk::MeanSquaresImageToImageMetricv4: mean of (f - m)^2 over the valid
    * points; derivative sum 2 (f - m) grad m . J / n. */
-  MeanSquares
+  MeanSquares,
+  /** itk::CorrelationImageToImageMetricv4: two passes, as ITK's helper
+   * threader and its threader: the means of f and m over the valid points,
+   * then with f1 = f - mean f and m1 = m - mean m the sums fm = sum f1 m1,
+   * f2 = sum f1^2, m2 = sum m1^2 and the moments of f1 grad m (fdm) and
+   * m1 grad m (mdm). ITK's value is -fm^2 / (f2 m2). */
+  Correlation
 };
 
 /** A sampled image (or the gradient image: `dimension` floats per sample)
@@ -114,6 +122,15 @@ struct MetricMoments
   double count{ 0 };
   double value{ 0 };
   double weighted[3][4]{};
+  /** Correlation: `value` is fm, `weighted` the moments of f1 grad m,
+   * `movingWeighted` those of m1 grad m; f2 and m2 in fixedSquares and
+   * movingSquares; the means of the first pass in fixedMean and movingMean
+   * (0 when no point is valid). */
+  double movingWeighted[3][4]{};
+  double fixedSquares{ 0 };
+  double movingSquares{ 0 };
+  double fixedMean{ 0 };
+  double movingMean{ 0 };
 };
 
 /** Why `job` is not a valid request (empty when it is): dimension, sizes,
@@ -121,8 +138,9 @@ struct MetricMoments
 std::string
 ValidateDenseMetricJob(const DenseMetricJob & job);
 
-/** GPU core: device pointers in the job, one thread per virtual point, the
- * sums reduced per block and then in a fixed order (deterministic). TPixel:
+/** GPU core: device pointers in the job, one thread per virtual point (per
+ * pass), the sums reduced per block and then in a fixed order
+ * (deterministic). TPixel:
  * float or double. Throws cif::CudaFailure on CUDA errors and
  * std::invalid_argument for an invalid job; returns after the device
  * finished. */

@@ -3,6 +3,7 @@
  *=========================================================================*/
 // The factory's overrides of ITK's v4 image metrics (float and double
 // images, 2 and 3 dimensions, ITK's default template arguments).
+#include "itkCudaCorrelationImageToImageMetricv4.h"
 #include "itkCudaImageFiltersFactoryOverrides.h"
 #include "itkCudaMeanSquaresImageToImageMetricv4.h"
 
@@ -22,6 +23,8 @@ struct Metrics
     using I = Image<T, D>;
     Override<MeanSquaresImageToImageMetricv4<I, I>, CudaMeanSquaresImageToImageMetricv4<I, I>>(
       factory, "CUDA mean squares metric");
+    Override<CorrelationImageToImageMetricv4<I, I>, CudaCorrelationImageToImageMetricv4<I, I>>(
+      factory, "CUDA correlation metric");
   }
 };
 } // namespace

@@ -10,10 +10,14 @@
 //   cif_compare_images --numbers A B TOLERANCE
 // Passes when the numbers A and B differ by at most TOLERANCE (the
 // registration examples' printed results).
+//   cif_compare_images --envelope TOLERANCE X V1 [V2 ...]
+// Passes when min(V) - TOLERANCE <= X <= max(V) + TOLERANCE (a result
+// against ITK's results at several thread counts).
 #include "itkImage.h"
 #include "itkImageFileReader.h"
 #include "itkImageRegionConstIterator.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <iostream>
@@ -30,6 +34,20 @@ main(int argc, char * argv[])
     const double d = std::abs(a - b);
     std::cout << "difference " << d << ", tolerance " << tolerance;
     return d <= tolerance ? 0 : 1;
+  }
+  if (argc >= 5 && std::string(argv[1]) == "--envelope")
+  {
+    const double tolerance = std::stod(argv[2]);
+    const double x = std::stod(argv[3]);
+    double       low = std::stod(argv[4]);
+    double       high = low;
+    for (int i = 5; i < argc; ++i)
+    {
+      low = std::min(low, std::stod(argv[i]));
+      high = std::max(high, std::stod(argv[i]));
+    }
+    std::cout << "ITK's range [" << low << ", " << high << "], tolerance " << tolerance;
+    return (x >= low - tolerance && x <= high + tolerance) ? 0 : 1;
   }
   if (argc < 4)
   {

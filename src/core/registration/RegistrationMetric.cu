@@ -7,8 +7,9 @@
  *  each block reduces them (warp shuffles, then one warp over the block's
  *  warps) into its row of a partial-sum buffer, and a second kernel adds
  *  the rows in block order, so the result does not depend on scheduling.
- *  Per evaluation only the job goes up (a kernel argument) and
- *  2 + D (D + 1) doubles come down. This file is compiled without fused
+ *  Per evaluation only the job goes up (a kernel argument) and the sums
+ *  come down (14 doubles in 3D for mean squares; correlation runs a
+ *  means pass of 3 sums, then one of 28). This file is compiled without fused
  *  multiply-adds (src/CMakeLists.txt), as the CPU core's arithmetic.
  *=========================================================================*/
 #include "cif/CudaError.h"
@@ -35,11 +36,12 @@ namespace
 
 constexpr int kThreads = 256;
 
-template <int D, typename TPixel>
+template <int D, typename TPixel, metric::Pass P>
 __global__ void __launch_bounds__(kThreads)
-  DenseMetricKernel(DenseMetricJob job, std::int64_t count, double * partial)
+  DenseMetricKernel(DenseMetricJob job, std::int64_t count, double * partial, double meanFixed, double meanMoving)
 {
-  constexpr int n = metric::SumCount<D>();
+  constexpr int n = metric::SumCount<D, P>();
+  const double  means[2] = { meanFixed, meanMoving };
   double        sums[n];
 #pragma unroll
   for (int s = 0; s < n; ++s)
@@ -49,7 +51,7 @@ __global__ void __launch_bounds__(kThreads)
   for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < count;
        i += static_cast<std::int64_t>(gridDim.x) * blockDim.x)
   {
-    metric::AccumulatePoint<D, TPixel>(job, i, sums);
+    metric::AccumulatePoint<D, TPixel, P>(job, i, sums, means);
   }
   __shared__ double warpSums[kThreads / 32][n];
   const int         lane = threadIdx.x & 31;
@@ -94,18 +96,13 @@ AddPartialsKernel(const double * partial, int blocks, int n, double * total)
   }
 }
 
-template <int D, typename TPixel>
+template <int D, typename TPixel, metric::Pass P>
 void
-Run(const DenseMetricJob & job, MetricMoments & moments)
+RunPass(const DenseMetricJob & job, const double means[2], MetricMoments & moments)
 {
-  constexpr int      n = metric::SumCount<D>();
+  constexpr int      n = metric::SumCount<D, P>();
   const std::int64_t count = job.virtualSize[0] * job.virtualSize[1] * job.virtualSize[2];
-  moments = MetricMoments{};
-  if (count == 0)
-  {
-    return;
-  }
-  int device = 0;
+  int                device = 0;
   CIF_CUDA_CHECK(cudaGetDevice(&device));
   int sms = 0;
   CIF_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
@@ -115,22 +112,36 @@ Run(const DenseMetricJob & job, MetricMoments & moments)
   PooledBuffer       partial((static_cast<std::size_t>(blocks) + 1) * n * sizeof(double), stream);
   double *           partialRows = static_cast<double *>(partial.GetPointer());
   double *           total = partialRows + static_cast<std::size_t>(blocks) * n;
-  DenseMetricKernel<D, TPixel><<<blocks, kThreads, 0, stream>>>(job, count, partialRows);
+  DenseMetricKernel<D, TPixel, P><<<blocks, kThreads, 0, stream>>>(job, count, partialRows, means[0], means[1]);
   CIF_CUDA_CHECK_LAUNCH("DenseMetricKernel");
   AddPartialsKernel<<<1, 32, 0, stream>>>(partialRows, blocks, n, total);
   CIF_CUDA_CHECK_LAUNCH("AddPartialsKernel");
   double host[n];
   CIF_CUDA_CHECK(cudaMemcpyAsync(host, total, sizeof(host), cudaMemcpyDeviceToHost, stream));
   CIF_CUDA_CHECK(cudaStreamSynchronize(stream));
-  moments.count = host[0];
-  moments.value = host[1];
-  for (int r = 0; r < D; ++r)
+  metric::StoreSums<D, P>(host, moments);
+}
+
+template <int D, typename TPixel>
+void
+Run(const DenseMetricJob & job, MetricMoments & moments)
+{
+  moments = MetricMoments{};
+  const std::int64_t count = job.virtualSize[0] * job.virtualSize[1] * job.virtualSize[2];
+  if (count == 0)
   {
-    for (int k = 0; k <= D; ++k)
-    {
-      moments.weighted[r][k] = host[2 + r * (D + 1) + k];
-    }
+    return;
   }
+  double means[2] = { 0.0, 0.0 };
+  if (job.kind == MetricKind::MeanSquares)
+  {
+    RunPass<D, TPixel, metric::Pass::MeanSquares>(job, means, moments);
+    return;
+  }
+  RunPass<D, TPixel, metric::Pass::CorrelationMeans>(job, means, moments);
+  means[0] = moments.fixedMean;
+  means[1] = moments.movingMean;
+  RunPass<D, TPixel, metric::Pass::Correlation>(job, means, moments);
 }
 
 } // namespace

@@ -23,7 +23,7 @@ ValidateDenseMetricJob(const DenseMetricJob & job)
     why << "the metric core takes 2 or 3 dimensions, not " << job.dimension;
     return why.str();
   }
-  if (job.kind != MetricKind::MeanSquares)
+  if (job.kind != MetricKind::MeanSquares && job.kind != MetricKind::Correlation)
   {
     return "unknown metric kind";
   }
@@ -77,11 +77,11 @@ ValidateDenseMetricJob(const DenseMetricJob & job)
 namespace
 {
 
-template <int D, typename TPixel>
+template <int D, typename TPixel, metric::Pass P>
 void
-RunCPU(const DenseMetricJob & job, MetricMoments & moments, int numberOfThreads)
+RunPass(const DenseMetricJob & job, const double * means, MetricMoments & moments, int numberOfThreads)
 {
-  constexpr int      n = metric::SumCount<D>();
+  constexpr int      n = metric::SumCount<D, P>();
   const std::int64_t count = job.virtualSize[0] * job.virtualSize[1] * job.virtualSize[2];
   // fixed chunks, summed in chunk order: the same result for any thread count
   const std::int64_t  chunk = 4096;
@@ -97,7 +97,7 @@ RunCPU(const DenseMetricJob & job, MetricMoments & moments, int numberOfThreads)
                   const std::int64_t end = std::min(count, (b + 1) * chunk);
                   for (std::int64_t i = b * chunk; i < end; ++i)
                   {
-                    metric::AccumulatePoint<D, TPixel>(job, i, sums);
+                    metric::AccumulatePoint<D, TPixel, P>(job, i, sums, means);
                   }
                 }
               });
@@ -109,16 +109,22 @@ RunCPU(const DenseMetricJob & job, MetricMoments & moments, int numberOfThreads)
       total[s] += partial[b * n + s];
     }
   }
+  metric::StoreSums<D, P>(total, moments);
+}
+
+template <int D, typename TPixel>
+void
+RunCPU(const DenseMetricJob & job, MetricMoments & moments, int numberOfThreads)
+{
   moments = MetricMoments{};
-  moments.count = total[0];
-  moments.value = total[1];
-  for (int r = 0; r < D; ++r)
+  if (job.kind == MetricKind::MeanSquares)
   {
-    for (int k = 0; k <= D; ++k)
-    {
-      moments.weighted[r][k] = total[2 + r * (D + 1) + k];
-    }
+    RunPass<D, TPixel, metric::Pass::MeanSquares>(job, nullptr, moments, numberOfThreads);
+    return;
   }
+  RunPass<D, TPixel, metric::Pass::CorrelationMeans>(job, nullptr, moments, numberOfThreads);
+  const double means[2] = { moments.fixedMean, moments.movingMean };
+  RunPass<D, TPixel, metric::Pass::Correlation>(job, means, moments, numberOfThreads);
 }
 
 } // namespace

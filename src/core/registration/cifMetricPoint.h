@@ -178,20 +178,47 @@ Interpolate(const T * values, const MetricImage & image, const Taps & t, int com
   return vxy0 + (vxy1 - vxy0) * t.distance[2];
 }
 
-/** The number of sums a job of dimension D returns: count, value, and
- * D (D + 1) weighted moments. */
-template <int D>
+/** What one pass of the core sums (the template argument of the point
+ * function). */
+enum class Pass
+{
+  MeanSquares,      ///< count, sum (f - m)^2, D (D + 1) moments of 2 (f - m) grad m
+  CorrelationMeans, ///< count, sum f, sum m
+  Correlation       ///< count, fm, f2, m2, the moments of f1 grad m and of m1 grad m
+};
+
+/** The number of sums of a pass in dimension D. */
+template <int D, Pass P>
 constexpr int
 SumCount()
 {
-  return 2 + D * (D + 1);
+  return P == Pass::MeanSquares ? 2 + D * (D + 1) : (P == Pass::CorrelationMeans ? 3 : 4 + 2 * D * (D + 1));
 }
 
-/** Adds the contribution of virtual point `linear` to `sums` (SumCount<D>()
- * doubles: count, value, weighted[d][k] row-major with D + 1 columns). */
-template <int D, typename TPixel>
+/** Adds `w` times the moment row of x to `row` (D + 1 sums per gradient
+ * component: w grad_r (x_k - x0_k), then w grad_r). */
+template <int D>
 CIF_METRIC_HD void
-AccumulatePoint(const DenseMetricJob & job, std::int64_t linear, double * sums)
+AddMoments(double * moments, double w, const double gradient[D], const double relative[D])
+{
+  for (int r = 0; r < D; ++r)
+  {
+    const double wr = w * gradient[r];
+    double *     row = moments + r * (D + 1);
+    for (int k = 0; k < D; ++k)
+    {
+      row[k] += wr * relative[k];
+    }
+    row[D] += wr;
+  }
+}
+
+/** Adds the contribution of virtual point `linear` to `sums` (SumCount<D,
+ * P>() doubles, laid out as Pass says). `means` holds the correlation
+ * means (pass Correlation). */
+template <int D, typename TPixel, Pass P>
+CIF_METRIC_HD void
+AccumulatePoint(const DenseMetricJob & job, std::int64_t linear, double * sums, const double * means)
 {
   double x[D];
   VirtualPoint<D>(job, linear, x);
@@ -214,11 +241,28 @@ AccumulatePoint(const DenseMetricJob & job, std::int64_t linear, double * sums)
   LinearTaps<D>(job.moving, c, t);
   const TPixel movingValue =
     static_cast<TPixel>(Interpolate<D>(static_cast<const TPixel *>(job.moving.values), job.moving, t, 1, 0));
-  // ITK: FixedImagePixelType diff = fixed - moving, squared in double
-  const TPixel diff = fixedValue - movingValue;
-  const double d = static_cast<double>(diff);
   sums[0] += 1.0;
-  sums[1] += d * d;
+  if (P == Pass::CorrelationMeans)
+  {
+    sums[1] += static_cast<double>(fixedValue);
+    sums[2] += static_cast<double>(movingValue);
+    return;
+  }
+  // ITK: FixedImagePixelType diff = fixed - moving, squared in double
+  const double d = static_cast<double>(static_cast<TPixel>(fixedValue - movingValue));
+  // ITK: f1 = fixed - mean, m1 = moving - mean, in double
+  const double f1 = static_cast<double>(fixedValue) - means[0];
+  const double m1 = static_cast<double>(movingValue) - means[1];
+  if (P == Pass::MeanSquares)
+  {
+    sums[1] += d * d;
+  }
+  else
+  {
+    sums[1] += f1 * m1;
+    sums[2] += f1 * f1;
+    sums[3] += m1 * m1;
+  }
   if (!job.derivative)
   {
     return;
@@ -235,9 +279,8 @@ AccumulatePoint(const DenseMetricJob & job, std::int64_t linear, double * sums)
   }
   else
   {
-    // the gradient image's grid differs from the moving image's only when a
-    // user set another gradient filter; ITK's interpolator would read out of
-    // its buffer there: the caller rejects such jobs (ValidateDenseMetricJob)
+    // not reached: ValidateDenseMetricJob puts the gradient image on the
+    // moving image's grid, where the moving point was found inside
     for (int a = 0; a < D; ++a)
     {
       gradient[a] = 0.0;
@@ -248,15 +291,46 @@ AccumulatePoint(const DenseMetricJob & job, std::int64_t linear, double * sums)
   {
     relative[k] = x[k] - job.momentOrigin[k];
   }
+  if (P == Pass::MeanSquares)
+  {
+    AddMoments<D>(sums + 2, 2.0 * d, gradient, relative);
+  }
+  else
+  {
+    AddMoments<D>(sums + 4, f1, gradient, relative);
+    AddMoments<D>(sums + 4 + D * (D + 1), m1, gradient, relative);
+  }
+}
+
+/** The moments of a pass's sums into `moments`. */
+template <int D, Pass P>
+inline void
+StoreSums(const double * sums, MetricMoments & moments)
+{
+  moments.count = sums[0];
+  if (P == Pass::CorrelationMeans)
+  {
+    moments.fixedMean = sums[0] > 0 ? sums[1] / sums[0] : 0.0;
+    moments.movingMean = sums[0] > 0 ? sums[2] / sums[0] : 0.0;
+    return;
+  }
+  moments.value = sums[1];
+  const double * w = sums + (P == Pass::MeanSquares ? 2 : 4);
   for (int r = 0; r < D; ++r)
   {
-    const double w = 2.0 * d * gradient[r];
-    double *     row = sums + 2 + r * (D + 1);
-    for (int k = 0; k < D; ++k)
+    for (int k = 0; k <= D; ++k)
     {
-      row[k] += w * relative[k];
+      moments.weighted[r][k] = w[r * (D + 1) + k];
+      if (P == Pass::Correlation)
+      {
+        moments.movingWeighted[r][k] = w[D * (D + 1) + r * (D + 1) + k];
+      }
     }
-    row[D] += w;
+  }
+  if (P == Pass::Correlation)
+  {
+    moments.fixedSquares = sums[2];
+    moments.movingSquares = sums[3];
   }
 }
 
