@@ -1,8 +1,9 @@
 /*=========================================================================
  *  CudaImageFilters
  *=========================================================================*/
-// The v4 mean squares metric's GetValueAndDerivative on a 256^3 float pair
-// (issue 23's case: affine transform, dense sampling), three ways in one
+// The v4 mean squares and correlation metrics' GetValueAndDerivative on a
+// 256^3 float pair (issue 23's case: affine transform, dense sampling),
+// three ways in one
 // run: ITK's MeanSquaresImageToImageMetricv4 on all cores, the module's CPU
 // core on all cores, and the module's GPU core. The pair is ITK's example
 // volume KmeansTest_T1UCharRaw resampled onto 256^3 (fixed) and the same
@@ -17,6 +18,7 @@
 #include "BenchmarkCommon.h"
 #include "itkAffineTransform.h"
 #include "itkCudaFactorylessTwin.h"
+#include "itkCudaCorrelationImageToImageMetricv4.h"
 #include "itkCudaMeanSquaresImageToImageMetricv4.h"
 #include "itkImageFileReader.h"
 #include "itkLinearInterpolateImageFunction.h"
@@ -28,6 +30,8 @@
 #include <cstdlib>
 #include <iostream>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace
 {
@@ -82,7 +86,7 @@ main(int argc, char * argv[])
   }
   const double copy = cif_bench::CopyBandwidth();
   const int    threads = static_cast<int>(itk::MultiThreaderBase::GetGlobalDefaultNumberOfThreads());
-  cif_bench::PrintDeviceLine("Mean squares v4 metric, GetValueAndDerivative, dense, affine", copy);
+  cif_bench::PrintDeviceLine("v4 metrics, GetValueAndDerivative, dense, affine", copy);
   std::printf("CPU: %d threads (ITK's global default)\n", threads);
 
   const auto volume = itk::ReadImage<F3>(std::string(CIF_EXAMPLES_DATA) + "/KmeansTest_T1UCharRaw.nii.gz");
@@ -124,81 +128,86 @@ main(int argc, char * argv[])
   }
 
   std::vector<cif_bench::Row> rows;
-  double                      itkValue = 0;
-  itk::Array<double>          itkDerivative;
-  const std::string           caseName = std::to_string(n) + "^3 affine MS";
-  if (!skipItk)
+  std::vector<std::pair<std::string, double>> speedups;
+  auto run = [&](auto itkMetricNew, auto ourMetricNew, const std::string & caseName)
   {
-    auto metric = itk::CudaFactorylessTwin<itk::MeanSquaresImageToImageMetricv4<F3, F3>>::New();
-    metric->SetFixedImage(fixed);
-    metric->SetMovingImage(moving);
-    metric->SetMovingTransform(t);
-    const double init = cif_bench::TimeWallOnce([&] { metric->Initialize(); });
-    rows.push_back({ caseName, "ITK Initialize (gradient filter)", init, 0, false, "once per level" });
-    const double ms = cif_bench::TimeWall([&] { metric->GetValueAndDerivative(itkValue, itkDerivative); }, itkReps);
-    rows.push_back({ caseName, "ITK GetValueAndDerivative", ms, 20.0 * points, false, "", points });
-  }
-  for (const auto mode : { itk::CudaExecutionMode::CPU, itk::CudaExecutionMode::GPU })
-  {
-    const bool gpu = mode == itk::CudaExecutionMode::GPU;
-    if (gpu && !cif::Runtime::IsDeviceAvailable())
-    {
-      std::printf("no GPU: %s\n", cif::Runtime::GetUnavailableReason().c_str());
-      continue;
-    }
-    auto metric = itk::CudaMeanSquaresImageToImageMetricv4<F3, F3>::New();
-    metric->SetExecutionMode(mode);
-    metric->SetFixedImage(fixed);
-    metric->SetMovingImage(moving);
-    metric->SetMovingTransform(t);
-    metric->Initialize();
-    double             value = 0;
-    itk::Array<double> derivative;
-    // the first evaluation uploads the images (GPU)
-    const double first = cif_bench::TimeWallOnce([&] { metric->GetValueAndDerivative(value, derivative); });
-    const double ms =
-      cif_bench::TimeWall([&] { metric->GetValueAndDerivative(value, derivative); }, gpu ? reps : std::max(1, reps / 5));
-    if (gpu)
-    {
-      rows.push_back({ caseName, "module GPU first call (upload)", first, 20.0 * points, false, "once per level" });
-    }
-    std::string note = metric->GetLastExecutionReport().Message.substr(0, 40);
+    double             itkValue = 0;
+    itk::Array<double> itkDerivative;
+    double             itkMs = 0;
     if (!skipItk)
     {
-      double d = 0, norm = 0;
-      for (unsigned int p = 0; p < derivative.GetSize(); ++p)
-      {
-        d += (derivative[p] - itkDerivative[p]) * (derivative[p] - itkDerivative[p]);
-        norm += itkDerivative[p] * itkDerivative[p];
-      }
-      char text[160];
-      std::snprintf(text,
-                    sizeof(text),
-                    "value rel. diff %.1e, derivative %.1e vs ITK",
-                    std::abs(value - itkValue) / std::abs(itkValue),
-                    std::sqrt(d / norm));
-      note = text;
+      auto metric = itkMetricNew();
+      metric->SetFixedImage(fixed);
+      metric->SetMovingImage(moving);
+      metric->SetMovingTransform(t);
+      const double init = cif_bench::TimeWallOnce([&] { metric->Initialize(); });
+      rows.push_back({ caseName, "ITK Initialize (gradient filter)", init, 0, false, "once per level" });
+      itkMs = cif_bench::TimeWall([&] { metric->GetValueAndDerivative(itkValue, itkDerivative); }, itkReps);
+      rows.push_back({ caseName, "ITK GetValueAndDerivative", itkMs, 20.0 * points, false, "", points });
     }
-    rows.push_back({ caseName,
-                     gpu ? "module GPU GetValueAndDerivative" : "module CPU core GetValueAndDerivative",
-                     ms,
-                     20.0 * points,
-                     gpu,
-                     note,
-                     points });
-  }
+    for (const auto mode : { itk::CudaExecutionMode::CPU, itk::CudaExecutionMode::GPU })
+    {
+      const bool gpu = mode == itk::CudaExecutionMode::GPU;
+      if (gpu && !cif::Runtime::IsDeviceAvailable())
+      {
+        std::printf("no GPU: %s\n", cif::Runtime::GetUnavailableReason().c_str());
+        continue;
+      }
+      auto metric = ourMetricNew();
+      metric->SetExecutionMode(mode);
+      metric->SetFixedImage(fixed);
+      metric->SetMovingImage(moving);
+      metric->SetMovingTransform(t);
+      metric->Initialize();
+      double             value = 0;
+      itk::Array<double> derivative;
+      // the first evaluation uploads the images (GPU)
+      const double first = cif_bench::TimeWallOnce([&] { metric->GetValueAndDerivative(value, derivative); });
+      const double ms = cif_bench::TimeWall([&] { metric->GetValueAndDerivative(value, derivative); },
+                                            gpu ? reps : std::max(1, reps / 5));
+      if (gpu)
+      {
+        rows.push_back({ caseName, "module GPU first call (upload)", first, 20.0 * points, false, "once per level" });
+      }
+      std::string note = metric->GetLastExecutionReport().Message.substr(0, 40);
+      if (!skipItk)
+      {
+        double d = 0, norm = 0;
+        for (unsigned int p = 0; p < derivative.GetSize(); ++p)
+        {
+          d += (derivative[p] - itkDerivative[p]) * (derivative[p] - itkDerivative[p]);
+          norm += itkDerivative[p] * itkDerivative[p];
+        }
+        char text[160];
+        std::snprintf(text,
+                      sizeof(text),
+                      "value rel. diff %.1e, derivative %.1e vs ITK",
+                      std::abs(value - itkValue) / std::abs(itkValue),
+                      std::sqrt(d / norm));
+        note = text;
+        speedups.emplace_back(caseName + (gpu ? ", module GPU" : ", module CPU core"), itkMs / ms);
+      }
+      rows.push_back({ caseName,
+                       gpu ? "module GPU GetValueAndDerivative" : "module CPU core GetValueAndDerivative",
+                       ms,
+                       20.0 * points,
+                       gpu,
+                       note,
+                       points });
+    }
+  };
+  run([] { return itk::CudaFactorylessTwin<itk::MeanSquaresImageToImageMetricv4<F3, F3>>::New(); },
+      [] { return itk::CudaMeanSquaresImageToImageMetricv4<F3, F3>::New(); },
+      std::to_string(n) + "^3 affine mean squares");
+  run([] { return itk::CudaFactorylessTwin<itk::CorrelationImageToImageMetricv4<F3, F3>>::New(); },
+      [] { return itk::CudaCorrelationImageToImageMetricv4<F3, F3>::New(); },
+      std::to_string(n) + "^3 affine correlation");
   cif_bench::TableLayout layout;
   layout.rateName = "Mpoints/s";
   cif_bench::PrintTable(rows, copy, layout);
-  if (!skipItk && rows.size() >= 2)
+  for (const auto & [name, factor] : speedups)
   {
-    for (const auto & r : rows)
-    {
-      if (r.method.find("GetValueAndDerivative") != std::string::npos && r.method.rfind("ITK", 0) != 0)
-      {
-        std::printf("%s: %.1f x ITK on %d threads\n", r.method.c_str(), rows[1].ms / r.ms, threads);
-      }
-    }
+    std::printf("%s: %.1f x ITK on %d threads\n", name.c_str(), factor, threads);
   }
   return 0;
 }

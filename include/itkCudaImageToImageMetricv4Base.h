@@ -26,10 +26,14 @@ namespace itk
  * domain, as ITK's dense threader computes them: for every virtual index,
  * the virtual point, its images under the fixed and the moving transform,
  * ITK's IsInsideBuffer test in both images, both values by ITK's linear
- * interpolation, and the moving image gradient by linear interpolation of
- * the gradient image that ITK's Initialize computed (the metric's moving
- * gradient filter: by default GradientRecursiveGaussianImageFilter with
- * sigma the largest spacing). The number of valid points, the value and the
+ * interpolation, and the moving image gradient as ITK's metric gets it:
+ * by linear interpolation of the gradient image that ITK's Initialize
+ * computed (UseMovingImageGradientFilter on, the default: the metric's
+ * moving gradient filter, by default GradientRecursiveGaussianImageFilter
+ * with sigma the largest spacing), or by ITK's default calculator with the
+ * filter off (CentralDifferenceImageFunction: central differences of
+ * linear interpolations half a spacing either side along each physical
+ * axis). The number of valid points, the value and the
  * derivative follow ITK, including its answer when no point is valid
  * (value NumericTraits::max(), zero derivative, ITK's warning).
  *
@@ -58,8 +62,8 @@ namespace itk
  * <b>What stays with ITK's code.</b> Configurations the core does not cover
  * run ITK's own GetValue / GetValueAndDerivative, and the execution report
  * says why (GetCoreUnsupportedReason()): sampled point sets, masks,
- * interpolators other than ITK's LinearInterpolateImageFunction,
- * central-difference gradients (UseMovingImageGradientFilter off), floating
+ * interpolators other than ITK's LinearInterpolateImageFunction, a
+ * gradient calculator other than ITK's default, floating
  * point correction, transforms outside the Linear category (B-spline,
  * displacement field), 4 dimensions, pixel types other than float and
  * double. In GPU mode those throw instead.

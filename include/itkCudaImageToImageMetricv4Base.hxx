@@ -183,13 +183,31 @@ CudaImageToImageMetricv4Base<TMetric>::GetCoreUnsupportedReason() const
       return std::string("the moving interpolator ") + this->m_MovingInterpolator->GetNameOfClass() +
              " (the core interpolates linearly)";
     }
-    if (!this->GetUseMovingImageGradientFilter())
-    {
-      return "central-difference moving gradients (UseMovingImageGradientFilter off)";
-    }
-    if (!this->GetGradientSourceIncludesMoving() || this->m_MovingImageGradientImage.IsNull())
+    if (!this->GetGradientSourceIncludesMoving())
     {
       return "a gradient source without the moving image";
+    }
+    if (this->GetUseMovingImageGradientFilter())
+    {
+      if (this->m_MovingImageGradientImage.IsNull())
+      {
+        return "a metric without a moving gradient image";
+      }
+    }
+    else
+    {
+      // ITK's default calculator: CentralDifferenceImageFunction with its
+      // linear interpolator and UseImageDirection on
+      using Central = typename Superclass::DefaultMovingImageGradientCalculator;
+      const auto * central = dynamic_cast<const Central *>(this->m_MovingImageGradientCalculator.GetPointer());
+      if (central == nullptr || typeid(*central) != typeid(Central) || !central->GetUseImageDirection() ||
+          central->GetInterpolator() == nullptr || typeid(*central->GetInterpolator()) != typeid(LinearMoving))
+      {
+        return std::string("the moving gradient calculator ") +
+               this->m_MovingImageGradientCalculator->GetNameOfClass() +
+               " (the core computes ITK's default: central differences of linear interpolations, image "
+               "direction on)";
+      }
     }
     if (this->GetUseFloatingPointCorrection())
     {
@@ -209,12 +227,15 @@ CudaImageToImageMetricv4Base<TMetric>::GetCoreUnsupportedReason() const
     {
       return "a transform with local parameters";
     }
-    const auto & gradient = *this->m_MovingImageGradientImage;
-    const auto & moving = *this->m_MovingImage;
-    if (gradient.GetBufferedRegion() != moving.GetBufferedRegion() || gradient.GetOrigin() != moving.GetOrigin() ||
-        gradient.GetSpacing() != moving.GetSpacing() || gradient.GetDirection() != moving.GetDirection())
+    if (this->GetUseMovingImageGradientFilter())
     {
-      return "a moving gradient image on another grid than the moving image";
+      const auto & gradient = *this->m_MovingImageGradientImage;
+      const auto & moving = *this->m_MovingImage;
+      if (gradient.GetBufferedRegion() != moving.GetBufferedRegion() || gradient.GetOrigin() != moving.GetOrigin() ||
+          gradient.GetSpacing() != moving.GetSpacing() || gradient.GetDirection() != moving.GetDirection())
+      {
+        return "a moving gradient image on another grid than the moving image";
+      }
     }
     return {};
   }
@@ -268,7 +289,12 @@ CudaImageToImageMetricv4Base<TMetric>::BuildJob(bool                  wantDeriva
   };
   describe(this->m_FixedImage.GetPointer(), job.fixed);
   describe(this->m_MovingImage.GetPointer(), job.moving);
-  if (wantDerivative)
+  job.centralDifferences = !this->GetUseMovingImageGradientFilter();
+  for (unsigned int r = 0; r < D; ++r)
+  {
+    job.movingSpacing[r] = this->m_MovingImage->GetSpacing()[r];
+  }
+  if (wantDerivative && !job.centralDifferences)
   {
     describe(this->m_MovingImageGradientImage.GetPointer(), job.movingGradient);
   }
@@ -377,7 +403,7 @@ CudaImageToImageMetricv4Base<TMetric>::UploadImages() const
   m_DeviceMoving.Allocate(movingBytes);
   m_DeviceMoving.CopyFromHost(this->m_MovingImage->GetBufferPointer(), movingBytes);
   m_DeviceGradient.Release();
-  if (this->m_MovingImageGradientImage.IsNotNull())
+  if (this->GetUseMovingImageGradientFilter() && this->m_MovingImageGradientImage.IsNotNull())
   {
     // the gradient image's double vectors as float, converted in pieces
     const auto *          gradient = this->m_MovingImageGradientImage->GetBufferPointer();
@@ -494,7 +520,7 @@ CudaImageToImageMetricv4Base<TMetric>::Evaluate(bool wantDerivative, MeasureType
   if (!gpu)
   {
     std::vector<float> & hostGradient = m_HostGradient;
-    if (wantDerivative && hostGradient.empty())
+    if (wantDerivative && !job.centralDifferences && hostGradient.empty())
     {
       const auto *      gradient = this->m_MovingImageGradientImage->GetBufferPointer();
       const std::size_t count = this->m_MovingImageGradientImage->GetBufferedRegion().GetNumberOfPixels();
@@ -507,7 +533,7 @@ CudaImageToImageMetricv4Base<TMetric>::Evaluate(bool wantDerivative, MeasureType
         }
       }
     }
-    job.movingGradient.values = wantDerivative ? hostGradient.data() : nullptr;
+    job.movingGradient.values = (wantDerivative && !job.centralDifferences) ? hostGradient.data() : nullptr;
     try
     {
       cif::DenseMetricMomentsCPU<PixelType>(job, moments, static_cast<int>(this->GetMaximumNumberOfWorkUnits()));

@@ -65,10 +65,15 @@ struct Evaluation
   std::string          report;
 };
 
+/** Off: the gradients by ITK's central differences instead of the gradient
+ * filter (UseMovingImageGradientFilter), for ITK's metric and the module's. */
+bool g_GradientFilter = true;
+
 template <typename TMetric, typename TImage, typename TTransform>
 Evaluation
 RunMetric(TMetric * metric, const TImage * fixed, const TImage * moving, TTransform * transform)
 {
+  metric->SetUseMovingImageGradientFilter(g_GradientFilter);
   metric->SetFixedImage(fixed);
   metric->SetMovingImage(moving);
   metric->SetMovingTransform(transform);
@@ -111,6 +116,8 @@ ExpectItksAnswer(const TImage * fixed, const TImage * moving, TTransform * trans
     norm += expected.derivative[p] * expected.derivative[p];
   }
   ASSERT_GT(norm, 0.0);
+  // (central differences or the gradient filter, as asked)
+  EXPECT_EQ(ours->GetUseMovingImageGradientFilter(), g_GradientFilter);
   EXPECT_LE(std::sqrt(difference), 1e-4 * std::sqrt(norm))
     << transform->GetNameOfClass() << ": derivative " << got.derivative << ", ITK " << expected.derivative;
   // GetValue alone gives the same value
@@ -303,6 +310,58 @@ TEST(MeanSquaresMetric, CpuCoreGivesItksAnswerIn3D)
   Transforms3D<MeanSquaresPair>(itk::CudaExecutionMode::CPU);
 }
 
+/** The tests of `body` with central-difference gradients. */
+template <typename TBody>
+void
+WithCentralDifferences(TBody body)
+{
+  g_GradientFilter = false;
+  body();
+  g_GradientFilter = true;
+}
+
+TEST(MeanSquaresMetric, CentralDifferencesAsItk)
+{
+  WithCentralDifferences(
+    []
+    {
+      Transforms2D<MeanSquaresPair>(itk::CudaExecutionMode::CPU);
+      Transforms3D<MeanSquaresPair>(itk::CudaExecutionMode::CPU);
+    });
+}
+
+TEST(CorrelationMetric, CentralDifferencesAsItk)
+{
+  WithCentralDifferences(
+    []
+    {
+      Transforms2D<CorrelationPair>(itk::CudaExecutionMode::CPU);
+      Transforms3D<CorrelationPair>(itk::CudaExecutionMode::CPU);
+    });
+}
+
+TEST(MeanSquaresMetricGpu, CentralDifferencesAsItk)
+{
+  CIF_REQUIRE_GPU_OR_SKIP();
+  WithCentralDifferences(
+    []
+    {
+      Transforms2D<MeanSquaresPair>(itk::CudaExecutionMode::GPU);
+      Transforms3D<MeanSquaresPair>(itk::CudaExecutionMode::GPU);
+    });
+}
+
+TEST(CorrelationMetricGpu, CentralDifferencesAsItk)
+{
+  CIF_REQUIRE_GPU_OR_SKIP();
+  WithCentralDifferences(
+    []
+    {
+      Transforms2D<CorrelationPair>(itk::CudaExecutionMode::GPU);
+      Transforms3D<CorrelationPair>(itk::CudaExecutionMode::GPU);
+    });
+}
+
 TEST(MeanSquaresMetric, NoValidPointsAsItk)
 {
   auto metric = CudaMeanSquares<F2>::New();
@@ -370,6 +429,23 @@ TEST(MeanSquaresMetric, UnsupportedConfigurationsRunItksCode)
   EXPECT_EQ(got.derivative, expected.derivative);
   EXPECT_NE(ours->GetLastExecutionReport().Message.find("ITK's own metric code"), std::string::npos);
   EXPECT_NE(ours->GetCoreUnsupportedReason().find("NearestNeighborInterpolateImageFunction"), std::string::npos);
+
+  // central differences through another calculator than ITK's default: ITK's code
+  auto calculator = itk::CentralDifferenceImageFunction<F2, double>::New();
+  calculator->SetInterpolator(itk::NearestNeighborInterpolateImageFunction<F2, double>::New());
+  calculator->UseImageDirectionOn();
+  auto custom = CudaMeanSquares<F2>::New();
+  custom->SetMovingImageGradientCalculator(calculator);
+  custom->SetUseMovingImageGradientFilter(false);
+  custom->SetFixedImage(fixed);
+  custom->SetMovingImage(moving);
+  custom->SetMovingTransform(t);
+  custom->Initialize();
+  double             customValue;
+  itk::Array<double> customDerivative;
+  custom->GetValueAndDerivative(customValue, customDerivative);
+  EXPECT_NE(custom->GetLastExecutionReport().Message.find("gradient calculator"), std::string::npos)
+    << custom->GetLastExecutionReport().Message;
 
   // a mask: ITK's code; in GPU mode an exception that says why
   auto maskImage = itk::Image<unsigned char, 2>::New();

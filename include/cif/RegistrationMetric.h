@@ -97,10 +97,18 @@ struct DenseMetricJob
    * points). */
   MetricImage fixed;
   MetricImage moving;
-  /** `dimension` floats per sample: the moving image's physical gradient.
-   * Read only when `derivative` is set. Its geometry may differ from the
-   * moving image's (ITK interpolates it on its own grid). */
+  /** `dimension` floats per sample: the moving image's physical gradient
+   * (ITK's default, UseMovingImageGradientFilter on), on the moving image's
+   * grid. Read only when `derivative` is set and centralDifferences is off. */
   MetricImage movingGradient;
+  /** UseMovingImageGradientFilter off: the gradient at the moving point p
+   * by itk::CentralDifferenceImageFunction (UseImageDirection on), from the
+   * moving image: per physical axis a, the linear interpolations at
+   * p -/+ spacing_a / 2 along that axis, their difference divided by the
+   * distance between the two points; 0 on an axis where either point is
+   * outside the buffer. */
+  bool   centralDifferences{ false };
+  double movingSpacing[3]{ 1, 1, 1 };
   /** The point x0 the moments' positions are taken from (the middle of the
    * virtual domain keeps the sums well conditioned). */
   double momentOrigin[3]{ 0, 0, 0 };

@@ -29,7 +29,8 @@ ValidateDenseMetricJob(const DenseMetricJob & job)
   }
   const MetricImage * images[3] = { &job.fixed, &job.moving, &job.movingGradient };
   const char *        names[3] = { "fixed image", "moving image", "moving image gradient" };
-  for (int i = 0; i < (job.derivative ? 3 : 2); ++i)
+  const bool gradientImage = job.derivative && !job.centralDifferences;
+  for (int i = 0; i < (gradientImage ? 3 : 2); ++i)
   {
     if (images[i]->values == nullptr)
     {
@@ -53,7 +54,7 @@ ValidateDenseMetricJob(const DenseMetricJob & job)
       return why.str();
     }
   }
-  if (job.derivative)
+  if (gradientImage)
   {
     for (int a = 0; a < job.dimension; ++a)
     {

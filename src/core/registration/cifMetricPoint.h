@@ -178,6 +178,47 @@ Interpolate(const T * values, const MetricImage & image, const Taps & t, int com
   return vxy0 + (vxy1 - vxy0) * t.distance[2];
 }
 
+/** itk::CentralDifferenceImageFunction::Evaluate(point) with its linear
+ * interpolator and UseImageDirection on, at moving point p. */
+template <int D, typename TPixel>
+CIF_METRIC_HD void
+CentralDifference(const DenseMetricJob & job, const double p[D], double gradient[D])
+{
+  double q1[D];
+  double q2[D];
+  double c[D];
+  for (int a = 0; a < D; ++a)
+  {
+    q1[a] = p[a];
+    q2[a] = p[a];
+  }
+  const TPixel * values = static_cast<const TPixel *>(job.moving.values);
+  for (int a = 0; a < D; ++a)
+  {
+    gradient[a] = 0.0;
+    const double offset = 0.5 * job.movingSpacing[a];
+    q1[a] = p[a] - offset;
+    q2[a] = p[a] + offset;
+    double c2[D];
+    if (ContinuousIndex<D>(job.moving, q1, c) && ContinuousIndex<D>(job.moving, q2, c2))
+    {
+      const double delta = q2[a] - q1[a];
+      // ITK: 10 epsilon of double
+      if (delta > 10.0 * 2.220446049250313e-16)
+      {
+        Taps t;
+        LinearTaps<D>(job.moving, c2, t);
+        const double v2 = Interpolate<D>(values, job.moving, t, 1, 0);
+        LinearTaps<D>(job.moving, c, t);
+        const double v1 = Interpolate<D>(values, job.moving, t, 1, 0);
+        gradient[a] = (v2 - v1) / delta;
+      }
+    }
+    q1[a] = p[a];
+    q2[a] = p[a];
+  }
+}
+
 /** What one pass of the core sums (the template argument of the point
  * function). */
 enum class Pass
@@ -268,7 +309,11 @@ AccumulatePoint(const DenseMetricJob & job, std::int64_t linear, double * sums, 
     return;
   }
   double gradient[D];
-  if (ContinuousIndex<D>(job.movingGradient, p, c))
+  if (job.centralDifferences)
+  {
+    CentralDifference<D, TPixel>(job, p, gradient);
+  }
+  else if (ContinuousIndex<D>(job.movingGradient, p, c))
   {
     LinearTaps<D>(job.movingGradient, c, t);
     for (int a = 0; a < D; ++a)
