@@ -6,7 +6,7 @@
 //   cif_make_moved_image INPUT OUTPUT AXIS_X AXIS_Y AXIS_Z ANGLE_DEGREES TX TY TZ [TRUTH_FILE]
 // The copy is ITK's ResampleImageFilter (linear interpolation, float
 // pixels, the input's grid) of INPUT through R^-1, where R is the
-// VersorRigid3DTransform about the image centre with the given axis, angle
+// VersorRigid3DTransform about the image's centre of mass with the given axis, angle
 // and translation: moved(y) = input(R^-1(y)). A registration of INPUT
 // (fixed) with the copy (moving) looks for T with moved(T(x)) = input(x),
 // that is T = R; the program prints R's parameters ("truth versor X = ...",
@@ -14,6 +14,7 @@
 // result, on standard output and into TRUTH_FILE when given.
 #include "itkImageFileReader.h"
 #include "itkImageFileWriter.h"
+#include "itkImageMomentsCalculator.h"
 #include "itkLinearInterpolateImageFunction.h"
 #include "itkResampleImageFilter.h"
 #include "itkVersorRigid3DTransform.h"
@@ -37,16 +38,16 @@ main(int argc, char * argv[])
   try
   {
     const auto input = itk::ReadImage<ImageType>(argv[1]);
-    // the centre as ITK's example's CenteredTransformInitializer (GeometryOn) finds it
-    itk::ContinuousIndex<double, 3> middle;
+    // the centre as ITK's example's CenteredTransformInitializer finds it
+    // (MomentsOn: the fixed image's centre of mass)
+    auto moments = itk::ImageMomentsCalculator<ImageType>::New();
+    moments->SetImage(input);
+    moments->Compute();
+    TransformType::CenterType center;
     for (unsigned int a = 0; a < 3; ++a)
     {
-      // (CenteredTransformInitializer: index + size / 2)
-      middle[a] = input->GetLargestPossibleRegion().GetIndex()[a] +
-                  0.5 * static_cast<double>(input->GetLargestPossibleRegion().GetSize()[a]);
+      center[a] = moments->GetCenterOfGravity()[a];
     }
-    TransformType::CenterType center;
-    input->TransformContinuousIndexToPhysicalPoint(middle, center);
     auto                      truth = TransformType::New();
     TransformType::AxisType   axis;
     TransformType::OutputVectorType translation;
