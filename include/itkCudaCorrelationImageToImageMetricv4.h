@@ -32,42 +32,11 @@ namespace itk
  *
  * \ingroup CudaImageFilters
  */
-template <typename TFixedImage,
-          typename TMovingImage,
-          typename TVirtualImage = TFixedImage,
-          typename TInternalComputationValueType = double,
-          typename TMetricTraits =
-            DefaultImageToImageMetricTraitsv4<TFixedImage, TMovingImage, TVirtualImage, TInternalComputationValueType>>
+template <CIF_METRICV4_TEMPLATE_PARAMETERS>
 class ITK_TEMPLATE_EXPORT CudaCorrelationImageToImageMetricv4
-  : public CudaImageToImageMetricv4Base<CorrelationImageToImageMetricv4<TFixedImage,
-                                                                        TMovingImage,
-                                                                        TVirtualImage,
-                                                                        TInternalComputationValueType,
-                                                                        TMetricTraits>>
+  : public CudaImageToImageMetricv4Base<CorrelationImageToImageMetricv4<CIF_METRICV4_TEMPLATE_ARGUMENTS>>
 {
-public:
-  ITK_DISALLOW_COPY_AND_MOVE(CudaCorrelationImageToImageMetricv4);
-
-  using Self = CudaCorrelationImageToImageMetricv4;
-  using Twin = CorrelationImageToImageMetricv4<TFixedImage,
-                                               TMovingImage,
-                                               TVirtualImage,
-                                               TInternalComputationValueType,
-                                               TMetricTraits>;
-  using Superclass = CudaImageToImageMetricv4Base<Twin>;
-  using Pointer = SmartPointer<Self>;
-  using ConstPointer = SmartPointer<const Self>;
-
-  itkNewMacro(Self);
-  itkTypeMacro(CudaCorrelationImageToImageMetricv4, CorrelationImageToImageMetricv4);
-
-protected:
-  CudaCorrelationImageToImageMetricv4() = default;
-  ~CudaCorrelationImageToImageMetricv4() override = default;
-
-  using typename Superclass::MeasureType;
-  using typename Superclass::DerivativeType;
-  using typename Superclass::MomentContraction;
+  CIF_METRICV4_CLASS_MEMBERS(CudaCorrelationImageToImageMetricv4, CorrelationImageToImageMetricv4);
 
   cif::MetricKind
   GetCoreMetricKind() const override

@@ -207,6 +207,39 @@ private:
 
 } // namespace itk
 
+/** The template parameters of ITK's v4 image metrics, with ITK's defaults,
+ * and the arguments that pass them on: a module metric declares
+ * `template <CIF_METRICV4_TEMPLATE_PARAMETERS> class CudaXImageToImageMetricv4
+ * : public CudaImageToImageMetricv4Base<XImageToImageMetricv4<CIF_METRICV4_TEMPLATE_ARGUMENTS>>`. */
+#define CIF_METRICV4_TEMPLATE_PARAMETERS                                                                               \
+  typename TFixedImage, typename TMovingImage, typename TVirtualImage = TFixedImage,                                  \
+           typename TInternalComputationValueType = double,                                                           \
+           typename TMetricTraits = itk::DefaultImageToImageMetricTraitsv4<TFixedImage, TMovingImage, TVirtualImage,  \
+                                                                           TInternalComputationValueType>
+#define CIF_METRICV4_TEMPLATE_ARGUMENTS                                                                                \
+  TFixedImage, TMovingImage, TVirtualImage, TInternalComputationValueType, TMetricTraits
+
+/** The members every module metric declares alike: Self, Twin (ITK's
+ * metric), Superclass, the pointers, New (through ITK's factory), the type
+ * macro and the types the overrides use. */
+#define CIF_METRICV4_CLASS_MEMBERS(name, twin)                                                                         \
+public:                                                                                                                \
+  ITK_DISALLOW_COPY_AND_MOVE(name);                                                                                    \
+  using Self = name;                                                                                                   \
+  using Twin = twin<CIF_METRICV4_TEMPLATE_ARGUMENTS>;                                                                  \
+  using Superclass = itk::CudaImageToImageMetricv4Base<Twin>;                                                          \
+  using Pointer = itk::SmartPointer<Self>;                                                                             \
+  using ConstPointer = itk::SmartPointer<const Self>;                                                                  \
+  itkNewMacro(Self);                                                                                                   \
+  itkTypeMacro(name, twin);                                                                                            \
+                                                                                                                       \
+protected:                                                                                                             \
+  name() = default;                                                                                                    \
+  ~name() override = default;                                                                                          \
+  using typename Superclass::MeasureType;                                                                              \
+  using typename Superclass::DerivativeType;                                                                           \
+  using typename Superclass::MomentContraction
+
 #ifndef ITK_MANUAL_INSTANTIATION
 #  include "itkCudaImageToImageMetricv4Base.hxx"
 #endif

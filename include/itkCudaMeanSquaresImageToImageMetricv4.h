@@ -30,42 +30,11 @@ namespace itk
  *
  * \ingroup CudaImageFilters
  */
-template <typename TFixedImage,
-          typename TMovingImage,
-          typename TVirtualImage = TFixedImage,
-          typename TInternalComputationValueType = double,
-          typename TMetricTraits =
-            DefaultImageToImageMetricTraitsv4<TFixedImage, TMovingImage, TVirtualImage, TInternalComputationValueType>>
+template <CIF_METRICV4_TEMPLATE_PARAMETERS>
 class ITK_TEMPLATE_EXPORT CudaMeanSquaresImageToImageMetricv4
-  : public CudaImageToImageMetricv4Base<MeanSquaresImageToImageMetricv4<TFixedImage,
-                                                                        TMovingImage,
-                                                                        TVirtualImage,
-                                                                        TInternalComputationValueType,
-                                                                        TMetricTraits>>
+  : public CudaImageToImageMetricv4Base<MeanSquaresImageToImageMetricv4<CIF_METRICV4_TEMPLATE_ARGUMENTS>>
 {
-public:
-  ITK_DISALLOW_COPY_AND_MOVE(CudaMeanSquaresImageToImageMetricv4);
-
-  using Self = CudaMeanSquaresImageToImageMetricv4;
-  using Twin = MeanSquaresImageToImageMetricv4<TFixedImage,
-                                               TMovingImage,
-                                               TVirtualImage,
-                                               TInternalComputationValueType,
-                                               TMetricTraits>;
-  using Superclass = CudaImageToImageMetricv4Base<Twin>;
-  using Pointer = SmartPointer<Self>;
-  using ConstPointer = SmartPointer<const Self>;
-
-  itkNewMacro(Self);
-  itkTypeMacro(CudaMeanSquaresImageToImageMetricv4, MeanSquaresImageToImageMetricv4);
-
-protected:
-  CudaMeanSquaresImageToImageMetricv4() = default;
-  ~CudaMeanSquaresImageToImageMetricv4() override = default;
-
-  using typename Superclass::MeasureType;
-  using typename Superclass::DerivativeType;
-  using typename Superclass::MomentContraction;
+  CIF_METRICV4_CLASS_MEMBERS(CudaMeanSquaresImageToImageMetricv4, MeanSquaresImageToImageMetricv4);
 
   cif::MetricKind
   GetCoreMetricKind() const override
