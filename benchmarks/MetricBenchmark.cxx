@@ -1,7 +1,7 @@
 /*=========================================================================
  *  CudaImageFilters
  *=========================================================================*/
-// The v4 mean squares and correlation metrics' GetValueAndDerivative on a
+// The v4 mean squares, correlation and Mattes metrics' GetValueAndDerivative on a
 // 256^3 float pair (issue 23's case: affine transform, dense sampling),
 // three ways in one
 // run: ITK's MeanSquaresImageToImageMetricv4 on all cores, the module's CPU
@@ -19,6 +19,7 @@
 #include "itkAffineTransform.h"
 #include "itkCudaFactorylessTwin.h"
 #include "itkCudaCorrelationImageToImageMetricv4.h"
+#include "itkCudaMattesMutualInformationImageToImageMetricv4.h"
 #include "itkCudaMeanSquaresImageToImageMetricv4.h"
 #include "itkImageFileReader.h"
 #include "itkLinearInterpolateImageFunction.h"
@@ -202,6 +203,9 @@ main(int argc, char * argv[])
   run([] { return itk::CudaFactorylessTwin<itk::CorrelationImageToImageMetricv4<F3, F3>>::New(); },
       [] { return itk::CudaCorrelationImageToImageMetricv4<F3, F3>::New(); },
       std::to_string(n) + "^3 affine correlation");
+  run([] { return itk::CudaFactorylessTwin<itk::MattesMutualInformationImageToImageMetricv4<F3, F3>>::New(); },
+      [] { return itk::CudaMattesMutualInformationImageToImageMetricv4<F3, F3>::New(); },
+      std::to_string(n) + "^3 affine Mattes (50 bins)");
   cif_bench::TableLayout layout;
   layout.rateName = "Mpoints/s";
   cif_bench::PrintTable(rows, copy, layout);

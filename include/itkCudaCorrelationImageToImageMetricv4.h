@@ -51,6 +51,12 @@ class ITK_TEMPLATE_EXPORT CudaCorrelationImageToImageMetricv4
                                 MeasureType &              value,
                                 DerivativeType *           derivative) const override
   {
+    if (moments.count == 0)
+    {
+      DerivativeType scratch(this->GetNumberOfParameters());
+      this->VerifyNumberOfValidPoints(value, derivative != nullptr ? *derivative : scratch);
+      return;
+    }
     const double fm = moments.value;
     const double f2 = moments.fixedSquares;
     const double m2 = moments.movingSquares;

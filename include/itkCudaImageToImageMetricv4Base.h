@@ -23,7 +23,9 @@ namespace itk
  * RegistrationMetric.h), on the GPU or on the CPU.
  *
  * <b>What is computed.</b> ITK's value and derivative over the dense virtual
- * domain, as ITK's dense threader computes them: for every virtual index,
+ * domain, or over the virtual sampled point set (UseSampledPointSet, as
+ * ImageRegistrationMethodv4's RANDOM and REGULAR sampling set it), as
+ * ITK's dense and sparse threaders compute them: for every virtual point,
  * the virtual point, its images under the fixed and the moving transform,
  * ITK's IsInsideBuffer test in both images, both values by ITK's linear
  * interpolation, and the moving image gradient as ITK's metric gets it:
@@ -61,7 +63,7 @@ namespace itk
  *
  * <b>What stays with ITK's code.</b> Configurations the core does not cover
  * run ITK's own GetValue / GetValueAndDerivative, and the execution report
- * says why (GetCoreUnsupportedReason()): sampled point sets, masks,
+ * says why (GetCoreUnsupportedReason()): masks,
  * interpolators other than ITK's LinearInterpolateImageFunction, a
  * gradient calculator other than ITK's default, floating
  * point correction, transforms outside the Linear category (B-spline,
@@ -164,9 +166,18 @@ protected:
     unsigned int                m_Parameters;
   };
 
+  /** Adds what the metric's kind needs to the job (the Mattes histogram);
+   * empty, or why the core cannot take the metric's settings. */
+  virtual std::string
+  CompleteCoreJob(cif::DenseMetricJob &) const
+  {
+    return {};
+  }
+
   /** ITK's value, and with `derivative` its derivative (sized to the
-   * number of parameters and zeroed by the caller), from the core's sums
-   * when at least one point is valid: the metric's AfterThreadedExecution. */
+   * number of parameters and zeroed by the caller), from the core's sums,
+   * with ITK's answer or exception when no point is valid: the metric's
+   * AfterThreadedExecution. */
   virtual void
   ValueAndDerivativeFromMoments(const cif::MetricMoments &  moments,
                                 const MomentContraction &   contract,
@@ -197,6 +208,8 @@ private:
   Report(const CudaExecutionReport & report) const;
 
   mutable std::vector<float>  m_HostGradient;
+  std::vector<double>         m_HostPoints;
+  mutable cif::DeviceBuffer   m_DevicePoints;
   mutable cif::DeviceBuffer   m_DeviceFixed;
   mutable cif::DeviceBuffer   m_DeviceMoving;
   mutable cif::DeviceBuffer   m_DeviceGradient;

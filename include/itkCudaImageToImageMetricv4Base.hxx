@@ -135,6 +135,20 @@ void
 CudaImageToImageMetricv4Base<TMetric>::Initialize()
 {
   Superclass::Initialize();
+  // the virtual sampled points (ITK's sparse sampling), D doubles each
+  m_HostPoints.clear();
+  if (this->GetUseSampledPointSet() && this->m_VirtualSampledPointSet.IsNotNull())
+  {
+    const auto * points = this->m_VirtualSampledPointSet->GetPoints();
+    m_HostPoints.reserve(points->Size() * ImageDimension);
+    for (auto it = points->Begin(); it != points->End(); ++it)
+    {
+      for (unsigned int a = 0; a < ImageDimension; ++a)
+      {
+        m_HostPoints.push_back(it.Value()[a]);
+      }
+    }
+  }
   m_HostGradient.clear();
   m_HostGradient.shrink_to_fit();
   m_DeviceCurrent = false;
@@ -164,10 +178,6 @@ CudaImageToImageMetricv4Base<TMetric>::GetCoreUnsupportedReason() const
         this->m_MovingTransform.IsNull() || this->m_VirtualImage.IsNull())
     {
       return "a metric that has not been initialized";
-    }
-    if (this->GetUseSampledPointSet())
-    {
-      return "a sampled point set (the core evaluates the dense virtual domain)";
     }
     if (this->m_FixedImageMask.IsNotNull() || this->m_MovingImageMask.IsNotNull())
     {
@@ -298,6 +308,11 @@ CudaImageToImageMetricv4Base<TMetric>::BuildJob(bool                  wantDeriva
   {
     describe(this->m_MovingImageGradientImage.GetPointer(), job.movingGradient);
   }
+  if (this->GetUseSampledPointSet())
+  {
+    job.points = m_HostPoints.data();
+    job.pointCount = static_cast<std::int64_t>(m_HostPoints.size() / D);
+  }
   job.fixed.values = this->m_FixedImage->GetBufferPointer();
   job.moving.values = this->m_MovingImage->GetBufferPointer();
 
@@ -402,6 +417,12 @@ CudaImageToImageMetricv4Base<TMetric>::UploadImages() const
   m_DeviceFixed.CopyFromHost(this->m_FixedImage->GetBufferPointer(), fixedBytes);
   m_DeviceMoving.Allocate(movingBytes);
   m_DeviceMoving.CopyFromHost(this->m_MovingImage->GetBufferPointer(), movingBytes);
+  m_DevicePoints.Release();
+  if (!m_HostPoints.empty())
+  {
+    m_DevicePoints.Allocate(m_HostPoints.size() * sizeof(double));
+    m_DevicePoints.CopyFromHost(m_HostPoints.data(), m_HostPoints.size() * sizeof(double));
+  }
   m_DeviceGradient.Release();
   if (this->GetUseMovingImageGradientFilter() && this->m_MovingImageGradientImage.IsNotNull())
   {
@@ -455,6 +476,14 @@ CudaImageToImageMetricv4Base<TMetric>::Evaluate(bool wantDerivative, MeasureType
   {
     unsupported = this->BuildJob(wantDerivative, job, jacobianAtOrigin, jacobianSteps);
   }
+  if (unsupported.empty())
+  {
+    unsupported = this->CompleteCoreJob(job);
+  }
+  if (unsupported.empty() && job.points != nullptr && job.pointCount < 1)
+  {
+    itkExceptionMacro("VirtualSampledPointSet must have 1 or more points.");
+  }
   CudaExecutionReport report;
   const char *        name = this->GetNameOfClass();
   if (!unsupported.empty())
@@ -494,6 +523,10 @@ CudaImageToImageMetricv4Base<TMetric>::Evaluate(bool wantDerivative, MeasureType
       onDevice.fixed.values = m_DeviceFixed.GetPointer();
       onDevice.moving.values = m_DeviceMoving.GetPointer();
       onDevice.movingGradient.values = m_DeviceGradient.GetPointer();
+      if (onDevice.points != nullptr)
+      {
+        onDevice.points = static_cast<const double *>(m_DevicePoints.GetPointer());
+      }
       cif::DenseMetricMomentsCUDA<PixelType>(onDevice, moments);
       report.Device = CudaExecutedOn::GPU;
       report.Message = "GPU: " + cif::Runtime::GetDeviceDescription();
@@ -547,8 +580,15 @@ CudaImageToImageMetricv4Base<TMetric>::Evaluate(bool wantDerivative, MeasureType
                                  : "CPU (the module's metric core), because " + why;
   }
   std::ostringstream note;
-  note << "dense virtual domain of " << this->GetVirtualRegion().GetNumberOfPixels() << " points, "
-       << this->m_MovingTransform->GetNameOfClass() << " with " << this->GetNumberOfParameters() << " parameters";
+  if (job.points != nullptr)
+  {
+    note << job.pointCount << " sampled points, ";
+  }
+  else
+  {
+    note << "dense virtual domain of " << this->GetVirtualRegion().GetNumberOfPixels() << " points, ";
+  }
+  note << this->m_MovingTransform->GetNameOfClass() << " with " << this->GetNumberOfParameters() << " parameters";
   report.AddNote(note.str());
   if (report.FellBackAfterOutOfMemory)
   {
@@ -566,12 +606,6 @@ CudaImageToImageMetricv4Base<TMetric>::Evaluate(bool wantDerivative, MeasureType
     result.SetSize(P);
   }
   result.Fill(0.0);
-  if (this->m_NumberOfValidPoints == 0)
-  {
-    this->VerifyNumberOfValidPoints(this->m_Value, result);
-    value = this->m_Value;
-    return;
-  }
   const MomentContraction contract(jacobianAtOrigin, jacobianSteps, P);
   this->ValueAndDerivativeFromMoments(moments, contract, this->m_Value, wantDerivative ? &result : nullptr);
   value = this->m_Value;
@@ -622,6 +656,7 @@ CudaImageToImageMetricv4Base<TMetric>::ReleaseDeviceMemory()
   m_DeviceFixed.Release();
   m_DeviceMoving.Release();
   m_DeviceGradient.Release();
+  m_DevicePoints.Release();
 }
 
 template <typename TMetric>

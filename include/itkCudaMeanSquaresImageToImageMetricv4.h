@@ -49,6 +49,12 @@ class ITK_TEMPLATE_EXPORT CudaMeanSquaresImageToImageMetricv4
                                 MeasureType &              value,
                                 DerivativeType *           derivative) const override
   {
+    if (moments.count == 0)
+    {
+      DerivativeType scratch(this->GetNumberOfParameters());
+      this->VerifyNumberOfValidPoints(value, derivative != nullptr ? *derivative : scratch);
+      return;
+    }
     value = moments.value / moments.count;
     if (derivative != nullptr)
     {

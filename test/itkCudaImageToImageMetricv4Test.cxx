@@ -13,6 +13,7 @@
 #include "itkCudaFactorylessTwin.h"
 #include "itkCudaCorrelationImageToImageMetricv4.h"
 #include "itkCudaImageFiltersFactory.h"
+#include "itkCudaMattesMutualInformationImageToImageMetricv4.h"
 #include "itkCudaMeanSquaresImageToImageMetricv4.h"
 #include "itkEuler2DTransform.h"
 #include "itkEuler3DTransform.h"
@@ -27,6 +28,7 @@
 
 #include <cmath>
 #include <limits>
+#include <random>
 #include <string>
 
 namespace
@@ -56,6 +58,11 @@ struct MetricPair
 };
 using MeanSquaresPair = MetricPair<ItkMeanSquares, CudaMeanSquares>;
 using CorrelationPair = MetricPair<ItkCorrelation, CudaCorrelation>;
+template <typename TImage>
+using ItkMattes = itk::CudaFactorylessTwin<itk::MattesMutualInformationImageToImageMetricv4<TImage, TImage>>;
+template <typename TImage>
+using CudaMattes = itk::CudaMattesMutualInformationImageToImageMetricv4<TImage, TImage>;
+using MattesPair = MetricPair<ItkMattes, CudaMattes>;
 
 struct Evaluation
 {
@@ -69,11 +76,44 @@ struct Evaluation
  * filter (UseMovingImageGradientFilter), for ITK's metric and the module's. */
 bool g_GradientFilter = true;
 
+/** On: a sampled point set (a fifth of the fixed image's pixels, at random
+ * positions, fixed seed) instead of the dense domain, for both metrics. */
+bool g_SampledPoints = false;
+
+template <typename TMetric, typename TImage>
+void
+SetSampledPoints(TMetric * metric, const TImage * fixed)
+{
+  using PointSetType = typename TMetric::FixedSampledPointSetType;
+  auto                                   points = PointSetType::New();
+  std::mt19937                           random(20261128);
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  const auto                             region = fixed->GetLargestPossibleRegion();
+  const auto                             n = region.GetNumberOfPixels() / 5;
+  for (itk::SizeValueType i = 0; i < n; ++i)
+  {
+    itk::ContinuousIndex<double, TImage::ImageDimension> index;
+    for (unsigned int a = 0; a < TImage::ImageDimension; ++a)
+    {
+      index[a] = region.GetIndex()[a] - 0.5 + unit(random) * region.GetSize()[a];
+    }
+    typename PointSetType::PointType point;
+    fixed->TransformContinuousIndexToPhysicalPoint(index, point);
+    points->SetPoint(i, point);
+  }
+  metric->SetFixedSampledPointSet(points);
+  metric->SetUseSampledPointSet(true);
+}
+
 template <typename TMetric, typename TImage, typename TTransform>
 Evaluation
 RunMetric(TMetric * metric, const TImage * fixed, const TImage * moving, TTransform * transform)
 {
   metric->SetUseMovingImageGradientFilter(g_GradientFilter);
+  if (g_SampledPoints)
+  {
+    SetSampledPoints(metric, fixed);
+  }
   metric->SetFixedImage(fixed);
   metric->SetMovingImage(moving);
   metric->SetMovingTransform(transform);
@@ -320,6 +360,41 @@ WithCentralDifferences(TBody body)
   g_GradientFilter = true;
 }
 
+/** The tests of `body` on a sampled point set. */
+template <typename TBody>
+void
+WithSampledPoints(TBody body)
+{
+  g_SampledPoints = true;
+  body();
+  g_SampledPoints = false;
+}
+
+TEST(MetricSampledPoints, EveryMetricAsItk)
+{
+  WithSampledPoints(
+    []
+    {
+      Transforms2D<MeanSquaresPair>(itk::CudaExecutionMode::CPU);
+      Transforms2D<CorrelationPair>(itk::CudaExecutionMode::CPU);
+      Transforms2D<MattesPair>(itk::CudaExecutionMode::CPU);
+      Transforms3D<MattesPair>(itk::CudaExecutionMode::CPU);
+    });
+}
+
+TEST(MetricSampledPointsGpu, EveryMetricAsItk)
+{
+  CIF_REQUIRE_GPU_OR_SKIP();
+  WithSampledPoints(
+    []
+    {
+      Transforms2D<MeanSquaresPair>(itk::CudaExecutionMode::GPU);
+      Transforms2D<CorrelationPair>(itk::CudaExecutionMode::GPU);
+      Transforms2D<MattesPair>(itk::CudaExecutionMode::GPU);
+      Transforms3D<MattesPair>(itk::CudaExecutionMode::GPU);
+    });
+}
+
 TEST(MeanSquaresMetric, CentralDifferencesAsItk)
 {
   WithCentralDifferences(
@@ -360,6 +435,84 @@ TEST(CorrelationMetricGpu, CentralDifferencesAsItk)
       Transforms2D<CorrelationPair>(itk::CudaExecutionMode::GPU);
       Transforms3D<CorrelationPair>(itk::CudaExecutionMode::GPU);
     });
+}
+
+TEST(MattesMetric, CpuCoreGivesItksAnswerIn2D)
+{
+  Transforms2D<MattesPair>(itk::CudaExecutionMode::CPU);
+}
+
+TEST(MattesMetric, CpuCoreGivesItksAnswerIn3D)
+{
+  Transforms3D<MattesPair>(itk::CudaExecutionMode::CPU);
+}
+
+TEST(MattesMetric, CentralDifferencesAsItk)
+{
+  WithCentralDifferences(
+    []
+    {
+      Transforms2D<MattesPair>(itk::CudaExecutionMode::CPU);
+      Transforms3D<MattesPair>(itk::CudaExecutionMode::CPU);
+    });
+}
+
+/** ITK's Mattes metric throws when no point is valid; so does the module's. */
+void
+MattesNoValidPointsThrows(itk::CudaExecutionMode mode)
+{
+  const auto fixed = ReadImage<F2>(ExampleData("BrainProtonDensitySliceBorder20.png"));
+  auto       t = itk::TranslationTransform<double, 2>::New();
+  itk::TranslationTransform<double, 2>::ParametersType p(2);
+  p[0] = 1e5;
+  p[1] = 0;
+  t->SetParameters(p);
+  auto metric = CudaMattes<F2>::New();
+  metric->SetExecutionMode(mode);
+  try
+  {
+    RunMetric(metric.GetPointer(), fixed.GetPointer(), fixed.GetPointer(), t.GetPointer());
+    ADD_FAILURE() << "no exception";
+  }
+  catch (const itk::ExceptionObject & e)
+  {
+    EXPECT_NE(std::string(e.GetDescription()).find("All samples map outside moving image buffer"), std::string::npos)
+      << e.GetDescription();
+  }
+}
+
+TEST(MattesMetric, NoValidPointsThrowsAsItk)
+{
+  MattesNoValidPointsThrows(itk::CudaExecutionMode::CPU);
+}
+
+TEST(MattesMetricGpu, GivesItksAnswerIn2D)
+{
+  CIF_REQUIRE_GPU_OR_SKIP();
+  Transforms2D<MattesPair>(itk::CudaExecutionMode::GPU);
+}
+
+TEST(MattesMetricGpu, GivesItksAnswerIn3D)
+{
+  CIF_REQUIRE_GPU_OR_SKIP();
+  Transforms3D<MattesPair>(itk::CudaExecutionMode::GPU);
+}
+
+TEST(MattesMetricGpu, CentralDifferencesAsItk)
+{
+  CIF_REQUIRE_GPU_OR_SKIP();
+  WithCentralDifferences(
+    []
+    {
+      Transforms2D<MattesPair>(itk::CudaExecutionMode::GPU);
+      Transforms3D<MattesPair>(itk::CudaExecutionMode::GPU);
+    });
+}
+
+TEST(MattesMetricGpu, NoValidPointsThrowsAsItk)
+{
+  CIF_REQUIRE_GPU_OR_SKIP();
+  MattesNoValidPointsThrows(itk::CudaExecutionMode::GPU);
 }
 
 TEST(MeanSquaresMetric, NoValidPointsAsItk)
@@ -482,6 +635,8 @@ TEST(MeanSquaresMetric, FactoryGivesTheModulesMetric)
   auto metric2 = itk::MeanSquaresImageToImageMetricv4<DoubleImage2, DoubleImage2>::New();
   using D2 = itk::Image<double, 2>;
   EXPECT_NE(dynamic_cast<CudaMeanSquares<D2> *>(metric2.GetPointer()), nullptr);
+  auto mattes = itk::MattesMutualInformationImageToImageMetricv4<F3, F3>::New();
+  EXPECT_NE(dynamic_cast<CudaMattes<F3> *>(mattes.GetPointer()), nullptr) << mattes->GetNameOfClass();
   auto correlation = itk::CorrelationImageToImageMetricv4<F2, F2>::New();
   EXPECT_NE(dynamic_cast<CudaCorrelation<F2> *>(correlation.GetPointer()), nullptr) << correlation->GetNameOfClass();
   itk::CudaImageFiltersFactory::UnRegisterOneFactory();

@@ -2,8 +2,8 @@
  *  CudaImageFilters: the registration metric core (plain types only).
  *
  *  Evaluates an image-to-image metric and its derivative over a dense
- *  virtual domain, the way ITK's ImageToImageMetricv4 and its dense
- *  threader do, for transforms whose point map is affine (ITK's "Linear"
+ *  virtual domain (or a sampled point set), the way ITK's
+ *  ImageToImageMetricv4 and its dense (sparse) threader do, for transforms whose point map is affine (ITK's "Linear"
  *  transform category: Translation, Euler, VersorRigid3D, Similarity,
  *  Affine and composites of them). Per virtual index i, in the virtual
  *  region:
@@ -54,7 +54,37 @@ enum class MetricKind
    * then with f1 = f - mean f and m1 = m - mean m the sums fm = sum f1 m1,
    * f2 = sum f1^2, m2 = sum m1^2 and the moments of f1 grad m (fdm) and
    * m1 grad m (mdm). ITK's value is -fm^2 / (f2 m2). */
-  Correlation
+  Correlation,
+  /** itk::MattesMutualInformationImageToImageMetricv4 (transforms without
+   * local support): a first pass builds ITK's joint PDF (a zero-order
+   * Parzen window on the fixed value, ITK's cubic B-spline on the moving
+   * value over four bins) and the fixed marginal over the points whose
+   * moving value lies in the moving image's range; the core then computes
+   * ITK's ComputeResults (normalisation, marginals, value -sum p log(p /
+   * (p_f p_m)), the table pRatio = log(p / p_m)); a second pass sums the
+   * moments of w grad m with w = sum over the four moving bins of pRatio
+   * times the cubic B-spline's derivative. ITK's derivative is
+   * -1 / (movingBinSize n) times their contraction. */
+  MattesMutualInformation
+};
+
+/** The most histogram bins the Mattes core takes (its GPU histogram lives in
+ * shared memory). */
+constexpr int kMaxMattesBins = 160;
+
+/** The histogram of the Mattes metric, as ITK's Initialize sets it up
+ * (the bins padded by two on each side). */
+struct MattesHistogram
+{
+  int    bins{ 50 };
+  double fixedBinSize{ 1 };
+  double fixedNormalizedMin{ 0 };
+  double movingBinSize{ 1 };
+  double movingNormalizedMin{ 0 };
+  /** Points whose moving value is outside [movingTrueMin, movingTrueMax]
+   * are not valid (ITK's ProcessPoint). */
+  double movingTrueMin{ 0 };
+  double movingTrueMax{ 0 };
 };
 
 /** A sampled image (or the gradient image: `dimension` floats per sample)
@@ -113,6 +143,13 @@ struct DenseMetricJob
    * virtual domain keeps the sums well conditioned). */
   double momentOrigin[3]{ 0, 0, 0 };
   bool   derivative{ true };
+  /** A sampled point set instead of the dense region (ITK's
+   * UseSampledPointSet: its virtual sampled points): `dimension` doubles per
+   * virtual point, `pointCount` of them. Null: the virtual region. */
+  const double * points{ nullptr };
+  std::int64_t   pointCount{ 0 };
+  /** MattesMutualInformation only. */
+  MattesHistogram mattes;
 };
 
 /** What an evaluation returns: sums over the valid points, in double.
@@ -139,6 +176,10 @@ struct MetricMoments
   double movingSquares{ 0 };
   double fixedMean{ 0 };
   double movingMean{ 0 };
+  /** Mattes: `value` is ITK's final value; `weighted` the moments of the
+   * second pass; status 1 when no point is valid, 2 when the joint PDF sums
+   * to less than epsilon (ITK throws then), 0 otherwise. */
+  int status{ 0 };
 };
 
 /** Why `job` is not a valid request (empty when it is): dimension, sizes,

@@ -58,7 +58,7 @@ const char *
 CudaImageFiltersFactory::GetDescription() const
 {
   return "CudaImageFilters: CUDA twins of ITK's filters (median, mean, erosion, binary threshold, bilateral, bin "
-         "shrink, resample, B-spline decomposition and interpolator, mean squares and correlation v4 metrics)";
+         "shrink, resample, B-spline decomposition and interpolator, mean squares, correlation and Mattes v4 metrics)";
 }
 
 void

@@ -5,6 +5,7 @@
 // images, 2 and 3 dimensions, ITK's default template arguments).
 #include "itkCudaCorrelationImageToImageMetricv4.h"
 #include "itkCudaImageFiltersFactoryOverrides.h"
+#include "itkCudaMattesMutualInformationImageToImageMetricv4.h"
 #include "itkCudaMeanSquaresImageToImageMetricv4.h"
 
 namespace itk
@@ -25,6 +26,8 @@ struct Metrics
       factory, "CUDA mean squares metric");
     Override<CorrelationImageToImageMetricv4<I, I>, CudaCorrelationImageToImageMetricv4<I, I>>(
       factory, "CUDA correlation metric");
+    Override<MattesMutualInformationImageToImageMetricv4<I, I>, CudaMattesMutualInformationImageToImageMetricv4<I, I>>(
+      factory, "CUDA Mattes mutual information metric");
   }
 };
 } // namespace

@@ -20,6 +20,7 @@
 
 #include <cuda_runtime.h>
 #include <algorithm>
+#include <vector>
 #include <stdexcept>
 
 namespace cif
@@ -38,7 +39,8 @@ constexpr int kThreads = 256;
 
 template <int D, typename TPixel, metric::Pass P>
 __global__ void __launch_bounds__(kThreads)
-  DenseMetricKernel(DenseMetricJob job, std::int64_t count, double * partial, double meanFixed, double meanMoving)
+  DenseMetricKernel(DenseMetricJob job, std::int64_t count, double * partial, double meanFixed, double meanMoving,
+                    const double * pRatio)
 {
   constexpr int n = metric::SumCount<D, P>();
   const double  means[2] = { meanFixed, meanMoving };
@@ -51,7 +53,7 @@ __global__ void __launch_bounds__(kThreads)
   for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < count;
        i += static_cast<std::int64_t>(gridDim.x) * blockDim.x)
   {
-    metric::AccumulatePoint<D, TPixel, P>(job, i, sums, means);
+    metric::AccumulatePoint<D, TPixel, P>(job, i, sums, means, pRatio);
   }
   __shared__ double warpSums[kThreads / 32][n];
   const int         lane = threadIdx.x & 31;
@@ -96,12 +98,83 @@ AddPartialsKernel(const double * partial, int blocks, int n, double * total)
   }
 }
 
+/** The Mattes histogram: each block adds its points into a histogram in
+ * shared memory (count, fixed marginal, joint PDF), then writes it as its
+ * row of `partial`. */
+template <int D, typename TPixel>
+__global__ void __launch_bounds__(kThreads)
+  MattesHistogramKernel(DenseMetricJob job, std::int64_t count, int entries, double * partial)
+{
+  extern __shared__ double histogram[];
+  for (int i = threadIdx.x; i < entries; i += blockDim.x)
+  {
+    histogram[i] = 0.0;
+  }
+  __syncthreads();
+  for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < count;
+       i += static_cast<std::int64_t>(gridDim.x) * blockDim.x)
+  {
+    metric::AccumulateMattesHistogram<D, TPixel>(
+      job, i, [](int index, double v) { atomicAdd(histogram + index, v); });
+  }
+  __syncthreads();
+  for (int i = threadIdx.x; i < entries; i += blockDim.x)
+  {
+    partial[blockIdx.x * static_cast<std::int64_t>(entries) + i] = histogram[i];
+  }
+}
+
+/** Adds the blocks' rows in block order, one thread per entry. */
+__global__ void
+AddHistogramRowsKernel(const double * partial, int blocks, int entries, double * total)
+{
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < entries)
+  {
+    double v = 0.0;
+    for (int b = 0; b < blocks; ++b)
+    {
+      v += partial[b * static_cast<std::int64_t>(entries) + i];
+    }
+    total[i] = v;
+  }
+}
+
+template <int D, typename TPixel>
+void
+MattesHistogramCUDA(const DenseMetricJob & job, std::vector<double> & histogram)
+{
+  const int          bins = job.mattes.bins;
+  const int          entries = 1 + bins + bins * bins;
+  const std::size_t  shared = static_cast<std::size_t>(entries) * sizeof(double);
+  const std::int64_t count = metric::DomainCount(job);
+  int                device = 0;
+  CIF_CUDA_CHECK(cudaGetDevice(&device));
+  int sms = 0;
+  CIF_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  CIF_CUDA_CHECK(cudaFuncSetAttribute(
+    MattesHistogramKernel<D, TPixel>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(shared)));
+  const std::int64_t wanted = (count + kThreads - 1) / kThreads;
+  const int          blocks = static_cast<int>(std::min<std::int64_t>(wanted, std::int64_t{ 2 } * std::max(1, sms)));
+  const cudaStream_t stream = cif::Stream();
+  PooledBuffer       partial((static_cast<std::size_t>(blocks) + 1) * entries * sizeof(double), stream);
+  double *           rows = static_cast<double *>(partial.GetPointer());
+  double *           total = rows + static_cast<std::size_t>(blocks) * entries;
+  MattesHistogramKernel<D, TPixel><<<blocks, kThreads, shared, stream>>>(job, count, entries, rows);
+  CIF_CUDA_CHECK_LAUNCH("MattesHistogramKernel");
+  AddHistogramRowsKernel<<<(entries + 255) / 256, 256, 0, stream>>>(rows, blocks, entries, total);
+  CIF_CUDA_CHECK_LAUNCH("AddHistogramRowsKernel");
+  histogram.assign(entries, 0.0);
+  CIF_CUDA_CHECK(cudaMemcpyAsync(histogram.data(), total, shared, cudaMemcpyDeviceToHost, stream));
+  CIF_CUDA_CHECK(cudaStreamSynchronize(stream));
+}
+
 template <int D, typename TPixel, metric::Pass P>
 void
-RunPass(const DenseMetricJob & job, const double means[2], MetricMoments & moments)
+RunPass(const DenseMetricJob & job, const double means[2], const double * pRatio, MetricMoments & moments)
 {
   constexpr int      n = metric::SumCount<D, P>();
-  const std::int64_t count = job.virtualSize[0] * job.virtualSize[1] * job.virtualSize[2];
+  const std::int64_t count = metric::DomainCount(job);
   int                device = 0;
   CIF_CUDA_CHECK(cudaGetDevice(&device));
   int sms = 0;
@@ -112,7 +185,8 @@ RunPass(const DenseMetricJob & job, const double means[2], MetricMoments & momen
   PooledBuffer       partial((static_cast<std::size_t>(blocks) + 1) * n * sizeof(double), stream);
   double *           partialRows = static_cast<double *>(partial.GetPointer());
   double *           total = partialRows + static_cast<std::size_t>(blocks) * n;
-  DenseMetricKernel<D, TPixel, P><<<blocks, kThreads, 0, stream>>>(job, count, partialRows, means[0], means[1]);
+  DenseMetricKernel<D, TPixel, P>
+    <<<blocks, kThreads, 0, stream>>>(job, count, partialRows, means[0], means[1], pRatio);
   CIF_CUDA_CHECK_LAUNCH("DenseMetricKernel");
   AddPartialsKernel<<<1, 32, 0, stream>>>(partialRows, blocks, n, total);
   CIF_CUDA_CHECK_LAUNCH("AddPartialsKernel");
@@ -127,7 +201,7 @@ void
 Run(const DenseMetricJob & job, MetricMoments & moments)
 {
   moments = MetricMoments{};
-  const std::int64_t count = job.virtualSize[0] * job.virtualSize[1] * job.virtualSize[2];
+  const std::int64_t count = metric::DomainCount(job);
   if (count == 0)
   {
     return;
@@ -135,13 +209,34 @@ Run(const DenseMetricJob & job, MetricMoments & moments)
   double means[2] = { 0.0, 0.0 };
   if (job.kind == MetricKind::MeanSquares)
   {
-    RunPass<D, TPixel, metric::Pass::MeanSquares>(job, means, moments);
+    RunPass<D, TPixel, metric::Pass::MeanSquares>(job, means, nullptr, moments);
     return;
   }
-  RunPass<D, TPixel, metric::Pass::CorrelationMeans>(job, means, moments);
+  if (job.kind == MetricKind::MattesMutualInformation)
+  {
+    std::vector<double> histogram;
+    MattesHistogramCUDA<D, TPixel>(job, histogram);
+    const std::size_t   tableBytes = static_cast<std::size_t>(job.mattes.bins) * job.mattes.bins * sizeof(double);
+    std::vector<double> pRatio(tableBytes / sizeof(double));
+    metric::MattesResults(job.mattes, histogram.data(), pRatio.data(), moments);
+    if (moments.status == 0 && job.derivative)
+    {
+      const cudaStream_t stream = cif::Stream();
+      PooledBuffer       table(tableBytes, stream);
+      CIF_CUDA_CHECK(cudaMemcpyAsync(table.GetPointer(), pRatio.data(), tableBytes, cudaMemcpyHostToDevice, stream));
+      const double status = moments.status;
+      const double value = moments.value;
+      RunPass<D, TPixel, metric::Pass::MattesDerivative>(
+        job, means, static_cast<const double *>(table.GetPointer()), moments);
+      moments.value = value;
+      moments.status = static_cast<int>(status);
+    }
+    return;
+  }
+  RunPass<D, TPixel, metric::Pass::CorrelationMeans>(job, means, nullptr, moments);
   means[0] = moments.fixedMean;
   means[1] = moments.movingMean;
-  RunPass<D, TPixel, metric::Pass::Correlation>(job, means, moments);
+  RunPass<D, TPixel, metric::Pass::Correlation>(job, means, nullptr, moments);
 }
 
 } // namespace

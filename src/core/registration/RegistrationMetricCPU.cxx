@@ -7,12 +7,91 @@
 #include "cifParallelFor.h"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <sstream>
 #include <stdexcept>
 #include <vector>
 
 namespace cif
 {
+
+namespace metric
+{
+
+void
+MattesResults(const MattesHistogram & h, const double * histogram, double * pRatio, MetricMoments & moments)
+{
+  const int      bins = h.bins;
+  const double   count = histogram[0];
+  const double * fixedCounts = histogram + 1;
+  const double * joint = histogram + 1 + bins;
+  std::fill(pRatio, pRatio + static_cast<std::size_t>(bins) * bins, 0.0);
+  moments.count = count;
+  moments.value = 0.0;
+  moments.status = 0;
+  if (count == 0)
+  {
+    moments.status = 1;
+    return;
+  }
+  // ITK's CompensatedSummation of the joint PDF
+  double sum = 0.0;
+  double compensation = 0.0;
+  for (int i = 0; i < bins * bins; ++i)
+  {
+    const double y = joint[i] - compensation;
+    const double t = sum + y;
+    compensation = (t - sum) - y;
+    sum = t;
+  }
+  if (sum < std::numeric_limits<double>::epsilon())
+  {
+    moments.status = 2;
+    return;
+  }
+  const double        normalization = 1.0 / sum;
+  std::vector<double> pdf(joint, joint + static_cast<std::size_t>(bins) * bins);
+  std::vector<double> fixedMarginal(fixedCounts, fixedCounts + bins);
+  for (auto & v : pdf)
+  {
+    v *= normalization;
+  }
+  for (auto & v : fixedMarginal)
+  {
+    v *= normalization;
+  }
+  std::vector<double> movingMarginal(bins, 0.0);
+  for (int m = 0; m < bins; ++m)
+  {
+    for (int f = 0; f < bins; ++f)
+    {
+      movingMarginal[m] += pdf[f * bins + m];
+    }
+  }
+  constexpr double closeToZero = std::numeric_limits<double>::epsilon();
+  double           value = 0.0;
+  for (int f = 0; f < bins; ++f)
+  {
+    if (fixedMarginal[f] > closeToZero)
+    {
+      const double logFixed = std::log(fixedMarginal[f]);
+      for (int m = 0; m < bins; ++m)
+      {
+        const double p = pdf[f * bins + m];
+        if (movingMarginal[m] > closeToZero && p > closeToZero)
+        {
+          const double ratio = std::log(p / movingMarginal[m]);
+          value += p * (ratio - logFixed);
+          pRatio[f * bins + m] = ratio;
+        }
+      }
+    }
+  }
+  moments.value = -1.0 * value;
+}
+
+} // namespace metric
 
 std::string
 ValidateDenseMetricJob(const DenseMetricJob & job)
@@ -23,9 +102,22 @@ ValidateDenseMetricJob(const DenseMetricJob & job)
     why << "the metric core takes 2 or 3 dimensions, not " << job.dimension;
     return why.str();
   }
-  if (job.kind != MetricKind::MeanSquares && job.kind != MetricKind::Correlation)
+  if (job.kind != MetricKind::MeanSquares && job.kind != MetricKind::Correlation &&
+      job.kind != MetricKind::MattesMutualInformation)
   {
     return "unknown metric kind";
+  }
+  if (job.kind == MetricKind::MattesMutualInformation)
+  {
+    if (job.mattes.bins < 5 || job.mattes.bins > kMaxMattesBins)
+    {
+      why << "the Mattes histogram takes 5 to " << kMaxMattesBins << " bins, not " << job.mattes.bins;
+      return why.str();
+    }
+    if (!(job.mattes.fixedBinSize > 0) || !(job.mattes.movingBinSize > 0))
+    {
+      return "the Mattes histogram has a bin size that is not positive (a constant image)";
+    }
   }
   const MetricImage * images[3] = { &job.fixed, &job.moving, &job.movingGradient };
   const char *        names[3] = { "fixed image", "moving image", "moving image gradient" };
@@ -45,6 +137,10 @@ ValidateDenseMetricJob(const DenseMetricJob & job)
         return why.str();
       }
     }
+  }
+  if (job.points != nullptr && job.pointCount < 0)
+  {
+    return "a negative number of sampled points";
   }
   for (int a = 0; a < 3; ++a)
   {
@@ -80,10 +176,11 @@ namespace
 
 template <int D, typename TPixel, metric::Pass P>
 void
-RunPass(const DenseMetricJob & job, const double * means, MetricMoments & moments, int numberOfThreads)
+RunPass(const DenseMetricJob & job, const double * means, const double * pRatio, MetricMoments & moments,
+        int numberOfThreads)
 {
   constexpr int      n = metric::SumCount<D, P>();
-  const std::int64_t count = job.virtualSize[0] * job.virtualSize[1] * job.virtualSize[2];
+  const std::int64_t count = metric::DomainCount(job);
   // fixed chunks, summed in chunk order: the same result for any thread count
   const std::int64_t  chunk = 4096;
   const std::int64_t  chunks = (count + chunk - 1) / chunk;
@@ -98,7 +195,7 @@ RunPass(const DenseMetricJob & job, const double * means, MetricMoments & moment
                   const std::int64_t end = std::min(count, (b + 1) * chunk);
                   for (std::int64_t i = b * chunk; i < end; ++i)
                   {
-                    metric::AccumulatePoint<D, TPixel, P>(job, i, sums, means);
+                    metric::AccumulatePoint<D, TPixel, P>(job, i, sums, means, pRatio);
                   }
                 }
               });
@@ -113,6 +210,43 @@ RunPass(const DenseMetricJob & job, const double * means, MetricMoments & moment
   metric::StoreSums<D, P>(total, moments);
 }
 
+/** The Mattes histogram on the CPU: fixed slices of the region, each with
+ * its own histogram, added in slice order (the same result for any thread
+ * count). */
+template <int D, typename TPixel>
+void
+MattesHistogramCPU(const DenseMetricJob & job, std::vector<double> & histogram, int numberOfThreads)
+{
+  const int          bins = job.mattes.bins;
+  const std::size_t  n = 1 + static_cast<std::size_t>(bins) + static_cast<std::size_t>(bins) * bins;
+  const std::int64_t count = metric::DomainCount(job);
+  const std::int64_t slices = std::max<std::int64_t>(1, std::min<std::int64_t>(64, count / 4096));
+  std::vector<double> partial(static_cast<std::size_t>(slices) * n, 0.0);
+  ParallelFor(slices,
+              numberOfThreads,
+              [&](std::int64_t first, std::int64_t last)
+              {
+                for (std::int64_t b = first; b < last; ++b)
+                {
+                  double *           h = partial.data() + b * n;
+                  const std::int64_t begin = count * b / slices;
+                  const std::int64_t end = count * (b + 1) / slices;
+                  for (std::int64_t i = begin; i < end; ++i)
+                  {
+                    metric::AccumulateMattesHistogram<D, TPixel>(job, i, [h](int index, double v) { h[index] += v; });
+                  }
+                }
+              });
+  histogram.assign(n, 0.0);
+  for (std::int64_t b = 0; b < slices; ++b)
+  {
+    for (std::size_t i = 0; i < n; ++i)
+    {
+      histogram[i] += partial[b * n + i];
+    }
+  }
+}
+
 template <int D, typename TPixel>
 void
 RunCPU(const DenseMetricJob & job, MetricMoments & moments, int numberOfThreads)
@@ -120,12 +254,24 @@ RunCPU(const DenseMetricJob & job, MetricMoments & moments, int numberOfThreads)
   moments = MetricMoments{};
   if (job.kind == MetricKind::MeanSquares)
   {
-    RunPass<D, TPixel, metric::Pass::MeanSquares>(job, nullptr, moments, numberOfThreads);
+    RunPass<D, TPixel, metric::Pass::MeanSquares>(job, nullptr, nullptr, moments, numberOfThreads);
     return;
   }
-  RunPass<D, TPixel, metric::Pass::CorrelationMeans>(job, nullptr, moments, numberOfThreads);
+  if (job.kind == MetricKind::MattesMutualInformation)
+  {
+    std::vector<double> histogram;
+    MattesHistogramCPU<D, TPixel>(job, histogram, numberOfThreads);
+    std::vector<double> pRatio(static_cast<std::size_t>(job.mattes.bins) * job.mattes.bins);
+    metric::MattesResults(job.mattes, histogram.data(), pRatio.data(), moments);
+    if (moments.status == 0 && job.derivative)
+    {
+      RunPass<D, TPixel, metric::Pass::MattesDerivative>(job, nullptr, pRatio.data(), moments, numberOfThreads);
+    }
+    return;
+  }
+  RunPass<D, TPixel, metric::Pass::CorrelationMeans>(job, nullptr, nullptr, moments, numberOfThreads);
   const double means[2] = { moments.fixedMean, moments.movingMean };
-  RunPass<D, TPixel, metric::Pass::Correlation>(job, means, moments, numberOfThreads);
+  RunPass<D, TPixel, metric::Pass::Correlation>(job, means, nullptr, moments, numberOfThreads);
 }
 
 } // namespace

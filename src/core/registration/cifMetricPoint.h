@@ -34,11 +34,27 @@ namespace cif
 namespace metric
 {
 
-/** The virtual point of region offset `linear` (x fastest). */
+/** The number of virtual points: the sampled points, or the region's. */
+CIF_METRIC_HD std::int64_t
+DomainCount(const DenseMetricJob & job)
+{
+  return job.points != nullptr ? job.pointCount : job.virtualSize[0] * job.virtualSize[1] * job.virtualSize[2];
+}
+
+/** The virtual point number `linear`: a sampled point, or the point of
+ * region offset `linear` (x fastest). */
 template <int D>
 CIF_METRIC_HD void
 VirtualPoint(const DenseMetricJob & job, std::int64_t linear, double x[D])
 {
+  if (job.points != nullptr)
+  {
+    for (int a = 0; a < D; ++a)
+    {
+      x[a] = job.points[linear * D + a];
+    }
+    return;
+  }
   double index[D];
   for (int a = 0; a < D; ++a)
   {
@@ -225,7 +241,8 @@ enum class Pass
 {
   MeanSquares,      ///< count, sum (f - m)^2, D (D + 1) moments of 2 (f - m) grad m
   CorrelationMeans, ///< count, sum f, sum m
-  Correlation       ///< count, fm, f2, m2, the moments of f1 grad m and of m1 grad m
+  Correlation,      ///< count, fm, f2, m2, the moments of f1 grad m and of m1 grad m
+  MattesDerivative  ///< count, D (D + 1) moments of (sum_bins pRatio B3'(arg)) grad m
 };
 
 /** The number of sums of a pass in dimension D. */
@@ -233,7 +250,10 @@ template <int D, Pass P>
 constexpr int
 SumCount()
 {
-  return P == Pass::MeanSquares ? 2 + D * (D + 1) : (P == Pass::CorrelationMeans ? 3 : 4 + 2 * D * (D + 1));
+  return P == Pass::MeanSquares        ? 2 + D * (D + 1)
+         : P == Pass::CorrelationMeans ? 3
+         : P == Pass::Correlation      ? 4 + 2 * D * (D + 1)
+                                       : 1 + D * (D + 1);
 }
 
 /** Adds `w` times the moment row of x to `row` (D + 1 sums per gradient
@@ -254,67 +274,58 @@ AddMoments(double * moments, double w, const double gradient[D], const double re
   }
 }
 
-/** Adds the contribution of virtual point `linear` to `sums` (SumCount<D,
- * P>() doubles, laid out as Pass says). `means` holds the correlation
- * means (pass Correlation). */
-template <int D, typename TPixel, Pass P>
-CIF_METRIC_HD void
-AccumulatePoint(const DenseMetricJob & job, std::int64_t linear, double * sums, const double * means)
+/** One virtual point: its position, the moving point, and both values. */
+template <int D, typename TPixel>
+struct Sample
 {
   double x[D];
-  VirtualPoint<D>(job, linear, x);
   double p[D];
+  TPixel fixedValue;
+  TPixel movingValue;
+};
+
+/** The virtual point of region offset `linear`, mapped and evaluated in
+ * both images; false when it is not a valid point (outside either image). */
+template <int D, typename TPixel>
+CIF_METRIC_HD bool
+SamplePoint(const DenseMetricJob & job, std::int64_t linear, Sample<D, TPixel> & s)
+{
+  VirtualPoint<D>(job, linear, s.x);
   double c[D];
-  Map<D>(job.fixedTransform, x, p);
-  if (!ContinuousIndex<D>(job.fixed, p, c))
+  Map<D>(job.fixedTransform, s.x, s.p);
+  if (!ContinuousIndex<D>(job.fixed, s.p, c))
   {
-    return;
+    return false;
   }
   Taps t;
   LinearTaps<D>(job.fixed, c, t);
-  const TPixel fixedValue =
+  s.fixedValue =
     static_cast<TPixel>(Interpolate<D>(static_cast<const TPixel *>(job.fixed.values), job.fixed, t, 1, 0));
-  Map<D>(job.movingTransform, x, p);
-  if (!ContinuousIndex<D>(job.moving, p, c))
+  Map<D>(job.movingTransform, s.x, s.p);
+  if (!ContinuousIndex<D>(job.moving, s.p, c))
   {
-    return;
+    return false;
   }
   LinearTaps<D>(job.moving, c, t);
-  const TPixel movingValue =
+  s.movingValue =
     static_cast<TPixel>(Interpolate<D>(static_cast<const TPixel *>(job.moving.values), job.moving, t, 1, 0));
-  sums[0] += 1.0;
-  if (P == Pass::CorrelationMeans)
-  {
-    sums[1] += static_cast<double>(fixedValue);
-    sums[2] += static_cast<double>(movingValue);
-    return;
-  }
-  // ITK: FixedImagePixelType diff = fixed - moving, squared in double
-  const double d = static_cast<double>(static_cast<TPixel>(fixedValue - movingValue));
-  // ITK: f1 = fixed - mean, m1 = moving - mean, in double
-  const double f1 = static_cast<double>(fixedValue) - means[0];
-  const double m1 = static_cast<double>(movingValue) - means[1];
-  if (P == Pass::MeanSquares)
-  {
-    sums[1] += d * d;
-  }
-  else
-  {
-    sums[1] += f1 * m1;
-    sums[2] += f1 * f1;
-    sums[3] += m1 * m1;
-  }
-  if (!job.derivative)
-  {
-    return;
-  }
-  double gradient[D];
+  return true;
+}
+
+/** The moving image gradient at moving point p, as the job says (central
+ * differences, or the gradient image). */
+template <int D, typename TPixel>
+CIF_METRIC_HD void
+MovingGradient(const DenseMetricJob & job, const double p[D], double gradient[D])
+{
+  double c[D];
   if (job.centralDifferences)
   {
     CentralDifference<D, TPixel>(job, p, gradient);
   }
   else if (ContinuousIndex<D>(job.movingGradient, p, c))
   {
+    Taps t;
     LinearTaps<D>(job.movingGradient, c, t);
     for (int a = 0; a < D; ++a)
     {
@@ -331,21 +342,187 @@ AccumulatePoint(const DenseMetricJob & job, std::int64_t linear, double * sums, 
       gradient[a] = 0.0;
     }
   }
+}
+
+/** itk::BSplineKernelFunction<3> and itk::BSplineDerivativeKernelFunction<3>. */
+CIF_METRIC_HD double
+CubicBSpline(double u)
+{
+  const double a = u < 0 ? -u : u;
+  if (a < 1.0)
+  {
+    const double q = a * a;
+    return (4.0 - 6.0 * q + 3.0 * q * a) / 6.0;
+  }
+  if (a < 2.0)
+  {
+    const double q = a * a;
+    return (8.0 - 12.0 * a + 6.0 * q - q * a) / 6.0;
+  }
+  return 0.0;
+}
+
+CIF_METRIC_HD double
+CubicBSplineDerivative(double u)
+{
+  if (u >= 0.0 && u < 1.0)
+  {
+    return -2.0 * u + 1.5 * u * u;
+  }
+  if (u > -1.0 && u < 0.0)
+  {
+    return -2.0 * u - 1.5 * u * u;
+  }
+  if (u >= 1.0 && u < 2.0)
+  {
+    return -2.0 + 2.0 * u - 0.5 * u * u;
+  }
+  if (u > -2.0 && u <= -1.0)
+  {
+    return 2.0 + 2.0 * u + 0.5 * u * u;
+  }
+  return 0.0;
+}
+
+/** Where a valid pair of values falls in the Mattes histogram (ITK's
+ * ProcessPoint and ComputeSingleFixedImageParzenWindowIndex): the fixed
+ * bin, the first of the four moving bins, and the Parzen argument of that
+ * first bin (the next ones add 1 each). False when the moving value is
+ * outside the moving image's range (not a valid point). */
+template <typename TPixel>
+CIF_METRIC_HD bool
+MattesBins(const MattesHistogram & h, TPixel fixedValue, TPixel movingValue, int & fixedBin, int & movingFirst,
+           double & argument)
+{
+  if (movingValue < h.movingTrueMin || movingValue > h.movingTrueMax)
+  {
+    return false;
+  }
+  const double  movingTerm = static_cast<double>(movingValue) / h.movingBinSize - h.movingNormalizedMin;
+  std::int64_t  movingIndex = static_cast<std::int64_t>(movingTerm);
+  const std::int64_t last = static_cast<std::int64_t>(h.bins) - 3;
+  movingIndex = movingIndex < 2 ? 2 : (movingIndex > last ? last : movingIndex);
+  movingFirst = static_cast<int>(movingIndex - 1);
+  argument = static_cast<double>(movingFirst) - movingTerm;
+  const double fixedTerm = static_cast<double>(fixedValue) / h.fixedBinSize - h.fixedNormalizedMin;
+  std::int64_t fixedIndex = static_cast<std::int64_t>(fixedTerm);
+  fixedIndex = fixedIndex < 2 ? 2 : (fixedIndex > last ? last : fixedIndex);
+  fixedBin = static_cast<int>(fixedIndex);
+  return true;
+}
+
+/** Adds the contribution of virtual point `linear` to `sums` (SumCount<D,
+ * P>() doubles, laid out as Pass says). `means` holds the correlation
+ * means (pass Correlation); `pRatio` the Mattes table (bins x bins, fixed
+ * bin major; pass MattesDerivative). */
+template <int D, typename TPixel, Pass P>
+CIF_METRIC_HD void
+AccumulatePoint(const DenseMetricJob & job, std::int64_t linear, double * sums, const double * means,
+                const double * pRatio)
+{
+  Sample<D, TPixel> s;
+  if (!SamplePoint<D, TPixel>(job, linear, s))
+  {
+    return;
+  }
+  int    fixedBin = 0;
+  int    movingFirst = 0;
+  double argument = 0.0;
+  if (P == Pass::MattesDerivative &&
+      !MattesBins<TPixel>(job.mattes, s.fixedValue, s.movingValue, fixedBin, movingFirst, argument))
+  {
+    return;
+  }
+  sums[0] += 1.0;
+  if (P == Pass::CorrelationMeans)
+  {
+    sums[1] += static_cast<double>(s.fixedValue);
+    sums[2] += static_cast<double>(s.movingValue);
+    return;
+  }
+  // ITK: FixedImagePixelType diff = fixed - moving, squared in double
+  const double d = static_cast<double>(static_cast<TPixel>(s.fixedValue - s.movingValue));
+  // ITK: f1 = fixed - mean, m1 = moving - mean, in double
+  const double f1 = static_cast<double>(s.fixedValue) - (P == Pass::Correlation ? means[0] : 0.0);
+  const double m1 = static_cast<double>(s.movingValue) - (P == Pass::Correlation ? means[1] : 0.0);
+  if (P == Pass::MeanSquares)
+  {
+    sums[1] += d * d;
+  }
+  else if (P == Pass::Correlation)
+  {
+    sums[1] += f1 * m1;
+    sums[2] += f1 * f1;
+    sums[3] += m1 * m1;
+  }
+  if (!job.derivative)
+  {
+    return;
+  }
+  double gradient[D];
+  MovingGradient<D, TPixel>(job, s.p, gradient);
   double relative[D];
   for (int k = 0; k < D; ++k)
   {
-    relative[k] = x[k] - job.momentOrigin[k];
+    relative[k] = s.x[k] - job.momentOrigin[k];
   }
   if (P == Pass::MeanSquares)
   {
     AddMoments<D>(sums + 2, 2.0 * d, gradient, relative);
   }
-  else
+  else if (P == Pass::Correlation)
   {
     AddMoments<D>(sums + 4, f1, gradient, relative);
     AddMoments<D>(sums + 4 + D * (D + 1), m1, gradient, relative);
   }
+  else
+  {
+    const double * row = pRatio + static_cast<std::int64_t>(fixedBin) * job.mattes.bins + movingFirst;
+    double         w = 0.0;
+    for (int b = 0; b < 4; ++b)
+    {
+      w += row[b] * CubicBSplineDerivative(argument + b);
+    }
+    AddMoments<D>(sums + 1, w, gradient, relative);
+  }
 }
+
+/** The Mattes histogram's contribution of virtual point `linear`: the
+ * count (hist[0]), the fixed marginal (hist[1 + bin]) and the joint PDF
+ * (hist[1 + bins + fixedBin * bins + movingBin]), through `add(index,
+ * value)` (an atomic add on the GPU). */
+template <int D, typename TPixel, typename TAdd>
+CIF_METRIC_HD void
+AccumulateMattesHistogram(const DenseMetricJob & job, std::int64_t linear, TAdd && add)
+{
+  Sample<D, TPixel> s;
+  if (!SamplePoint<D, TPixel>(job, linear, s))
+  {
+    return;
+  }
+  int    fixedBin = 0;
+  int    movingFirst = 0;
+  double argument = 0.0;
+  if (!MattesBins<TPixel>(job.mattes, s.fixedValue, s.movingValue, fixedBin, movingFirst, argument))
+  {
+    return;
+  }
+  const int bins = job.mattes.bins;
+  add(0, 1.0);
+  add(1 + fixedBin, 1.0);
+  const int joint = 1 + bins + fixedBin * bins + movingFirst;
+  for (int b = 0; b < 4; ++b)
+  {
+    add(joint + b, CubicBSpline(argument + b));
+  }
+}
+
+/** ITK's GetValueCommonAfterThreadedExecution and ComputeResults on the
+ * summed histogram (count, fixed marginal, joint PDF): the value into
+ * moments.value, the table pRatio (bins x bins, 0 where ITK adds nothing),
+ * moments.count and moments.status. */
+void
+MattesResults(const MattesHistogram & h, const double * histogram, double * pRatio, MetricMoments & moments);
 
 /** The moments of a pass's sums into `moments`. */
 template <int D, Pass P>
@@ -357,6 +534,17 @@ StoreSums(const double * sums, MetricMoments & moments)
   {
     moments.fixedMean = sums[0] > 0 ? sums[1] / sums[0] : 0.0;
     moments.movingMean = sums[0] > 0 ? sums[2] / sums[0] : 0.0;
+    return;
+  }
+  if (P == Pass::MattesDerivative)
+  {
+    for (int r = 0; r < D; ++r)
+    {
+      for (int k = 0; k <= D; ++k)
+      {
+        moments.weighted[r][k] = sums[1 + r * (D + 1) + k];
+      }
+    }
     return;
   }
   moments.value = sums[1];
