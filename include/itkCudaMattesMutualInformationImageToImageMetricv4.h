@@ -35,8 +35,9 @@ namespace itk
  * valid or the joint PDF sums to zero. Devices, transforms, what stays
  * with ITK's code and the accuracy (value within 1e-5 relative, derivative
  * within 1e-4 relative in norm of ITK's metric in the tests) are those of
- * CudaImageToImageMetricv4Base; on the GPU the joint PDF is added with
- * shared-memory atomics, so its last bits may vary from run to run. The
+ * CudaImageToImageMetricv4Base; on the GPU the joint PDF is added in fixed
+ * point (64-bit integers, a resolution of 2^-38 up to 2^24 points, 2^-35
+ * at 512^3), so it is the same at every run. The
  * histogram accessors of ITK's class (GetJointPDF, ...) are not filled by
  * the module's evaluations.
  *

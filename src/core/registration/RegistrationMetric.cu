@@ -20,6 +20,7 @@
 
 #include <cuda_runtime.h>
 #include <algorithm>
+#include <cmath>
 #include <vector>
 #include <stdexcept>
 
@@ -100,22 +101,34 @@ AddPartialsKernel(const double * partial, int blocks, int n, double * total)
 
 /** The Mattes histogram: each block adds its points into a histogram in
  * shared memory (count, fixed marginal, joint PDF), then writes it as its
- * row of `partial`. */
+ * row of `partial`. The entries are 64-bit integers: counts for the count
+ * and the fixed marginal, the Parzen weights times `scale` (rounded) for
+ * the joint PDF. Integer additions do not depend on their order, so the
+ * histogram, and the metric, are the same at every run. */
 template <int D, typename TPixel>
 __global__ void __launch_bounds__(kThreads)
-  MattesHistogramKernel(DenseMetricJob job, std::int64_t count, int entries, double * partial)
+  MattesHistogramKernel(DenseMetricJob job, std::int64_t count, int entries, double scale,
+                        unsigned long long * partial)
 {
-  extern __shared__ double histogram[];
+  extern __shared__ unsigned long long histogram[];
   for (int i = threadIdx.x; i < entries; i += blockDim.x)
   {
-    histogram[i] = 0.0;
+    histogram[i] = 0ull;
   }
   __syncthreads();
+  const int bins = job.mattes.bins;
   for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < count;
        i += static_cast<std::int64_t>(gridDim.x) * blockDim.x)
   {
     metric::AccumulateMattesHistogram<D, TPixel>(
-      job, i, [](int index, double v) { atomicAdd(histogram + index, v); });
+      job,
+      i,
+      [bins, scale](int index, double v)
+      {
+        const unsigned long long add =
+          index <= bins ? 1ull : static_cast<unsigned long long>(__double2ll_rn(v * scale));
+        atomicAdd(histogram + index, add);
+      });
   }
   __syncthreads();
   for (int i = threadIdx.x; i < entries; i += blockDim.x)
@@ -124,19 +137,22 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
-/** Adds the blocks' rows in block order, one thread per entry. */
+/** Adds the blocks' rows (integers, exact), one thread per entry, and
+ * converts to double: counts as they are, the joint PDF divided by
+ * `scale`. */
 __global__ void
-AddHistogramRowsKernel(const double * partial, int blocks, int entries, double * total)
+AddHistogramRowsKernel(const unsigned long long * partial, int blocks, int entries, int bins, double scale,
+                       double * total)
 {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < entries)
   {
-    double v = 0.0;
+    unsigned long long v = 0ull;
     for (int b = 0; b < blocks; ++b)
     {
       v += partial[b * static_cast<std::int64_t>(entries) + i];
     }
-    total[i] = v;
+    total[i] = i <= bins ? static_cast<double>(v) : static_cast<double>(v) / scale;
   }
 }
 
@@ -146,26 +162,37 @@ MattesHistogramCUDA(const DenseMetricJob & job, std::vector<double> & histogram)
 {
   const int          bins = job.mattes.bins;
   const int          entries = 1 + bins + bins * bins;
-  const std::size_t  shared = static_cast<std::size_t>(entries) * sizeof(double);
+  const std::size_t  shared = static_cast<std::size_t>(entries) * sizeof(unsigned long long);
   const std::int64_t count = metric::DomainCount(job);
-  int                device = 0;
+  // the fixed-point scale: a power of two such that every point adding at
+  // most 1 (the Parzen weights of a point sum to 1) to one entry cannot
+  // overflow 2^62; 2^-38 resolution up to 2^24 points, 2^-35 at 512^3
+  int bits = 0;
+  while ((std::int64_t{ 1 } << bits) <= count && bits < 62)
+  {
+    ++bits;
+  }
+  const double scale = std::ldexp(1.0, std::max(20, 62 - bits));
+  int          device = 0;
   CIF_CUDA_CHECK(cudaGetDevice(&device));
   int sms = 0;
   CIF_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
   CIF_CUDA_CHECK(cudaFuncSetAttribute(
     MattesHistogramKernel<D, TPixel>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(shared)));
   const std::int64_t wanted = (count + kThreads - 1) / kThreads;
-  const int          blocks = static_cast<int>(std::min<std::int64_t>(wanted, std::int64_t{ 2 } * std::max(1, sms)));
+  const int blocks = static_cast<int>(std::max<std::int64_t>(1, std::min<std::int64_t>(wanted, std::int64_t{ 2 } * std::max(1, sms))));
   const cudaStream_t stream = cif::Stream();
-  PooledBuffer       partial((static_cast<std::size_t>(blocks) + 1) * entries * sizeof(double), stream);
-  double *           rows = static_cast<double *>(partial.GetPointer());
-  double *           total = rows + static_cast<std::size_t>(blocks) * entries;
-  MattesHistogramKernel<D, TPixel><<<blocks, kThreads, shared, stream>>>(job, count, entries, rows);
+  PooledBuffer       partial(static_cast<std::size_t>(blocks) * shared + static_cast<std::size_t>(entries) * sizeof(double),
+                       stream);
+  auto *             rows = static_cast<unsigned long long *>(partial.GetPointer());
+  auto *             total = reinterpret_cast<double *>(rows + static_cast<std::size_t>(blocks) * entries);
+  MattesHistogramKernel<D, TPixel><<<blocks, kThreads, shared, stream>>>(job, count, entries, scale, rows);
   CIF_CUDA_CHECK_LAUNCH("MattesHistogramKernel");
-  AddHistogramRowsKernel<<<(entries + 255) / 256, 256, 0, stream>>>(rows, blocks, entries, total);
+  AddHistogramRowsKernel<<<(entries + 255) / 256, 256, 0, stream>>>(rows, blocks, entries, bins, scale, total);
   CIF_CUDA_CHECK_LAUNCH("AddHistogramRowsKernel");
   histogram.assign(entries, 0.0);
-  CIF_CUDA_CHECK(cudaMemcpyAsync(histogram.data(), total, shared, cudaMemcpyDeviceToHost, stream));
+  CIF_CUDA_CHECK(cudaMemcpyAsync(
+    histogram.data(), total, static_cast<std::size_t>(entries) * sizeof(double), cudaMemcpyDeviceToHost, stream));
   CIF_CUDA_CHECK(cudaStreamSynchronize(stream));
 }
 
