@@ -53,8 +53,7 @@ class ITK_TEMPLATE_EXPORT CudaCorrelationImageToImageMetricv4
   {
     if (moments.count == 0)
     {
-      DerivativeType scratch(this->GetNumberOfParameters());
-      this->VerifyNumberOfValidPoints(value, derivative != nullptr ? *derivative : scratch);
+      this->ValueForNoValidPoints(value, derivative);
       return;
     }
     const double fm = moments.value;

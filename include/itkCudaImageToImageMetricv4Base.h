@@ -174,6 +174,16 @@ protected:
     return {};
   }
 
+  /** ITK's answer when no point is valid (VerifyNumberOfValidPoints: value
+   * NumericTraits::max(), zero derivative, ITK's warning), for the metrics
+   * that do not throw then. */
+  void
+  ValueForNoValidPoints(MeasureType & value, DerivativeType * derivative) const
+  {
+    DerivativeType scratch(this->GetNumberOfParameters());
+    this->VerifyNumberOfValidPoints(value, derivative != nullptr ? *derivative : scratch);
+  }
+
   /** ITK's value, and with `derivative` its derivative (sized to the
    * number of parameters and zeroed by the caller), from the core's sums,
    * with ITK's answer or exception when no point is valid: the metric's

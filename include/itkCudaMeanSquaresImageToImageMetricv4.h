@@ -51,8 +51,7 @@ class ITK_TEMPLATE_EXPORT CudaMeanSquaresImageToImageMetricv4
   {
     if (moments.count == 0)
     {
-      DerivativeType scratch(this->GetNumberOfParameters());
-      this->VerifyNumberOfValidPoints(value, derivative != nullptr ? *derivative : scratch);
+      this->ValueForNoValidPoints(value, derivative);
       return;
     }
     value = moments.value / moments.count;

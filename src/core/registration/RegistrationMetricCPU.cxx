@@ -174,45 +174,59 @@ ValidateDenseMetricJob(const DenseMetricJob & job)
 namespace
 {
 
-template <int D, typename TPixel, metric::Pass P>
-void
-RunPass(const DenseMetricJob & job, const double * means, const double * pRatio, MetricMoments & moments,
-        int numberOfThreads)
+/** Sums of `n` doubles over `slices` pieces of work: body(slice, sums)
+ * adds a slice's contributions into its own row, the slices run on up to
+ * `numberOfThreads` threads, and the rows are added in slice order, so the
+ * result does not depend on the thread count. */
+template <typename TBody>
+std::vector<double>
+SumOverSlices(std::int64_t slices, std::size_t n, int numberOfThreads, TBody body)
 {
-  constexpr int      n = metric::SumCount<D, P>();
-  const std::int64_t count = metric::DomainCount(job);
-  // fixed chunks, summed in chunk order: the same result for any thread count
-  const std::int64_t  chunk = 4096;
-  const std::int64_t  chunks = (count + chunk - 1) / chunk;
-  std::vector<double> partial(static_cast<std::size_t>(chunks) * n, 0.0);
-  ParallelFor(chunks,
+  std::vector<double> partial(static_cast<std::size_t>(slices) * n, 0.0);
+  ParallelFor(slices,
               numberOfThreads,
               [&](std::int64_t first, std::int64_t last)
               {
                 for (std::int64_t b = first; b < last; ++b)
                 {
-                  double *           sums = partial.data() + b * n;
-                  const std::int64_t end = std::min(count, (b + 1) * chunk);
-                  for (std::int64_t i = b * chunk; i < end; ++i)
-                  {
-                    metric::AccumulatePoint<D, TPixel, P>(job, i, sums, means, pRatio);
-                  }
+                  body(b, partial.data() + b * n);
                 }
               });
-  double total[n] = {};
-  for (std::int64_t b = 0; b < chunks; ++b)
+  std::vector<double> total(n, 0.0);
+  for (std::int64_t b = 0; b < slices; ++b)
   {
-    for (int s = 0; s < n; ++s)
+    for (std::size_t i = 0; i < n; ++i)
     {
-      total[s] += partial[b * n + s];
+      total[i] += partial[b * n + i];
     }
   }
-  metric::StoreSums<D, P>(total, moments);
+  return total;
 }
 
-/** The Mattes histogram on the CPU: fixed slices of the region, each with
- * its own histogram, added in slice order (the same result for any thread
- * count). */
+template <int D, typename TPixel, metric::Pass P>
+void
+RunPass(const DenseMetricJob & job, const double * means, const double * pRatio, MetricMoments & moments,
+        int numberOfThreads)
+{
+  const std::int64_t count = metric::DomainCount(job);
+  // fixed chunks of 4096 points
+  const std::int64_t chunk = 4096;
+  const auto         total = SumOverSlices((count + chunk - 1) / chunk,
+                                   metric::SumCount<D, P>(),
+                                   numberOfThreads,
+                                   [&](std::int64_t b, double * sums)
+                                   {
+                                     const std::int64_t end = std::min(count, (b + 1) * chunk);
+                                     for (std::int64_t i = b * chunk; i < end; ++i)
+                                     {
+                                       metric::AccumulatePoint<D, TPixel, P>(job, i, sums, means, pRatio);
+                                     }
+                                   });
+  metric::StoreSums<D, P>(total.data(), moments);
+}
+
+/** The Mattes histogram on the CPU: at most 64 slices of the points, each
+ * with its own histogram (count, fixed marginal, joint PDF). */
 template <int D, typename TPixel>
 void
 MattesHistogramCPU(const DenseMetricJob & job, std::vector<double> & histogram, int numberOfThreads)
@@ -221,30 +235,18 @@ MattesHistogramCPU(const DenseMetricJob & job, std::vector<double> & histogram, 
   const std::size_t  n = 1 + static_cast<std::size_t>(bins) + static_cast<std::size_t>(bins) * bins;
   const std::int64_t count = metric::DomainCount(job);
   const std::int64_t slices = std::max<std::int64_t>(1, std::min<std::int64_t>(64, count / 4096));
-  std::vector<double> partial(static_cast<std::size_t>(slices) * n, 0.0);
-  ParallelFor(slices,
-              numberOfThreads,
-              [&](std::int64_t first, std::int64_t last)
-              {
-                for (std::int64_t b = first; b < last; ++b)
-                {
-                  double *           h = partial.data() + b * n;
-                  const std::int64_t begin = count * b / slices;
-                  const std::int64_t end = count * (b + 1) / slices;
-                  for (std::int64_t i = begin; i < end; ++i)
-                  {
-                    metric::AccumulateMattesHistogram<D, TPixel>(job, i, [h](int index, double v) { h[index] += v; });
-                  }
-                }
-              });
-  histogram.assign(n, 0.0);
-  for (std::int64_t b = 0; b < slices; ++b)
-  {
-    for (std::size_t i = 0; i < n; ++i)
-    {
-      histogram[i] += partial[b * n + i];
-    }
-  }
+  histogram = SumOverSlices(slices,
+                            n,
+                            numberOfThreads,
+                            [&](std::int64_t b, double * h)
+                            {
+                              const std::int64_t end = count * (b + 1) / slices;
+                              for (std::int64_t i = count * b / slices; i < end; ++i)
+                              {
+                                metric::AccumulateMattesHistogram<D, TPixel>(
+                                  job, i, [h](int index, double v) { h[index] += v; });
+                              }
+                            });
 }
 
 template <int D, typename TPixel>
