@@ -70,8 +70,8 @@ class ITK_TEMPLATE_EXPORT CudaCorrelationImageToImageMetricv4
     {
       DerivativeType fdm(derivative->GetSize());
       DerivativeType mdm(derivative->GetSize());
-      contract(moments.weighted, fdm);
-      contract(moments.movingWeighted, mdm);
+      contract(0, fdm);
+      contract(1, mdm);
       *derivative += 2.0 * fm / (f2 * m2) * (fdm - fm / m2 * mdm);
     }
   }

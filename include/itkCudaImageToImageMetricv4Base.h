@@ -51,6 +51,14 @@ namespace itk
  * every parameterisation is ITK's). Both maps are checked at another point
  * before use.
  *
+ * itk::BSplineTransform of order 3 (alone, or the one transform of a
+ * composite, as ImageRegistrationMethodv4 passes it): the core evaluates
+ * ITK's TransformPoint (the support inside the grid, else the point itself)
+ * and its sparse Jacobian, the point's 4^D B-spline weights, and sums each
+ * parameter's derivative terms (on the GPU per grid cell, then per control
+ * point, in a fixed order). Per evaluation the coefficients go up and the
+ * derivative (one double per parameter and weight set) comes down.
+ *
  * <b>Devices and data.</b> On the GPU, the fixed image, the moving image and
  * the moving gradient image (as float) are uploaded once after each
  * Initialize (ImageRegistrationMethodv4 calls it once per level); an
@@ -66,8 +74,9 @@ namespace itk
  * says why (GetCoreUnsupportedReason()): masks,
  * interpolators other than ITK's LinearInterpolateImageFunction, a
  * gradient calculator other than ITK's default, floating
- * point correction, transforms outside the Linear category (B-spline,
- * displacement field), 4 dimensions, pixel types other than float and
+ * point correction, transforms outside the Linear category other than
+ * BSplineTransform of order 3 (displacement fields, B-splines of other
+ * orders, composites of several transforms), 4 dimensions, pixel types other than float and
  * double. In GPU mode those throw instead.
  *
  * <b>Accuracy.</b> The per-point arithmetic is ITK's, in double, without
@@ -146,23 +155,33 @@ protected:
   virtual cif::MetricKind
   GetCoreMetricKind() const = 0;
 
-  /** Turns per-row weighted moments (cif::MetricMoments::weighted) into a
-   * derivative: the contraction with the moving transform's Jacobian. */
+  /** Turns the core's sums of a weight set (0: cif::MetricMoments::weighted,
+   * 1: movingWeighted) into ITK's per-parameter sums of the weights times
+   * grad m . J: for an affine-map transform the contraction of the moments
+   * with the moving transform's Jacobian, for a B-spline transform the
+   * per-parameter sums the core returned. */
   class MomentContraction
   {
   public:
-    MomentContraction(const std::vector<double> & atOrigin, const std::vector<double> & steps, unsigned int parameters)
-      : m_AtOrigin(atOrigin)
+    MomentContraction(const cif::MetricMoments & moments, const std::vector<double> & atOrigin,
+                      const std::vector<double> & steps, const std::vector<double> & bsplineSums,
+                      unsigned int parameters)
+      : m_Moments(moments)
+      , m_AtOrigin(atOrigin)
       , m_Steps(steps)
+      , m_BSplineSums(bsplineSums)
       , m_Parameters(parameters)
     {}
-    /** out[p] = sum_r J_rp(x0) w[r][D] + sum_k sum_r G_rpk w[r][k]. */
+    /** Affine: out[p] = sum_r J_rp(x0) w[r][D] + sum_k sum_r G_rpk w[r][k]
+     * with w the set's moments. */
     void
-    operator()(const double w[3][4], DerivativeType & out) const;
+    operator()(int set, DerivativeType & out) const;
 
   private:
+    const cif::MetricMoments &  m_Moments;
     const std::vector<double> & m_AtOrigin;
     const std::vector<double> & m_Steps;
+    const std::vector<double> & m_BSplineSums;
     unsigned int                m_Parameters;
   };
 
@@ -218,6 +237,11 @@ private:
   Report(const CudaExecutionReport & report) const;
 
   mutable std::vector<float>  m_HostGradient;
+  /** A B-spline moving transform: its coefficients (D x grid), and the
+   * core's per-parameter sums (weight sets x D x grid). */
+  mutable std::vector<double> m_HostCoefficients;
+  mutable cif::DeviceBuffer   m_DeviceCoefficients;
+  mutable cif::DeviceBuffer   m_DeviceBSplineSums;
   std::vector<double>         m_HostPoints;
   mutable cif::DeviceBuffer   m_DevicePoints;
   mutable cif::DeviceBuffer   m_DeviceFixed;

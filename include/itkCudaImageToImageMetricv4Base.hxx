@@ -4,6 +4,7 @@
 #ifndef itkCudaImageToImageMetricv4Base_hxx
 #define itkCudaImageToImageMetricv4Base_hxx
 
+#include "itkBSplineTransform.h"
 #include "itkCompositeTransform.h"
 #include "itkIdentityTransform.h"
 #include "itkLinearInterpolateImageFunction.h"
@@ -128,6 +129,25 @@ AffineMapOf(const TTransform * transform, const double x0[D], cif::MetricAffineM
   return {};
 }
 
+/** The moving transform as a BSplineTransform of order 3 (alone or the one
+ * transform of a composite), or null. */
+template <unsigned int D, typename TTransform>
+const BSplineTransform<typename TTransform::ScalarType, D, 3> *
+BSplineOf(const TTransform * transform)
+{
+  using ScalarType = typename TTransform::ScalarType;
+  const TTransform * t = transform;
+  if (const auto * composite = dynamic_cast<const CompositeTransform<ScalarType, D> *>(t))
+  {
+    if (composite->GetNumberOfTransforms() != 1)
+    {
+      return nullptr;
+    }
+    t = composite->GetNthTransformConstPointer(0);
+  }
+  return dynamic_cast<const BSplineTransform<ScalarType, D, 3> *>(t);
+}
+
 } // namespace CudaMetricDetail
 
 template <typename TMetric>
@@ -223,10 +243,24 @@ CudaImageToImageMetricv4Base<TMetric>::GetCoreUnsupportedReason() const
     {
       return "floating point correction";
     }
-    if (this->m_MovingTransform->GetTransformCategory() != Category::Linear)
+    const auto * bspline = CudaMetricDetail::BSplineOf<ImageDimension>(this->m_MovingTransform.GetPointer());
+    if (bspline != nullptr)
+    {
+      const auto & coefficients = bspline->GetCoefficientImages();
+      for (unsigned int a = 0; a < ImageDimension; ++a)
+      {
+        if (coefficients[a]->GetBufferPointer() == nullptr ||
+            coefficients[a]->GetBufferedRegion() != coefficients[0]->GetLargestPossibleRegion() ||
+            coefficients[0]->GetLargestPossibleRegion().GetIndex()[a] != 0)
+        {
+          return "a B-spline transform whose coefficient images do not start at index 0 or are not buffered";
+        }
+      }
+    }
+    else if (this->m_MovingTransform->GetTransformCategory() != Category::Linear)
     {
       return std::string("the moving transform ") + this->m_MovingTransform->GetNameOfClass() +
-             " (the core takes transforms of the Linear category)";
+             " (the core takes transforms of the Linear category and BSplineTransform of order 3)";
     }
     if (this->m_FixedTransform->GetTransformCategory() != Category::Linear)
     {
@@ -330,10 +364,39 @@ CudaImageToImageMetricv4Base<TMetric>::BuildJob(bool                  wantDeriva
     job.momentOrigin[r] = sum;
   }
   std::string problem = CudaMetricDetail::AffineMapOf<D>(this->m_FixedTransform.GetPointer(), x0, job.fixedTransform);
-  if (problem.empty())
+  if (!problem.empty())
   {
-    problem = CudaMetricDetail::AffineMapOf<D>(this->m_MovingTransform.GetPointer(), x0, job.movingTransform);
+    return problem;
   }
+  if (const auto * bspline = CudaMetricDetail::BSplineOf<D>(this->m_MovingTransform.GetPointer()))
+  {
+    // the coefficient images' grid and values, ITK's parameter order
+    const auto &                                 images = bspline->GetCoefficientImages();
+    typename VirtualImageType::DirectionType     gridIndexToPoint;
+    typename VirtualImageType::DirectionType     gridPointToIndex;
+    CudaMetricDetail::IndexMatrices(images[0].GetPointer(), gridIndexToPoint, gridPointToIndex);
+    std::int64_t grid = 1;
+    for (unsigned int r = 0; r < D; ++r)
+    {
+      job.bspline.gridSize[r] = static_cast<std::int64_t>(images[0]->GetLargestPossibleRegion().GetSize()[r]);
+      job.bspline.gridOrigin[r] = images[0]->GetOrigin()[r];
+      for (unsigned int c = 0; c < D; ++c)
+      {
+        job.bspline.gridPointToIndex[r][c] = gridPointToIndex[r][c];
+      }
+      grid *= job.bspline.gridSize[r];
+    }
+    m_HostCoefficients.resize(static_cast<std::size_t>(grid) * D);
+    for (unsigned int a = 0; a < D; ++a)
+    {
+      std::copy(images[a]->GetBufferPointer(),
+                images[a]->GetBufferPointer() + grid,
+                m_HostCoefficients.begin() + static_cast<std::ptrdiff_t>(a * grid));
+    }
+    job.bspline.coefficients = m_HostCoefficients.data();
+    return {};
+  }
+  problem = CudaMetricDetail::AffineMapOf<D>(this->m_MovingTransform.GetPointer(), x0, job.movingTransform);
   if (!problem.empty() || !wantDerivative)
   {
     return problem;
@@ -513,13 +576,34 @@ CudaImageToImageMetricv4Base<TMetric>::Evaluate(bool wantDerivative, MeasureType
   std::string                             why;
   const std::unique_ptr<cif::DeviceScope> scope = this->MakeCudaDeviceScope();
   bool gpu = CudaDecideGpu(this->GetExecutionMode(), this->GetCudaDeviceProblem(), name, why);
-  cif::MetricMoments moments;
+  cif::MetricMoments  moments;
+  std::vector<double> bsplineSums;
+  const std::size_t   sumCount = job.bspline.coefficients != nullptr && wantDerivative
+                                   ? static_cast<std::size_t>(cif::MetricWeightSets(job.kind)) * D *
+                                     static_cast<std::size_t>(cif::BSplineGridCount(job.bspline))
+                                   : 0;
   if (gpu)
   {
     try
     {
       this->UploadImages();
       cif::DenseMetricJob onDevice = job;
+      if (job.bspline.coefficients != nullptr)
+      {
+        // per evaluation: the coefficients up, the derivative sums down
+        const std::size_t bytes = m_HostCoefficients.size() * sizeof(double);
+        if (m_DeviceCoefficients.GetSize() != bytes)
+        {
+          m_DeviceCoefficients.Allocate(bytes);
+        }
+        m_DeviceCoefficients.CopyFromHost(m_HostCoefficients.data(), bytes);
+        onDevice.bspline.coefficients = static_cast<const double *>(m_DeviceCoefficients.GetPointer());
+        if (sumCount > 0 && m_DeviceBSplineSums.GetSize() != sumCount * sizeof(double))
+        {
+          m_DeviceBSplineSums.Allocate(sumCount * sizeof(double));
+        }
+        onDevice.bspline.derivativeSums = static_cast<double *>(m_DeviceBSplineSums.GetPointer());
+      }
       onDevice.fixed.values = m_DeviceFixed.GetPointer();
       onDevice.moving.values = m_DeviceMoving.GetPointer();
       onDevice.movingGradient.values = m_DeviceGradient.GetPointer();
@@ -528,6 +612,11 @@ CudaImageToImageMetricv4Base<TMetric>::Evaluate(bool wantDerivative, MeasureType
         onDevice.points = static_cast<const double *>(m_DevicePoints.GetPointer());
       }
       cif::DenseMetricMomentsCUDA<PixelType>(onDevice, moments);
+      if (sumCount > 0)
+      {
+        bsplineSums.resize(sumCount);
+        m_DeviceBSplineSums.CopyToHost(bsplineSums.data(), sumCount * sizeof(double));
+      }
       report.Device = CudaExecutedOn::GPU;
       report.Message = "GPU: " + cif::Runtime::GetDeviceDescription();
     }
@@ -542,6 +631,8 @@ CudaImageToImageMetricv4Base<TMetric>::Evaluate(bool wantDerivative, MeasureType
       m_DeviceFixed.Release();
       m_DeviceMoving.Release();
       m_DeviceGradient.Release();
+      m_DeviceCoefficients.Release();
+      m_DeviceBSplineSums.Release();
       report.FellBackAfterOutOfMemory = true;
       why = std::string("the GPU ran out of memory (") + failure.what() + ")";
     }
@@ -567,6 +658,8 @@ CudaImageToImageMetricv4Base<TMetric>::Evaluate(bool wantDerivative, MeasureType
       }
     }
     job.movingGradient.values = (wantDerivative && !job.centralDifferences) ? hostGradient.data() : nullptr;
+    bsplineSums.assign(sumCount, 0.0);
+    job.bspline.derivativeSums = sumCount > 0 ? bsplineSums.data() : nullptr;
     try
     {
       cif::DenseMetricMomentsCPU<PixelType>(job, moments, static_cast<int>(this->GetMaximumNumberOfWorkUnits()));
@@ -606,17 +699,26 @@ CudaImageToImageMetricv4Base<TMetric>::Evaluate(bool wantDerivative, MeasureType
     result.SetSize(P);
   }
   result.Fill(0.0);
-  const MomentContraction contract(jacobianAtOrigin, jacobianSteps, P);
+  const MomentContraction contract(moments, jacobianAtOrigin, jacobianSteps, bsplineSums, P);
   this->ValueAndDerivativeFromMoments(moments, contract, this->m_Value, wantDerivative ? &result : nullptr);
   value = this->m_Value;
 }
 
 template <typename TMetric>
 void
-CudaImageToImageMetricv4Base<TMetric>::MomentContraction::operator()(const double w[3][4], DerivativeType & out) const
+CudaImageToImageMetricv4Base<TMetric>::MomentContraction::operator()(int set, DerivativeType & out) const
 {
   constexpr unsigned int D = ImageDimension;
   const unsigned int     P = m_Parameters;
+  if (!m_BSplineSums.empty())
+  {
+    for (unsigned int p = 0; p < P; ++p)
+    {
+      out[p] = m_BSplineSums[static_cast<std::size_t>(set) * P + p];
+    }
+    return;
+  }
+  const double(&w)[3][4] = set == 0 ? m_Moments.weighted : m_Moments.movingWeighted;
   for (unsigned int p = 0; p < P; ++p)
   {
     double sum = 0.0;
@@ -657,6 +759,8 @@ CudaImageToImageMetricv4Base<TMetric>::ReleaseDeviceMemory()
   m_DeviceMoving.Release();
   m_DeviceGradient.Release();
   m_DevicePoints.Release();
+  m_DeviceCoefficients.Release();
+  m_DeviceBSplineSums.Release();
 }
 
 template <typename TMetric>

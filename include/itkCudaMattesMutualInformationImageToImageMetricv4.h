@@ -99,7 +99,7 @@ class ITK_TEMPLATE_EXPORT CudaMattesMutualInformationImageToImageMetricv4
     value = moments.value;
     if (derivative != nullptr)
     {
-      contract(moments.weighted, *derivative);
+      contract(0, *derivative);
       *derivative *= -1.0 / (this->m_MovingImageBinSize * moments.count);
     }
   }

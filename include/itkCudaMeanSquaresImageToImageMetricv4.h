@@ -57,7 +57,7 @@ class ITK_TEMPLATE_EXPORT CudaMeanSquaresImageToImageMetricv4
     value = moments.value / moments.count;
     if (derivative != nullptr)
     {
-      contract(moments.weighted, *derivative);
+      contract(0, *derivative);
       *derivative /= moments.count;
     }
   }

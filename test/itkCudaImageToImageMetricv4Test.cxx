@@ -9,6 +9,8 @@
 // the module's CPU core; the Gpu suites the CUDA core (label gpu).
 #include "CudaImageFiltersTestUtilities.h"
 #include "itkAffineTransform.h"
+#include "itkBSplineTransform.h"
+#include "itkBSplineTransformInitializer.h"
 #include "itkCompositeTransform.h"
 #include "itkCudaFactorylessTwin.h"
 #include "itkCudaCorrelationImageToImageMetricv4.h"
@@ -19,6 +21,7 @@
 #include "itkEuler3DTransform.h"
 #include "itkImageMaskSpatialObject.h"
 #include "itkNearestNeighborInterpolateImageFunction.h"
+#include "itkShrinkImageFilter.h"
 #include "itkSimilarity2DTransform.h"
 #include "itkSimilarity3DTransform.h"
 #include "itkTranslationTransform.h"
@@ -316,6 +319,84 @@ Transforms3D(itk::CudaExecutionMode mode)
   }
 }
 
+/** A B-spline transform of order 3 over `image`'s domain (ITK's
+ * BSplineTransformInitializer, `mesh` cells per axis), or over the middle
+ * half of it (`partial`: points outside the grid have no Jacobian), with
+ * random coefficients in [-amplitude, amplitude] (fixed seed). */
+template <typename TImage>
+typename itk::BSplineTransform<double, TImage::ImageDimension, 3>::Pointer
+RandomBSpline(const TImage * image, unsigned int mesh, double amplitude, bool partial = false)
+{
+  constexpr unsigned int D = TImage::ImageDimension;
+  using TransformType = itk::BSplineTransform<double, D, 3>;
+  auto                                 transform = TransformType::New();
+  typename TransformType::MeshSizeType meshSize;
+  meshSize.Fill(mesh);
+  auto initializer = itk::BSplineTransformInitializer<TransformType, TImage>::New();
+  initializer->SetTransform(transform);
+  initializer->SetImage(image);
+  initializer->SetTransformDomainMeshSize(meshSize);
+  initializer->InitializeTransform();
+  if (partial)
+  {
+    auto origin = transform->GetTransformDomainOrigin();
+    auto dimensions = transform->GetTransformDomainPhysicalDimensions();
+    for (unsigned int a = 0; a < D; ++a)
+    {
+      origin[a] += 0.25 * dimensions[a];
+      dimensions[a] *= 0.5;
+    }
+    transform->SetTransformDomainOrigin(origin);
+    transform->SetTransformDomainPhysicalDimensions(dimensions);
+  }
+  std::mt19937                           random(1128 + mesh);
+  std::uniform_real_distribution<double> unit(-amplitude, amplitude);
+  typename TransformType::ParametersType parameters(transform->GetNumberOfParameters());
+  for (unsigned int p = 0; p < parameters.GetSize(); ++p)
+  {
+    parameters[p] = unit(random);
+  }
+  transform->SetParameters(parameters);
+  return transform;
+}
+
+/** B-spline moving transforms in 2D: BrainProtonDensitySliceBorder20
+ * against ...BSplined10 (the images of ITK's DeformableRegistration
+ * examples): an 8 x 8 mesh, a grid over the middle half of the image, and
+ * a 5 x 5 mesh inside a composite (as ImageRegistrationMethodv4 passes
+ * it). */
+template <typename TPair>
+void
+BSplineTransforms2D(itk::CudaExecutionMode mode)
+{
+  const auto fixed = ReadImage<F2>(ExampleData("BrainProtonDensitySliceBorder20.png"));
+  const auto moving = ReadImage<F2>(ExampleData("BrainProtonDensitySliceBSplined10.png"));
+  auto       full = RandomBSpline(fixed.GetPointer(), 8, 2.0);
+  ExpectItksAnswer<TPair>(fixed.GetPointer(), moving.GetPointer(), full.GetPointer(), mode);
+  auto partial = RandomBSpline(fixed.GetPointer(), 6, 3.0, true);
+  ExpectItksAnswer<TPair>(fixed.GetPointer(), moving.GetPointer(), partial.GetPointer(), mode);
+  auto composite = itk::CompositeTransform<double, 2>::New();
+  composite->AddTransform(RandomBSpline(fixed.GetPointer(), 5, 1.5));
+  ExpectItksAnswer<TPair>(fixed.GetPointer(), moving.GetPointer(), composite.GetPointer(), mode);
+}
+
+/** A B-spline moving transform in 3D (4 x 4 x 4 mesh, 3 mm) on
+ * KmeansTest_T1UCharRaw shrunk by 2 (64 x 64 x 31; ITK's metric forms the
+ * full Jacobian at every point, so the whole volume takes it long). */
+template <typename TPair>
+void
+BSplineTransforms3D(itk::CudaExecutionMode mode)
+{
+  const auto volume = ReadImage<F3>(ExampleData("KmeansTest_T1UCharRaw.nii.gz"));
+  auto       shrink = itk::ShrinkImageFilter<F3, F3>::New();
+  shrink->SetInput(volume);
+  shrink->SetShrinkFactors(2);
+  shrink->Update();
+  const F3::Pointer small = shrink->GetOutput();
+  auto              t = RandomBSpline(small.GetPointer(), 4, 3.0);
+  ExpectItksAnswer<TPair>(small.GetPointer(), small.GetPointer(), t.GetPointer(), mode);
+}
+
 /** ITK's answer when no point is valid: value max, zero derivative. */
 template <typename TMetric>
 void
@@ -380,6 +461,49 @@ TEST(MetricSampledPoints, EveryMetricAsItk)
       Transforms2D<MattesPair>(itk::CudaExecutionMode::CPU);
       Transforms3D<MattesPair>(itk::CudaExecutionMode::CPU);
     });
+}
+
+TEST(BSplineMetric, EveryMetricAsItkIn2D)
+{
+  BSplineTransforms2D<MeanSquaresPair>(itk::CudaExecutionMode::CPU);
+  BSplineTransforms2D<CorrelationPair>(itk::CudaExecutionMode::CPU);
+  BSplineTransforms2D<MattesPair>(itk::CudaExecutionMode::CPU);
+}
+
+TEST(BSplineMetric, EveryMetricAsItkIn3D)
+{
+  BSplineTransforms3D<MeanSquaresPair>(itk::CudaExecutionMode::CPU);
+  BSplineTransforms3D<CorrelationPair>(itk::CudaExecutionMode::CPU);
+  BSplineTransforms3D<MattesPair>(itk::CudaExecutionMode::CPU);
+}
+
+TEST(BSplineMetric, SampledPointsAndCentralDifferencesAsItk)
+{
+  WithSampledPoints([] { BSplineTransforms2D<MattesPair>(itk::CudaExecutionMode::CPU); });
+  WithCentralDifferences([] { BSplineTransforms2D<MeanSquaresPair>(itk::CudaExecutionMode::CPU); });
+}
+
+TEST(BSplineMetricGpu, EveryMetricAsItkIn2D)
+{
+  CIF_REQUIRE_GPU_OR_SKIP();
+  BSplineTransforms2D<MeanSquaresPair>(itk::CudaExecutionMode::GPU);
+  BSplineTransforms2D<CorrelationPair>(itk::CudaExecutionMode::GPU);
+  BSplineTransforms2D<MattesPair>(itk::CudaExecutionMode::GPU);
+}
+
+TEST(BSplineMetricGpu, EveryMetricAsItkIn3D)
+{
+  CIF_REQUIRE_GPU_OR_SKIP();
+  BSplineTransforms3D<MeanSquaresPair>(itk::CudaExecutionMode::GPU);
+  BSplineTransforms3D<CorrelationPair>(itk::CudaExecutionMode::GPU);
+  BSplineTransforms3D<MattesPair>(itk::CudaExecutionMode::GPU);
+}
+
+TEST(BSplineMetricGpu, SampledPointsAndCentralDifferencesAsItk)
+{
+  CIF_REQUIRE_GPU_OR_SKIP();
+  WithSampledPoints([] { BSplineTransforms2D<MattesPair>(itk::CudaExecutionMode::GPU); });
+  WithCentralDifferences([] { BSplineTransforms2D<MeanSquaresPair>(itk::CudaExecutionMode::GPU); });
 }
 
 TEST(MetricSampledPointsGpu, EveryMetricAsItk)

@@ -30,9 +30,17 @@
  *  MeanSquaresImageToImageMetricv4 ProcessPoint; for correlation two sets,
  *  (f - mean f) grad_d m and (m - mean m) grad_d m, ITK's fdm and mdm.
  *
- *  The ITK classes itk::CudaMeanSquaresImageToImageMetricv4 and
- *  itk::CudaCorrelationImageToImageMetricv4 build the job from the
- *  metric's images, transforms and virtual domain.
+ *  A B-spline moving transform (MetricBSpline) has a sparse Jacobian
+ *  that is not affine in x: the core then sums, per parameter, the weights
+ *  times the point's B-spline weight of that control point (on the GPU:
+ *  per-point records sorted by grid cell, summed per cell and then per
+ *  control point in a fixed order, so the result does not depend on
+ *  scheduling).
+ *
+ *  The ITK classes itk::CudaMeanSquaresImageToImageMetricv4,
+ *  itk::CudaCorrelationImageToImageMetricv4 and
+ *  itk::CudaMattesMutualInformationImageToImageMetricv4 build the job from
+ *  the metric's images, transforms and virtual domain.
  *=========================================================================*/
 #ifndef cifRegistrationMetric_h
 #define cifRegistrationMetric_h
@@ -108,6 +116,38 @@ struct MetricAffineMap
   double offset[3]{ 0, 0, 0 };
 };
 
+/** The moving transform as itk::BSplineTransform of order 3 computes it
+ * (BSplineTransform::TransformPoint and
+ * ComputeJacobianWithRespectToParameters): the continuous index c of the
+ * virtual point x in the coefficient grid; x itself (and a zero Jacobian)
+ * when the support is not inside the grid (ITK's InsideValidRegion, with
+ * its nudge of 6 ULP below the upper limit); else the support start
+ * s = floor(c + 0.5 - 1.5), the 1D weights B3(c - s - k), k = 0..3, their
+ * products over the axes (x fastest) w_j, and x + sum_j w_j coef_j. The
+ * Jacobian row d of parameter d * gridCount + j is w_j. */
+struct MetricBSpline
+{
+  /** D arrays of gridCount coefficients, one per axis (ITK's parameter
+   * order: axis major, then the grid x fastest); null: no B-spline (the
+   * affine movingTransform applies). On the device for the GPU core. */
+  const double * coefficients{ nullptr };
+  std::int64_t   gridSize[3]{ 1, 1, 1 };
+  double         gridOrigin[3]{ 0, 0, 0 };
+  double         gridPointToIndex[3][3]{ { 1, 0, 0 }, { 0, 1, 0 }, { 0, 0, 1 } };
+  /** Where the derivative sums go (with `derivative` on): `sets` arrays of
+   * D * gridCount doubles (the metric's weight sets, see MetricMoments),
+   * overwritten; on the device for the GPU core. Entry d * gridCount + j of
+   * set s is the sum over the valid points of w_s grad_d m w_j. */
+  double * derivativeSums{ nullptr };
+};
+
+/** The number of coefficients per axis of a B-spline moving transform. */
+inline std::int64_t
+BSplineGridCount(const MetricBSpline & b)
+{
+  return b.gridSize[0] * b.gridSize[1] * b.gridSize[2];
+}
+
 /** One evaluation over the dense virtual domain. Unused axes (index >=
  * dimension) have size 1 and are ignored. */
 struct DenseMetricJob
@@ -150,7 +190,17 @@ struct DenseMetricJob
   std::int64_t   pointCount{ 0 };
   /** MattesMutualInformation only. */
   MattesHistogram mattes;
+  /** A B-spline moving transform instead of movingTransform. */
+  MetricBSpline bspline;
 };
+
+/** The number of per-point weight sets of a metric's derivative: 2 for
+ * correlation (f1 grad m and m1 grad m), else 1. */
+inline int
+MetricWeightSets(MetricKind kind)
+{
+  return kind == MetricKind::Correlation ? 2 : 1;
+}
 
 /** What an evaluation returns: sums over the valid points, in double.
  * - `count`: the number of valid points (ITK's NumberOfValidPoints);
@@ -161,7 +211,9 @@ struct DenseMetricJob
  *   transform Jacobian's row d (mean squares: 2 (f - m) grad_d m). Then
  *   ITK's derivative for parameter p is
  *   (sum_d J_dp(x0) weighted[d][D] + sum_d sum_k G_dpk weighted[d][k]) / count,
- *   where G_dpk = J_dp(x0 + e_k) - J_dp(x0). Zero when `derivative` is off. */
+ *   where G_dpk = J_dp(x0 + e_k) - J_dp(x0). Zero when `derivative` is off
+ *   and with a B-spline moving transform (whose sums go to
+ *   MetricBSpline::derivativeSums instead). */
 struct MetricMoments
 {
   double count{ 0 };

@@ -13,19 +13,100 @@
 //   cif_compare_images --envelope TOLERANCE X V1 [V2 ...]
 // Passes when min(V) - TOLERANCE <= X <= max(V) + TOLERANCE (a result
 // against ITK's results at several thread counts).
+//   cif_compare_images --vectors RELATIVE A_FILE B_FILE
+// Passes when the numbers of the two files (ITK's printed "[a, b, ...]"
+// arrays: the transform parameters) are as many and differ by at most
+// RELATIVE times the largest magnitude of A's (the B-spline coefficients of
+// the deformable registration examples).
+//   cif_compare_images --field RELATIVE REFERENCE TEST
+// The same on two vector images (the examples' displacement fields): every
+// component within RELATIVE times the largest component of REFERENCE.
 #include "itkImage.h"
 #include "itkImageFileReader.h"
 #include "itkImageRegionConstIterator.h"
+#include "itkVectorImage.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <fstream>
 #include <iostream>
+#include <sstream>
 #include <string>
+#include <vector>
+
+namespace
+{
+
+/** The numbers of a file, read after replacing brackets and commas. */
+std::vector<double>
+NumbersOf(const char * path)
+{
+  std::ifstream     in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  std::string s = text.str();
+  std::replace_if(s.begin(), s.end(), [](char c) { return c == '[' || c == ']' || c == ','; }, ' ');
+  std::istringstream  numbers(s);
+  std::vector<double> out;
+  double              v = 0;
+  while (numbers >> v)
+  {
+    out.push_back(v);
+  }
+  return out;
+}
+
+/** Prints and checks max |a - b| <= relative max |a|. */
+int
+CompareRelative(const std::vector<double> & a, const std::vector<double> & b, double relative, const char * what)
+{
+  if (a.empty() || a.size() != b.size())
+  {
+    std::cout << what << ": " << a.size() << " and " << b.size() << " numbers";
+    return 1;
+  }
+  double largest = 0;
+  double scale = 0;
+  for (std::size_t i = 0; i < a.size(); ++i)
+  {
+    largest = std::max(largest, std::abs(a[i] - b[i]));
+    scale = std::max(scale, std::abs(a[i]));
+  }
+  std::cout << a.size() << " " << what << ": the largest difference is " << largest << ", " << largest / scale
+            << " of the largest magnitude " << scale << " (tolerance " << relative << ")";
+  return largest <= relative * scale ? 0 : 1;
+}
+
+} // namespace
 
 int
 main(int argc, char * argv[])
 {
+  if (argc == 5 && std::string(argv[1]) == "--vectors")
+  {
+    return CompareRelative(NumbersOf(argv[3]), NumbersOf(argv[4]), std::stod(argv[2]), "parameters");
+  }
+  if (argc == 5 && std::string(argv[1]) == "--field")
+  {
+    try
+    {
+      using FieldType = itk::VectorImage<double, 3>;
+      std::vector<double> values[2];
+      for (int k = 0; k < 2; ++k)
+      {
+        const auto field = itk::ReadImage<FieldType>(argv[3 + k]);
+        const auto n = field->GetBufferedRegion().GetNumberOfPixels() * field->GetNumberOfComponentsPerPixel();
+        values[k].assign(field->GetBufferPointer(), field->GetBufferPointer() + n);
+      }
+      return CompareRelative(values[0], values[1], std::stod(argv[2]), "field components");
+    }
+    catch (const std::exception & e)
+    {
+      std::cerr << e.what() << "\n";
+      return 2;
+    }
+  }
   if (argc == 5 && std::string(argv[1]) == "--numbers")
   {
     const double a = std::stod(argv[2]);

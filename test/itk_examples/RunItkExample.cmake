@@ -19,7 +19,25 @@
 #            OUTPUT_NAME ARGS (|-separated, after the output); optional
 #            INPUT2 (a second input before the output: registration's
 #            moving image) and STDOUT_CHECKS
+#   Deformable registration (B-spline) examples, optional:
+#   PARAMETERS_TOLERANCE: the "Last Transform Parameters" arrays printed
+#      (or the files PARAMETERS_FILE, a path among ARGS with @RUN@), within
+#      that fraction of the largest coefficient;
+#   FIELD: an output path among ARGS with @RUN@ (each run writes its own:
+#      @RUN@ is MODE-itk or MODE-cif in ARGS) compared within FIELD_TOLERANCE of the
+#      largest component;
+#   ITERATION_REGEX: a line per optimizer report starting with the
+#      iteration number; the iterations (changes of that number) agree
+#      within ITERATION_TOLERANCE (default 1).
 string(REPLACE "|" ";" ARGS "${ARGS}")
+set(itk_args "")
+set(cif_args "")
+foreach(arg ${ARGS})
+  string(REPLACE "@RUN@" "${MODE}-itk" a "${arg}")
+  list(APPEND itk_args "${a}")
+  string(REPLACE "@RUN@" "${MODE}-cif" a "${arg}")
+  list(APPEND cif_args "${a}")
+endforeach()
 set(inputs "${INPUT}")
 if(INPUT2)
   list(APPEND inputs "${INPUT2}")
@@ -34,7 +52,7 @@ if(ITK_THREADS)
   string(REPLACE "|" ";" thread_counts "${ITK_THREADS}")
   foreach(threads ${thread_counts})
     set(ENV{ITK_GLOBAL_DEFAULT_NUMBER_OF_THREADS} ${threads})
-    execute_process(COMMAND "${ITK_EXE}" ${inputs} "${itk_out}" ${ARGS}
+    execute_process(COMMAND "${ITK_EXE}" ${inputs} "${itk_out}" ${itk_args}
                     RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
     if(NOT rc EQUAL 0)
       message(FATAL_ERROR "ITK's ${NAME} with ${threads} threads failed (${rc}):\n${out}\n${err}")
@@ -44,7 +62,7 @@ if(ITK_THREADS)
   endforeach()
   unset(ENV{ITK_GLOBAL_DEFAULT_NUMBER_OF_THREADS})
 endif()
-execute_process(COMMAND "${ITK_EXE}" ${inputs} "${itk_out}" ${ARGS}
+execute_process(COMMAND "${ITK_EXE}" ${inputs} "${itk_out}" ${itk_args}
                 RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
 set(itk_stdout "${out}")
 if(NOT rc EQUAL 0 OR NOT EXISTS "${itk_out}")
@@ -58,7 +76,7 @@ if(MODE STREQUAL "cpu")
   # the variable in CMake)
   set(ENV{CUDA_VISIBLE_DEVICES} "-1")
 endif()
-execute_process(COMMAND "${CIF_EXE}" ${inputs} "${cif_out}" ${ARGS}
+execute_process(COMMAND "${CIF_EXE}" ${inputs} "${cif_out}" ${cif_args}
                 RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
 set(cif_stdout "${out}")
 if(NOT rc EQUAL 0 OR NOT EXISTS "${cif_out}")
@@ -151,6 +169,72 @@ if(STDOUT_CHECKS)
       endif()
     endforeach()
   endforeach()
+endif()
+
+if(PARAMETERS_FILE)
+  string(REPLACE "@RUN@" "${MODE}-itk" a "${PARAMETERS_FILE}")
+  string(REPLACE "@RUN@" "${MODE}-cif" b "${PARAMETERS_FILE}")
+  execute_process(COMMAND "${COMPARE}" --vectors ${PARAMETERS_TOLERANCE} "${a}" "${b}"
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE cmp ERROR_VARIABLE cmp)
+  message(STATUS "${NAME}: B-spline coefficients, ITK and with the module: ${cmp}")
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "${NAME}: the final transform parameters differ beyond the tolerance")
+  endif()
+elseif(PARAMETERS_TOLERANCE)
+  foreach(run itk cif)
+    string(REGEX MATCH "Last Transform Parameters[ \t\r\n]*\\[[^]]*\\]" found "${${run}_stdout}")
+    if(NOT found)
+      message(FATAL_ERROR "${NAME}: no 'Last Transform Parameters' array in the ${run} run's output")
+    endif()
+    string(REPLACE "Last Transform Parameters" "" found "${found}")
+    file(WRITE "${WORK}/${NAME}-${MODE}-${run}-parameters.txt" "${found}")
+  endforeach()
+  execute_process(COMMAND "${COMPARE}" --vectors ${PARAMETERS_TOLERANCE}
+                    "${WORK}/${NAME}-${MODE}-itk-parameters.txt" "${WORK}/${NAME}-${MODE}-cif-parameters.txt"
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE cmp ERROR_VARIABLE cmp)
+  message(STATUS "${NAME}: B-spline coefficients, ITK and with the module: ${cmp}")
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "${NAME}: the final transform parameters differ beyond the tolerance")
+  endif()
+endif()
+if(FIELD)
+  string(REPLACE "@RUN@" "${MODE}-itk" itk_field "${FIELD}")
+  string(REPLACE "@RUN@" "${MODE}-cif" cif_field "${FIELD}")
+  execute_process(COMMAND "${COMPARE}" --field ${FIELD_TOLERANCE} "${itk_field}" "${cif_field}"
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE cmp ERROR_VARIABLE cmp)
+  message(STATUS "${NAME}: displacement fields, ITK and with the module: ${cmp}")
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "${NAME}: the displacement fields differ beyond the tolerance")
+  endif()
+endif()
+if(ITERATION_REGEX)
+  if(NOT DEFINED ITERATION_TOLERANCE)
+    set(ITERATION_TOLERANCE 1)
+  endif()
+  foreach(run itk cif)
+    string(REPLACE ";" "," text "${${run}_stdout}")
+    string(REPLACE "\n" ";" lines "${text}")
+    set(previous "")
+    set(iterations 0)
+    foreach(line ${lines})
+      if(line MATCHES "${ITERATION_REGEX}")
+        string(REGEX MATCH "[0-9]+" n "${line}")
+        if(NOT n STREQUAL previous)
+          math(EXPR iterations "${iterations} + 1")
+        endif()
+        set(previous "${n}")
+      endif()
+    endforeach()
+    set(${run}_iterations ${iterations})
+  endforeach()
+  math(EXPR d "${itk_iterations} - ${cif_iterations}")
+  if(d LESS 0)
+    math(EXPR d "-${d}")
+  endif()
+  message(STATUS "${NAME}: iterations, ITK ${itk_iterations}, with the module ${cif_iterations}")
+  if(itk_iterations EQUAL 0 OR d GREATER ${ITERATION_TOLERANCE})
+    message(FATAL_ERROR "${NAME}: ITK iterated ${itk_iterations} times, the module ${cif_iterations} times")
+  endif()
 endif()
 
 execute_process(COMMAND "${COMPARE}" "${itk_out}" "${cif_out}" ${TOLERANCE}

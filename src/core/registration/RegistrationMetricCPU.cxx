@@ -150,6 +150,21 @@ ValidateDenseMetricJob(const DenseMetricJob & job)
       return why.str();
     }
   }
+  if (job.bspline.coefficients != nullptr)
+  {
+    for (int a = 0; a < 3; ++a)
+    {
+      if (job.bspline.gridSize[a] < 1 || (a >= job.dimension && job.bspline.gridSize[a] != 1))
+      {
+        why << "the B-spline grid has an invalid size on axis " << a << " (" << job.bspline.gridSize[a] << ")";
+        return why.str();
+      }
+    }
+    if (job.derivative && job.bspline.derivativeSums == nullptr)
+    {
+      return "a B-spline derivative without a place for its sums";
+    }
+  }
   if (gradientImage)
   {
     for (int a = 0; a < job.dimension; ++a)
@@ -203,11 +218,66 @@ SumOverSlices(std::int64_t slices, std::size_t n, int numberOfThreads, TBody bod
   return total;
 }
 
+/** A pass with a B-spline moving transform: at most 64 slices of the
+ * points, each with its own sums and its own per-parameter derivative
+ * arrays (S sets of D x gridCount), added in slice order. */
+template <int D, typename TPixel, metric::Pass P, int S>
+void
+RunBSplinePass(const DenseMetricJob & job, const double * means, const double * pRatio, MetricMoments & moments,
+               int numberOfThreads)
+{
+  constexpr int      n = metric::SumCount<D, P>();
+  const std::int64_t count = metric::DomainCount(job);
+  const std::int64_t grid = BSplineGridCount(job.bspline);
+  const std::size_t  parameters = static_cast<std::size_t>(D) * grid;
+  const std::size_t  perSlice = job.derivative ? S * parameters : 0;
+  // at most 64 slices, fewer when the arrays are large (2^27 doubles in all)
+  const std::int64_t bySize = std::max<std::int64_t>(1, (std::int64_t{ 1 } << 27) / std::max<std::size_t>(1, perSlice));
+  const std::int64_t slices =
+    std::max<std::int64_t>(1, std::min({ std::int64_t{ 64 }, (count + 4095) / 4096, bySize }));
+  const auto total = SumOverSlices(slices,
+                                   n + perSlice,
+                                   numberOfThreads,
+                                   [&](std::int64_t b, double * sums)
+                                   {
+                                     double *           derivative = sums + n;
+                                     const std::int64_t end = count * (b + 1) / slices;
+                                     auto               sink = [&](std::int64_t,
+                                                     const metric::BSplineSupport<D> & support,
+                                                     const double *                    w,
+                                                     const double *                    gradient)
+                                     {
+                                       metric::ScatterBSplinePoint<D, S>(
+                                         job.bspline,
+                                         support,
+                                         w,
+                                         gradient,
+                                         [&](int set, int d, std::int64_t j, double v)
+                                         { derivative[set * parameters + d * grid + j] += v; });
+                                     };
+                                     for (std::int64_t i = count * b / slices; i < end; ++i)
+                                     {
+                                       metric::AccumulatePoint<D, TPixel, P>(job, i, sums, means, pRatio, sink);
+                                     }
+                                   });
+  metric::StoreSums<D, P>(total.data(), moments);
+  if (job.derivative)
+  {
+    std::copy(total.begin() + n, total.end(), job.bspline.derivativeSums);
+  }
+}
+
 template <int D, typename TPixel, metric::Pass P>
 void
 RunPass(const DenseMetricJob & job, const double * means, const double * pRatio, MetricMoments & moments,
         int numberOfThreads)
 {
+  if (job.bspline.coefficients != nullptr && P != metric::Pass::CorrelationMeans)
+  {
+    RunBSplinePass<D, TPixel, P, P == metric::Pass::Correlation ? 2 : 1>(
+      job, means, pRatio, moments, numberOfThreads);
+    return;
+  }
   const std::int64_t count = metric::DomainCount(job);
   // fixed chunks of 4096 points
   const std::int64_t chunk = 4096;

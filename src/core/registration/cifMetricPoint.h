@@ -22,6 +22,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 
 #ifdef __CUDACC__
 #  define CIF_METRIC_HD __host__ __device__ __forceinline__
@@ -86,6 +87,192 @@ Map(const MetricAffineMap & map, const double x[D], double y[D])
       sum += map.matrix[r][c] * x[c];
     }
     y[r] = sum + map.offset[r];
+  }
+}
+
+/** ITK's Math::FloatAlmostEqual(x1, x2) with its defaults (4 ULP, or an
+ * absolute difference of a tenth of double's epsilon). */
+CIF_METRIC_HD bool
+AlmostEqualUlps(double x1, double x2)
+{
+  const double difference = x1 > x2 ? x1 - x2 : x2 - x1;
+  if (difference <= 0.1 * 2.220446049250313e-16)
+  {
+    return true;
+  }
+  if (std::signbit(x1) != std::signbit(x2))
+  {
+    return false;
+  }
+  std::int64_t a = 0;
+  std::int64_t b = 0;
+  std::memcpy(&a, &x1, sizeof(a));
+  std::memcpy(&b, &x2, sizeof(b));
+  const std::int64_t ulps = a > b ? a - b : b - a;
+  return ulps <= 4;
+}
+
+/** ITK's Math::FloatAddULP(x, ulps) for double. */
+CIF_METRIC_HD double
+AddUlps(double x, std::int64_t ulps)
+{
+  std::int64_t bits = 0;
+  std::memcpy(&bits, &x, sizeof(bits));
+  bits += ulps;
+  double y = 0.0;
+  std::memcpy(&y, &bits, sizeof(y));
+  return y;
+}
+
+/** itk::BSplineKernelFunction<3> and itk::BSplineDerivativeKernelFunction<3>. */
+CIF_METRIC_HD double
+CubicBSpline(double u)
+{
+  const double a = u < 0 ? -u : u;
+  if (a < 1.0)
+  {
+    const double q = a * a;
+    return (4.0 - 6.0 * q + 3.0 * q * a) / 6.0;
+  }
+  if (a < 2.0)
+  {
+    const double q = a * a;
+    return (8.0 - 12.0 * a + 6.0 * q - q * a) / 6.0;
+  }
+  return 0.0;
+}
+
+
+/** Where a virtual point falls in a B-spline moving transform's grid: the
+ * support's first control point, the distances c - start on each axis (the
+ * argument of the first 1D weight) and the 1D weights; `inside` false when
+ * the support is not inside the grid. */
+template <int D>
+struct BSplineSupport
+{
+  bool         inside{ false };
+  std::int64_t start[D];
+  double       offset[D];
+  double       weights[D][4];
+};
+
+/** itk::BSplineInterpolationWeightFunction's 1D weights from the distances:
+ * B3(x), B3(x - 1), B3(x - 2), B3(x - 3), x decremented by 1 each step. */
+template <int D>
+CIF_METRIC_HD void
+BSplineWeights1D(const double offset[D], double weights[D][4])
+{
+  for (int a = 0; a < D; ++a)
+  {
+    double x = offset[a];
+    for (int k = 0; k < 4; ++k)
+    {
+      weights[a][k] = CubicBSpline(x);
+      x -= 1.0;
+    }
+  }
+}
+
+/** The weight of support control point `o` (o_0 fastest, 4 per axis): ITK's
+ * product 1 * w_0 * w_1 (* w_2), in that order. */
+template <int D>
+CIF_METRIC_HD double
+BSplineSupportWeight(const double weights[D][4], int o)
+{
+  double w = 1.0;
+  for (int a = 0; a < D; ++a)
+  {
+    w *= weights[a][o & 3];
+    o >>= 2;
+  }
+  return w;
+}
+
+/** The grid offset of support control point `o` of `support`. */
+template <int D>
+CIF_METRIC_HD std::int64_t
+BSplineSupportIndex(const MetricBSpline & b, const std::int64_t start[D], int o)
+{
+  std::int64_t linear = 0;
+  std::int64_t stride = 1;
+  for (int a = 0; a < D; ++a)
+  {
+    linear += (start[a] + (o & 3)) * stride;
+    stride *= b.gridSize[a];
+    o >>= 2;
+  }
+  return linear;
+}
+
+/** itk::BSplineTransform<double, D, 3>::TransformPoint(x) into y, and where x
+ * falls in the grid (InsideValidRegion with ITK's nudge, the weights). */
+template <int D>
+CIF_METRIC_HD void
+MapBSpline(const MetricBSpline & b, const double x[D], double y[D], BSplineSupport<D> & support)
+{
+  double d[D];
+  for (int a = 0; a < D; ++a)
+  {
+    d[a] = x[a] - b.gridOrigin[a];
+  }
+  double c[D];
+  support.inside = true;
+  for (int r = 0; r < D; ++r)
+  {
+    double sum = 0.0;
+    for (int k = 0; k < D; ++k)
+    {
+      sum += b.gridPointToIndex[r][k] * d[k];
+    }
+    c[r] = sum;
+  }
+  for (int a = 0; a < D && support.inside; ++a)
+  {
+    // ITK: minLimit 0.5 (order - 1), maxLimit size - 0.5 (order - 1) - 1
+    const double maxLimit = static_cast<double>(b.gridSize[a]) - 1.0 - 1.0;
+    if (AlmostEqualUlps(c[a], maxLimit))
+    {
+      c[a] = AddUlps(maxLimit, -6);
+    }
+    else if (!(c[a] < maxLimit) || !(c[a] >= 1.0))
+    {
+      // NaN is outside too
+      support.inside = false;
+    }
+  }
+  if (!support.inside)
+  {
+    for (int a = 0; a < D; ++a)
+    {
+      y[a] = x[a];
+    }
+    return;
+  }
+  for (int a = 0; a < D; ++a)
+  {
+    support.start[a] = static_cast<std::int64_t>(floor(c[a] + 0.5 - 1.5));
+    support.offset[a] = c[a] - static_cast<double>(support.start[a]);
+  }
+  BSplineWeights1D<D>(support.offset, support.weights);
+  const std::int64_t count = BSplineGridCount(b);
+  double             sum[D];
+  for (int a = 0; a < D; ++a)
+  {
+    sum[a] = 0.0;
+  }
+  constexpr int supportCount = D == 2 ? 16 : 64;
+  for (int o = 0; o < supportCount; ++o)
+  {
+    const double       w = BSplineSupportWeight<D>(support.weights, o);
+    const std::int64_t j = BSplineSupportIndex<D>(b, support.start, o);
+    for (int a = 0; a < D; ++a)
+    {
+      sum[a] += w * b.coefficients[a * count + j];
+    }
+  }
+  for (int a = 0; a < D; ++a)
+  {
+    y[a] = sum[a] + x[a];
   }
 }
 
@@ -282,6 +469,8 @@ struct Sample
   double p[D];
   TPixel fixedValue;
   TPixel movingValue;
+  /** A B-spline moving transform: where x falls in its grid. */
+  BSplineSupport<D> support;
 };
 
 /** The virtual point of region offset `linear`, mapped and evaluated in
@@ -301,7 +490,14 @@ SamplePoint(const DenseMetricJob & job, std::int64_t linear, Sample<D, TPixel> &
   LinearTaps<D>(job.fixed, c, t);
   s.fixedValue =
     static_cast<TPixel>(Interpolate<D>(static_cast<const TPixel *>(job.fixed.values), job.fixed, t, 1, 0));
-  Map<D>(job.movingTransform, s.x, s.p);
+  if (job.bspline.coefficients != nullptr)
+  {
+    MapBSpline<D>(job.bspline, s.x, s.p, s.support);
+  }
+  else
+  {
+    Map<D>(job.movingTransform, s.x, s.p);
+  }
   if (!ContinuousIndex<D>(job.moving, s.p, c))
   {
     return false;
@@ -342,24 +538,6 @@ MovingGradient(const DenseMetricJob & job, const double p[D], double gradient[D]
       gradient[a] = 0.0;
     }
   }
-}
-
-/** itk::BSplineKernelFunction<3> and itk::BSplineDerivativeKernelFunction<3>. */
-CIF_METRIC_HD double
-CubicBSpline(double u)
-{
-  const double a = u < 0 ? -u : u;
-  if (a < 1.0)
-  {
-    const double q = a * a;
-    return (4.0 - 6.0 * q + 3.0 * q * a) / 6.0;
-  }
-  if (a < 2.0)
-  {
-    const double q = a * a;
-    return (8.0 - 12.0 * a + 6.0 * q - q * a) / 6.0;
-  }
-  return 0.0;
 }
 
 CIF_METRIC_HD double
@@ -411,14 +589,26 @@ MattesBins(const MattesHistogram & h, TPixel fixedValue, TPixel movingValue, int
   return true;
 }
 
+/** What the affine path passes for the B-spline sink (never called). */
+struct NoBSplineSink
+{
+  template <int D>
+  CIF_METRIC_HD void
+  operator()(std::int64_t, const BSplineSupport<D> &, const double *, const double *) const
+  {}
+};
+
 /** Adds the contribution of virtual point `linear` to `sums` (SumCount<D,
  * P>() doubles, laid out as Pass says). `means` holds the correlation
  * means (pass Correlation); `pRatio` the Mattes table (bins x bins, fixed
- * bin major; pass MattesDerivative). */
-template <int D, typename TPixel, Pass P>
+ * bin major; pass MattesDerivative). With a B-spline moving transform the
+ * derivative terms do not go to the moments: for a valid point inside the
+ * grid, sink(linear, support, w, gradient) receives the weight sets w
+ * (MetricWeightSets of them) and the moving gradient. */
+template <int D, typename TPixel, Pass P, typename TSink = NoBSplineSink>
 CIF_METRIC_HD void
 AccumulatePoint(const DenseMetricJob & job, std::int64_t linear, double * sums, const double * means,
-                const double * pRatio)
+                const double * pRatio, TSink && sink = TSink{})
 {
   Sample<D, TPixel> s;
   if (!SamplePoint<D, TPixel>(job, linear, s))
@@ -459,8 +649,36 @@ AccumulatePoint(const DenseMetricJob & job, std::int64_t linear, double * sums, 
   {
     return;
   }
+  if (job.bspline.coefficients != nullptr && !s.support.inside)
+  {
+    // ITK's B-spline Jacobian is zero there
+    return;
+  }
   double gradient[D];
   MovingGradient<D, TPixel>(job, s.p, gradient);
+  double w[2] = { 0.0, 0.0 };
+  if (P == Pass::MeanSquares)
+  {
+    w[0] = 2.0 * d;
+  }
+  else if (P == Pass::Correlation)
+  {
+    w[0] = f1;
+    w[1] = m1;
+  }
+  else
+  {
+    const double * row = pRatio + static_cast<std::int64_t>(fixedBin) * job.mattes.bins + movingFirst;
+    for (int b = 0; b < 4; ++b)
+    {
+      w[0] += row[b] * CubicBSplineDerivative(argument + b);
+    }
+  }
+  if (job.bspline.coefficients != nullptr)
+  {
+    sink(linear, s.support, w, gradient);
+    return;
+  }
   double relative[D];
   for (int k = 0; k < D; ++k)
   {
@@ -468,22 +686,41 @@ AccumulatePoint(const DenseMetricJob & job, std::int64_t linear, double * sums, 
   }
   if (P == Pass::MeanSquares)
   {
-    AddMoments<D>(sums + 2, 2.0 * d, gradient, relative);
+    AddMoments<D>(sums + 2, w[0], gradient, relative);
   }
   else if (P == Pass::Correlation)
   {
-    AddMoments<D>(sums + 4, f1, gradient, relative);
-    AddMoments<D>(sums + 4 + D * (D + 1), m1, gradient, relative);
+    AddMoments<D>(sums + 4, w[0], gradient, relative);
+    AddMoments<D>(sums + 4 + D * (D + 1), w[1], gradient, relative);
   }
   else
   {
-    const double * row = pRatio + static_cast<std::int64_t>(fixedBin) * job.mattes.bins + movingFirst;
-    double         w = 0.0;
-    for (int b = 0; b < 4; ++b)
+    AddMoments<D>(sums + 1, w[0], gradient, relative);
+  }
+}
+
+/** The derivative terms of one point for B-spline parameters: for each
+ * support control point j and axis d, add(set, d, j, w_set (w_j grad_d m))
+ * (ITK's order: the Jacobian entry times the gradient, then the metric's
+ * factor). */
+template <int D, int S, typename TAdd>
+CIF_METRIC_HD void
+ScatterBSplinePoint(const MetricBSpline & b, const BSplineSupport<D> & support, const double * w,
+                    const double * gradient, TAdd && add)
+{
+  constexpr int supportCount = D == 2 ? 16 : 64;
+  for (int o = 0; o < supportCount; ++o)
+  {
+    const double       weight = BSplineSupportWeight<D>(support.weights, o);
+    const std::int64_t j = BSplineSupportIndex<D>(b, support.start, o);
+    for (int d = 0; d < D; ++d)
     {
-      w += row[b] * CubicBSplineDerivative(argument + b);
+      const double inner = weight * gradient[d];
+      for (int set = 0; set < S; ++set)
+      {
+        add(set, d, j, w[set] * inner);
+      }
     }
-    AddMoments<D>(sums + 1, w, gradient, relative);
   }
 }
 
