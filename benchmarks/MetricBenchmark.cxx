@@ -2,8 +2,9 @@
  *  CudaImageFilters
  *=========================================================================*/
 // The v4 mean squares, correlation and Mattes metrics' GetValueAndDerivative on a
-// 256^3 float pair (issue 23's case: affine transform, dense sampling),
-// three ways in one
+// 256^3 float pair (issue 23's cases: an affine transform with each metric,
+// and a B-spline transform of 10^3 control points with mean squares and
+// Mattes (50 bins); dense sampling), three ways in one
 // run: ITK's MeanSquaresImageToImageMetricv4 on all cores, the module's CPU
 // core on all cores, and the module's GPU core. The pair is ITK's example
 // volume KmeansTest_T1UCharRaw resampled onto 256^3 (fixed) and the same
@@ -14,9 +15,17 @@
 // on the CPU for both) and the one-time upload. Checks the module's value
 // and derivative against ITK's in the same run.
 //
+// ITK's metric forms the B-spline transform's full Jacobian (3 x 3000) at
+// every point, which takes it minutes at 256^3: --itk-bspline-size M
+// runs ITK's B-spline cases on an M^3 pair instead (the module's too, at
+// both sizes), and the speed-up is then given per point, saying so.
+//
 //   MetricBenchmark [--size N] [--reps R] [--itk-reps R] [--skip-itk]
+//                   [--cases affine,bspline] [--itk-bspline-size M]
 #include "BenchmarkCommon.h"
 #include "itkAffineTransform.h"
+#include "itkBSplineTransform.h"
+#include "itkBSplineTransformInitializer.h"
 #include "itkCudaFactorylessTwin.h"
 #include "itkCudaCorrelationImageToImageMetricv4.h"
 #include "itkCudaMattesMutualInformationImageToImageMetricv4.h"
@@ -28,6 +37,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <random>
 #include <cstdlib>
 #include <iostream>
 #include <string>
@@ -68,6 +78,8 @@ main(int argc, char * argv[])
   int          reps = 20;
   int          itkReps = 3;
   bool         skipItk = false;
+  std::string  cases = "affine,bspline";
+  unsigned int itkBSplineSize = 0;
   for (int i = 1; i < argc; ++i)
   {
     const std::string a = argv[i];
@@ -79,15 +91,21 @@ main(int argc, char * argv[])
       itkReps = std::atoi(argv[++i]);
     else if (a == "--skip-itk")
       skipItk = true;
+    else if (a == "--cases" && i + 1 < argc)
+      cases = argv[++i];
+    else if (a == "--itk-bspline-size" && i + 1 < argc)
+      itkBSplineSize = static_cast<unsigned int>(std::atoi(argv[++i]));
     else
     {
-      std::cerr << "usage: " << argv[0] << " [--size N] [--reps R] [--itk-reps R] [--skip-itk]\n";
+      std::cerr << "usage: " << argv[0]
+                << " [--size N] [--reps R] [--itk-reps R] [--skip-itk] [--cases affine,bspline]"
+                   " [--itk-bspline-size M]\n";
       return 2;
     }
   }
   const double copy = cif_bench::CopyBandwidth();
   const int    threads = static_cast<int>(itk::MultiThreaderBase::GetGlobalDefaultNumberOfThreads());
-  cif_bench::PrintDeviceLine("v4 metrics, GetValueAndDerivative, dense, affine", copy);
+  cif_bench::PrintDeviceLine("v4 metrics, GetValueAndDerivative, dense, affine and B-spline", copy);
   std::printf("CPU: %d threads (ITK's global default)\n", threads);
 
   const auto volume = itk::ReadImage<F3>(std::string(CIF_EXAMPLES_DATA) + "/KmeansTest_T1UCharRaw.nii.gz");
@@ -112,8 +130,9 @@ main(int argc, char * argv[])
   }
   const auto fixed = Resampled(volume, n, identity);
   const auto moving = Resampled(volume, n, warp);
-  const double points = static_cast<double>(fixed->GetLargestPossibleRegion().GetNumberOfPixels());
-  std::printf("pair: %u^3 float (%.1f M points), from KmeansTest_T1UCharRaw\n", n, points * 1e-6);
+  std::printf("pair: %u^3 float (%.1f M points), from KmeansTest_T1UCharRaw\n",
+              n,
+              static_cast<double>(fixed->GetLargestPossibleRegion().GetNumberOfPixels()) * 1e-6);
 
   // the transform being evaluated: near the warp's inverse
   auto t = itk::AffineTransform<double, 3>::New();
@@ -128,23 +147,59 @@ main(int argc, char * argv[])
     t->SetParameters(p);
   }
 
+  // a B-spline transform of 10^3 control points (mesh 7) over the fixed
+  // image's domain, coefficients in [-2, 2] mm (fixed seed)
+  using BSplineType = itk::BSplineTransform<double, 3, 3>;
+  auto bsplineOver = [](const F3 * image)
+  {
+    auto                        b = BSplineType::New();
+    BSplineType::MeshSizeType   mesh;
+    mesh.Fill(7);
+    auto initializer = itk::BSplineTransformInitializer<BSplineType, F3>::New();
+    initializer->SetTransform(b);
+    initializer->SetImage(image);
+    initializer->SetTransformDomainMeshSize(mesh);
+    initializer->InitializeTransform();
+    std::mt19937                           random(2311);
+    std::uniform_real_distribution<double> unit(-2.0, 2.0);
+    BSplineType::ParametersType            p(b->GetNumberOfParameters());
+    for (unsigned int i = 0; i < p.GetSize(); ++i)
+    {
+      p[i] = unit(random);
+    }
+    b->SetParameters(p);
+    return b;
+  };
+
   std::vector<cif_bench::Row> rows;
   std::vector<std::pair<std::string, double>> speedups;
-  auto run = [&](auto itkMetricNew, auto ourMetricNew, const std::string & caseName)
+  // caseName; the transform at the benchmark's size; ITK's pair and
+  // transform (another size for the B-spline cases, or the same)
+  auto run = [&](auto itkMetricNew, auto ourMetricNew, const std::string & caseName,
+                 itk::Transform<double, 3, 3> * transform, const F3 * itkFixed, const F3 * itkMoving,
+                 itk::Transform<double, 3, 3> * itkTransform)
   {
+    const double points = static_cast<double>(fixed->GetLargestPossibleRegion().GetNumberOfPixels());
+    const double itkPoints = static_cast<double>(itkFixed->GetLargestPossibleRegion().GetNumberOfPixels());
+    const bool   sameSize = itkFixed == fixed.GetPointer();
     double             itkValue = 0;
     itk::Array<double> itkDerivative;
     double             itkMs = 0;
     if (!skipItk)
     {
       auto metric = itkMetricNew();
-      metric->SetFixedImage(fixed);
-      metric->SetMovingImage(moving);
-      metric->SetMovingTransform(t);
+      metric->SetFixedImage(itkFixed);
+      metric->SetMovingImage(itkMoving);
+      metric->SetMovingTransform(itkTransform);
       const double init = cif_bench::TimeWallOnce([&] { metric->Initialize(); });
       rows.push_back({ caseName, "ITK Initialize (gradient filter)", init, 0, false, "once per level" });
       itkMs = cif_bench::TimeWall([&] { metric->GetValueAndDerivative(itkValue, itkDerivative); }, itkReps);
-      rows.push_back({ caseName, "ITK GetValueAndDerivative", itkMs, 20.0 * points, false, "", points });
+      char note[96] = "";
+      if (!sameSize)
+      {
+        std::snprintf(note, sizeof(note), "on a %.0f^3 pair", std::cbrt(itkPoints));
+      }
+      rows.push_back({ caseName, "ITK GetValueAndDerivative", itkMs, 20.0 * itkPoints, false, note, itkPoints });
     }
     for (const auto mode : { itk::CudaExecutionMode::CPU, itk::CudaExecutionMode::GPU })
     {
@@ -154,14 +209,51 @@ main(int argc, char * argv[])
         std::printf("no GPU: %s\n", cif::Runtime::GetUnavailableReason().c_str());
         continue;
       }
+      double             value = 0;
+      itk::Array<double> derivative;
+      if (!skipItk && !sameSize)
+      {
+        // the module on ITK's pair: the accuracy check and the per-point
+        // comparison
+        auto metric = ourMetricNew();
+        metric->SetExecutionMode(mode);
+        metric->SetFixedImage(itkFixed);
+        metric->SetMovingImage(itkMoving);
+        metric->SetMovingTransform(itkTransform);
+        metric->Initialize();
+        metric->GetValueAndDerivative(value, derivative);
+        const double small = cif_bench::TimeWall([&] { metric->GetValueAndDerivative(value, derivative); },
+                                                 gpu ? reps : std::max(1, reps / 5));
+        double d = 0, norm = 0;
+        for (unsigned int p = 0; p < derivative.GetSize(); ++p)
+        {
+          d += (derivative[p] - itkDerivative[p]) * (derivative[p] - itkDerivative[p]);
+          norm += itkDerivative[p] * itkDerivative[p];
+        }
+        char text[200];
+        std::snprintf(text,
+                      sizeof(text),
+                      "on ITK's %.0f^3 pair; value rel. diff %.1e, derivative %.1e vs ITK",
+                      std::cbrt(itkPoints),
+                      std::abs(value - itkValue) / std::abs(itkValue),
+                      std::sqrt(d / norm));
+        rows.push_back({ caseName,
+                         gpu ? "module GPU GetValueAndDerivative" : "module CPU core GetValueAndDerivative",
+                         small,
+                         20.0 * itkPoints,
+                         gpu,
+                         text,
+                         itkPoints });
+        speedups.emplace_back(caseName + (gpu ? ", module GPU" : ", module CPU core") + " (both on ITK's " +
+                                std::to_string(static_cast<int>(std::lround(std::cbrt(itkPoints)))) + "^3 pair)",
+                              itkMs / small);
+      }
       auto metric = ourMetricNew();
       metric->SetExecutionMode(mode);
       metric->SetFixedImage(fixed);
       metric->SetMovingImage(moving);
-      metric->SetMovingTransform(t);
+      metric->SetMovingTransform(transform);
       metric->Initialize();
-      double             value = 0;
-      itk::Array<double> derivative;
       // the first evaluation uploads the images (GPU)
       const double first = cif_bench::TimeWallOnce([&] { metric->GetValueAndDerivative(value, derivative); });
       const double ms = cif_bench::TimeWall([&] { metric->GetValueAndDerivative(value, derivative); },
@@ -171,7 +263,15 @@ main(int argc, char * argv[])
         rows.push_back({ caseName, "module GPU first call (upload)", first, 20.0 * points, false, "once per level" });
       }
       std::string note = metric->GetLastExecutionReport().Message.substr(0, 40);
-      if (!skipItk)
+      if (!skipItk && !sameSize)
+      {
+        // per point: ITK's time scaled by the ratio of the points
+        speedups.emplace_back(caseName + (gpu ? ", module GPU" : ", module CPU core") +
+                                " (per point: ITK's time on its pair times " +
+                                std::to_string(static_cast<int>(std::lround(points / itkPoints))) + ")",
+                              itkMs * points / itkPoints / ms);
+      }
+      else if (!skipItk)
       {
         double d = 0, norm = 0;
         for (unsigned int p = 0; p < derivative.GetSize(); ++p)
@@ -197,15 +297,38 @@ main(int argc, char * argv[])
                        points });
     }
   };
-  run([] { return itk::CudaFactorylessTwin<itk::MeanSquaresImageToImageMetricv4<F3, F3>>::New(); },
-      [] { return itk::CudaMeanSquaresImageToImageMetricv4<F3, F3>::New(); },
-      std::to_string(n) + "^3 affine mean squares");
-  run([] { return itk::CudaFactorylessTwin<itk::CorrelationImageToImageMetricv4<F3, F3>>::New(); },
-      [] { return itk::CudaCorrelationImageToImageMetricv4<F3, F3>::New(); },
-      std::to_string(n) + "^3 affine correlation");
-  run([] { return itk::CudaFactorylessTwin<itk::MattesMutualInformationImageToImageMetricv4<F3, F3>>::New(); },
-      [] { return itk::CudaMattesMutualInformationImageToImageMetricv4<F3, F3>::New(); },
-      std::to_string(n) + "^3 affine Mattes (50 bins)");
+  auto itkMeanSquares = [] { return itk::CudaFactorylessTwin<itk::MeanSquaresImageToImageMetricv4<F3, F3>>::New(); };
+  auto ourMeanSquares = [] { return itk::CudaMeanSquaresImageToImageMetricv4<F3, F3>::New(); };
+  auto itkMattes = []
+  { return itk::CudaFactorylessTwin<itk::MattesMutualInformationImageToImageMetricv4<F3, F3>>::New(); };
+  auto ourMattes = [] { return itk::CudaMattesMutualInformationImageToImageMetricv4<F3, F3>::New(); };
+  const std::string size = std::to_string(n) + "^3 ";
+  if (cases.find("affine") != std::string::npos)
+  {
+    run(itkMeanSquares, ourMeanSquares, size + "affine mean squares", t, fixed, moving, t);
+    run([] { return itk::CudaFactorylessTwin<itk::CorrelationImageToImageMetricv4<F3, F3>>::New(); },
+        [] { return itk::CudaCorrelationImageToImageMetricv4<F3, F3>::New(); },
+        size + "affine correlation",
+        t,
+        fixed,
+        moving,
+        t);
+    run(itkMattes, ourMattes, size + "affine Mattes (50 bins)", t, fixed, moving, t);
+  }
+  if (cases.find("bspline") != std::string::npos)
+  {
+    auto       bspline = bsplineOver(fixed);
+    F3::Pointer itkFixed = fixed;
+    F3::Pointer itkMoving = moving;
+    if (itkBSplineSize > 0 && itkBSplineSize != n)
+    {
+      itkFixed = Resampled(volume, itkBSplineSize, identity);
+      itkMoving = Resampled(volume, itkBSplineSize, warp);
+    }
+    auto itkBSpline = bsplineOver(itkFixed);
+    run(itkMeanSquares, ourMeanSquares, size + "B-spline 10^3 mean squares", bspline, itkFixed, itkMoving, itkBSpline);
+    run(itkMattes, ourMattes, size + "B-spline 10^3 Mattes (50 bins)", bspline, itkFixed, itkMoving, itkBSpline);
+  }
   cif_bench::TableLayout layout;
   layout.rateName = "Mpoints/s";
   cif_bench::PrintTable(rows, copy, layout);

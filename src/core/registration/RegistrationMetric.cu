@@ -415,11 +415,6 @@ public:
     m_Used += (n * sizeof(T) + 255) / 256 * 256;
     return p;
   }
-  std::size_t
-  Used() const
-  {
-    return m_Used;
-  }
 
 private:
   char *      m_Base;

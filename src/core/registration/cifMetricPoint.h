@@ -254,7 +254,7 @@ MapBSpline(const MetricBSpline & b, const double x[D], double y[D], BSplineSuppo
     support.offset[a] = c[a] - static_cast<double>(support.start[a]);
   }
   BSplineWeights1D<D>(support.offset, support.weights);
-  const std::int64_t count = BSplineGridCount(b);
+  const std::int64_t count = b.gridSize[0] * b.gridSize[1] * b.gridSize[2];
   double             sum[D];
   for (int a = 0; a < D; ++a)
   {
