@@ -9,6 +9,7 @@
 #include "cif/Resample.h"
 #include "itkCudaGaussianRBFInterpolateImageFunction.h"
 #include "itkBSplineInterpolateImageFunction.h"
+#include <typeinfo>
 #include "itkBSplineTransform.h"
 #include "itkDisplacementFieldTransform.h"
 #include "itkIdentityTransform.h"
@@ -32,25 +33,35 @@ template <typename TIn, typename TOut>
 constexpr bool                      GPUSupportsPixels =
   std::is_same<TIn, TOut>::value && CudaIsOneOf<TIn, unsigned char, short, unsigned short, float, double>;
 
-/** The interpolation rule of an ITK interpolator, if the GPU has it. */
+/** The interpolation rule of an ITK interpolator, if the GPU has it. ITK's
+ * classes exactly, not subclasses: a subclass may evaluate otherwise (ITK's
+ * BSplineResampleImageFunction, which BSplineTransformParametersAdaptor
+ * uses, takes its input as the coefficients and does not prefilter). */
 template <typename TImage, typename TPrecision>
 bool
 InterpolationOf(const InterpolateImageFunction<TImage, TPrecision> * interpolator, cif::Interpolation & rule)
 {
-  if (dynamic_cast<const NearestNeighborInterpolateImageFunction<TImage, TPrecision> *>(interpolator))
+  if (interpolator == nullptr)
+  {
+    return false;
+  }
+  const std::type_info & type = typeid(*interpolator);
+  if (type == typeid(NearestNeighborInterpolateImageFunction<TImage, TPrecision>))
   {
     rule = cif::Interpolation::NearestNeighbor;
     return true;
   }
-  if (dynamic_cast<const LinearInterpolateImageFunction<TImage, TPrecision> *>(interpolator))
+  if (type == typeid(LinearInterpolateImageFunction<TImage, TPrecision>))
   {
     rule = cif::Interpolation::Linear;
     return true;
   }
-  const auto * cubicDouble =
-    dynamic_cast<const BSplineInterpolateImageFunction<TImage, TPrecision, double> *>(interpolator);
-  const auto * cubicFloat =
-    dynamic_cast<const BSplineInterpolateImageFunction<TImage, TPrecision, float> *>(interpolator);
+  const auto * cubicDouble = type == typeid(BSplineInterpolateImageFunction<TImage, TPrecision, double>)
+                               ? dynamic_cast<const BSplineInterpolateImageFunction<TImage, TPrecision, double> *>(interpolator)
+                               : nullptr;
+  const auto * cubicFloat = type == typeid(BSplineInterpolateImageFunction<TImage, TPrecision, float>)
+                              ? dynamic_cast<const BSplineInterpolateImageFunction<TImage, TPrecision, float> *>(interpolator)
+                              : nullptr;
   if ((cubicDouble && cubicDouble->GetSplineOrder() == 3) || (cubicFloat && cubicFloat->GetSplineOrder() == 3))
   {
     rule = cif::Interpolation::CubicBSpline;

@@ -17,6 +17,8 @@
 #include "itkAffineTransform.h"
 #include "itkImageRegionIteratorWithIndex.h"
 #include "itkBSplineInterpolateImageFunction.h"
+#include "itkBSplineResampleImageFunction.h"
+#include "itkCudaFactorylessTwin.h"
 #include "itkBSplineTransform.h"
 #include "itkCudaResampleImageFilter.h"
 #include "itkDisplacementFieldTransform.h"
@@ -294,6 +296,46 @@ TEST(ResampleCpu, UnsupportedRequestsRunOnTheCpuAndSayWhy)
   mixed->SetTransform(MakeAffine<2>());
   EXPECT_NE(mixed->GetGPUUnsupportedReason().find("float to unsigned char"), std::string::npos)
     << mixed->GetGPUUnsupportedReason();
+}
+
+// ITK's BSplineResampleImageFunction (what BSplineTransformParametersAdaptor
+// refines a B-spline grid with) takes its input as the coefficients: a
+// subclass of BSplineInterpolateImageFunction that is not ITK's cubic
+// interpolation of the image, so ITK's code runs it, on either machine.
+TEST(ResampleCpu, SubclassedInterpolatorsRunItksCode)
+{
+  using D2 = itk::Image<double, 2>;
+  auto input = D2::New();
+  input->SetRegions(D2::SizeType{ { 11, 9 } });
+  input->Allocate();
+  double v = 0.25;
+  for (itk::ImageRegionIteratorWithIndex<D2> it(input, input->GetLargestPossibleRegion()); !it.IsAtEnd(); ++it)
+  {
+    v = std::fmod(v * 7.3 + 0.71, 5.0);
+    it.Set(v - 2.5);
+  }
+  auto grid = [&](auto * filter)
+  {
+    filter->SetInput(input);
+    filter->SetInterpolator(itk::BSplineResampleImageFunction<D2, double>::New());
+    D2::SpacingType spacing;
+    spacing.Fill(0.5);
+    filter->SetOutputSpacing(spacing);
+    D2::PointType origin;
+    origin.Fill(1.25);
+    filter->SetOutputOrigin(origin);
+    filter->SetSize(D2::SizeType{ { 13, 11 } });
+  };
+  auto itkFilter = itk::CudaFactorylessTwin<itk::ResampleImageFilter<D2, D2>>::New();
+  grid(itkFilter.GetPointer());
+  itkFilter->Update();
+  auto ours = itk::CudaResampleImageFilter<D2, D2>::New();
+  grid(ours.GetPointer());
+  EXPECT_NE(ours->GetGPUUnsupportedReason().find("BSplineResampleImageFunction"), std::string::npos)
+    << ours->GetGPUUnsupportedReason();
+  ours->Update();
+  EXPECT_EQ(ours->GetLastExecutedOn(), itk::CudaExecutedOn::CPU);
+  EXPECT_EQ(MaxAbsDifference(ours->GetOutput(), itkFilter->GetOutput()), 0.0);
 }
 
 TEST(ResampleCpu, WholeImageInterpolatorsGetTheWholeInputButNoEarlyDecomposition)

@@ -74,7 +74,10 @@ CellOf(const MetricBSpline & b, const std::int64_t start[D])
   return static_cast<unsigned int>(linear);
 }
 
-template <int D, typename TPixel, metric::Pass P>
+/** kRecords: the derivative pass of a B-spline moving transform, which
+ * writes the per-point records (a separate instance, so that the other
+ * passes do not carry its registers). */
+template <int D, typename TPixel, metric::Pass P, bool kRecords>
 __global__ void __launch_bounds__(kThreads)
   DenseMetricKernel(DenseMetricJob job, std::int64_t count, double * partial, double meanFixed, double meanMoving,
                     const double * pRatio, PointRecords records)
@@ -92,7 +95,7 @@ __global__ void __launch_bounds__(kThreads)
   for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < count;
        i += static_cast<std::int64_t>(gridDim.x) * blockDim.x)
   {
-    if (records.keys != nullptr)
+    if constexpr (kRecords)
     {
       records.keys[i] = records.cells;
       records.points[i] = static_cast<unsigned int>(i);
@@ -548,8 +551,16 @@ RunPass(const DenseMetricJob & job, const double means[2], const double * pRatio
   PooledBuffer       partial((static_cast<std::size_t>(blocks) + 1) * n * sizeof(double), stream);
   double *           partialRows = static_cast<double *>(partial.GetPointer());
   double *           total = partialRows + static_cast<std::size_t>(blocks) * n;
-  DenseMetricKernel<D, TPixel, P>
-    <<<blocks, kThreads, 0, stream>>>(job, count, partialRows, means[0], means[1], pRatio, records);
+  if (records.keys != nullptr)
+  {
+    DenseMetricKernel<D, TPixel, P, true>
+      <<<blocks, kThreads, 0, stream>>>(job, count, partialRows, means[0], means[1], pRatio, records);
+  }
+  else
+  {
+    DenseMetricKernel<D, TPixel, P, false>
+      <<<blocks, kThreads, 0, stream>>>(job, count, partialRows, means[0], means[1], pRatio, records);
+  }
   CIF_CUDA_CHECK_LAUNCH("DenseMetricKernel");
   AddPartialsKernel<<<1, 32, 0, stream>>>(partialRows, blocks, n, total);
   CIF_CUDA_CHECK_LAUNCH("AddPartialsKernel");
