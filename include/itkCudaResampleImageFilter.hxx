@@ -9,6 +9,7 @@
 #include "cif/Resample.h"
 #include "itkCudaGaussianRBFInterpolateImageFunction.h"
 #include "itkBSplineInterpolateImageFunction.h"
+#include "itkCudaBSplineInterpolateImageFunction.h"
 #include <typeinfo>
 #include "itkBSplineTransform.h"
 #include "itkDisplacementFieldTransform.h"
@@ -34,7 +35,8 @@ constexpr bool                      GPUSupportsPixels =
   std::is_same<TIn, TOut>::value && CudaIsOneOf<TIn, unsigned char, short, unsigned short, float, double>;
 
 /** The interpolation rule of an ITK interpolator, if the GPU has it. ITK's
- * classes exactly, not subclasses: a subclass may evaluate otherwise (ITK's
+ * classes exactly (and the module's drop-in B-spline interpolator), not
+ * other subclasses: a subclass may evaluate otherwise (ITK's
  * BSplineResampleImageFunction, which BSplineTransformParametersAdaptor
  * uses, takes its input as the coefficients and does not prefilter). */
 template <typename TImage, typename TPrecision>
@@ -56,12 +58,17 @@ InterpolationOf(const InterpolateImageFunction<TImage, TPrecision> * interpolato
     rule = cif::Interpolation::Linear;
     return true;
   }
-  const auto * cubicDouble = type == typeid(BSplineInterpolateImageFunction<TImage, TPrecision, double>)
-                               ? dynamic_cast<const BSplineInterpolateImageFunction<TImage, TPrecision, double> *>(interpolator)
-                               : nullptr;
-  const auto * cubicFloat = type == typeid(BSplineInterpolateImageFunction<TImage, TPrecision, float>)
-                              ? dynamic_cast<const BSplineInterpolateImageFunction<TImage, TPrecision, float> *>(interpolator)
-                              : nullptr;
+  // ITK's cubic B-spline interpolation, or the module's drop-in for it
+  const bool   itkDouble = type == typeid(BSplineInterpolateImageFunction<TImage, TPrecision, double>) ||
+                         type == typeid(CudaBSplineInterpolateImageFunction<TImage, TPrecision, double>);
+  const bool   itkFloat = type == typeid(BSplineInterpolateImageFunction<TImage, TPrecision, float>) ||
+                        type == typeid(CudaBSplineInterpolateImageFunction<TImage, TPrecision, float>);
+  const auto * cubicDouble =
+    itkDouble ? dynamic_cast<const BSplineInterpolateImageFunction<TImage, TPrecision, double> *>(interpolator)
+              : nullptr;
+  const auto * cubicFloat =
+    itkFloat ? dynamic_cast<const BSplineInterpolateImageFunction<TImage, TPrecision, float> *>(interpolator)
+             : nullptr;
   if ((cubicDouble && cubicDouble->GetSplineOrder() == 3) || (cubicFloat && cubicFloat->GetSplineOrder() == 3))
   {
     rule = cif::Interpolation::CubicBSpline;

@@ -18,6 +18,7 @@
 #include "itkImageRegionIteratorWithIndex.h"
 #include "itkBSplineInterpolateImageFunction.h"
 #include "itkBSplineResampleImageFunction.h"
+#include "itkCudaBSplineInterpolateImageFunction.h"
 #include "itkCudaFactorylessTwin.h"
 #include "itkBSplineTransform.h"
 #include "itkCudaResampleImageFilter.h"
@@ -336,6 +337,9 @@ TEST(ResampleCpu, SubclassedInterpolatorsRunItksCode)
   ours->Update();
   EXPECT_EQ(ours->GetLastExecutedOn(), itk::CudaExecutedOn::CPU);
   EXPECT_EQ(MaxAbsDifference(ours->GetOutput(), itkFilter->GetOutput()), 0.0);
+  // the module's own drop-in for ITK's cubic interpolator stays on the GPU
+  ours->SetInterpolator(itk::CudaBSplineInterpolateImageFunction<D2, double, double>::New());
+  EXPECT_EQ(ours->GetGPUUnsupportedReason().find("Interpolate"), std::string::npos) << ours->GetGPUUnsupportedReason();
 }
 
 TEST(ResampleCpu, WholeImageInterpolatorsGetTheWholeInputButNoEarlyDecomposition)

@@ -257,7 +257,7 @@ RunBSplinePass(const DenseMetricJob & job, const double * means, const double * 
                                      };
                                      for (std::int64_t i = count * b / slices; i < end; ++i)
                                      {
-                                       metric::AccumulatePoint<D, TPixel, P>(job, i, sums, means, pRatio, sink);
+                                       metric::AccumulatePoint<D, TPixel, P, true>(job, i, sums, means, pRatio, sink);
                                      }
                                    });
   metric::StoreSums<D, P>(total.data(), moments);
@@ -289,7 +289,14 @@ RunPass(const DenseMetricJob & job, const double * means, const double * pRatio,
                                      const std::int64_t end = std::min(count, (b + 1) * chunk);
                                      for (std::int64_t i = b * chunk; i < end; ++i)
                                      {
-                                       metric::AccumulatePoint<D, TPixel, P>(job, i, sums, means, pRatio);
+                                       if (job.bspline.coefficients != nullptr)
+                                       {
+                                         metric::AccumulatePoint<D, TPixel, P, true>(job, i, sums, means, pRatio);
+                                       }
+                                       else
+                                       {
+                                         metric::AccumulatePoint<D, TPixel, P, false>(job, i, sums, means, pRatio);
+                                       }
                                      }
                                    });
   metric::StoreSums<D, P>(total.data(), moments);
@@ -313,8 +320,15 @@ MattesHistogramCPU(const DenseMetricJob & job, std::vector<double> & histogram, 
                               const std::int64_t end = count * (b + 1) / slices;
                               for (std::int64_t i = count * b / slices; i < end; ++i)
                               {
-                                metric::AccumulateMattesHistogram<D, TPixel>(
-                                  job, i, [h](int index, double v) { h[index] += v; });
+                                auto add = [h](int index, double v) { h[index] += v; };
+                                if (job.bspline.coefficients != nullptr)
+                                {
+                                  metric::AccumulateMattesHistogram<D, TPixel, true>(job, i, add);
+                                }
+                                else
+                                {
+                                  metric::AccumulateMattesHistogram<D, TPixel, false>(job, i, add);
+                                }
                               }
                             });
 }

@@ -474,8 +474,10 @@ struct Sample
 };
 
 /** The virtual point of region offset `linear`, mapped and evaluated in
- * both images; false when it is not a valid point (outside either image). */
-template <int D, typename TPixel>
+ * both images; false when it is not a valid point (outside either image).
+ * kBSpline: the job's B-spline moving transform maps the point (a template
+ * argument, so that the affine kernels do not carry its registers). */
+template <int D, typename TPixel, bool kBSpline>
 CIF_METRIC_HD bool
 SamplePoint(const DenseMetricJob & job, std::int64_t linear, Sample<D, TPixel> & s)
 {
@@ -490,7 +492,7 @@ SamplePoint(const DenseMetricJob & job, std::int64_t linear, Sample<D, TPixel> &
   LinearTaps<D>(job.fixed, c, t);
   s.fixedValue =
     static_cast<TPixel>(Interpolate<D>(static_cast<const TPixel *>(job.fixed.values), job.fixed, t, 1, 0));
-  if (job.bspline.coefficients != nullptr)
+  if constexpr (kBSpline)
   {
     MapBSpline<D>(job.bspline, s.x, s.p, s.support);
   }
@@ -605,13 +607,13 @@ struct NoBSplineSink
  * derivative terms do not go to the moments: for a valid point inside the
  * grid, sink(linear, support, w, gradient) receives the weight sets w
  * (MetricWeightSets of them) and the moving gradient. */
-template <int D, typename TPixel, Pass P, typename TSink = NoBSplineSink>
+template <int D, typename TPixel, Pass P, bool kBSpline, typename TSink = NoBSplineSink>
 CIF_METRIC_HD void
 AccumulatePoint(const DenseMetricJob & job, std::int64_t linear, double * sums, const double * means,
                 const double * pRatio, TSink && sink = TSink{})
 {
   Sample<D, TPixel> s;
-  if (!SamplePoint<D, TPixel>(job, linear, s))
+  if (!SamplePoint<D, TPixel, kBSpline>(job, linear, s))
   {
     return;
   }
@@ -649,7 +651,7 @@ AccumulatePoint(const DenseMetricJob & job, std::int64_t linear, double * sums, 
   {
     return;
   }
-  if (job.bspline.coefficients != nullptr && !s.support.inside)
+  if (kBSpline && !s.support.inside)
   {
     // ITK's B-spline Jacobian is zero there
     return;
@@ -674,7 +676,7 @@ AccumulatePoint(const DenseMetricJob & job, std::int64_t linear, double * sums, 
       w[0] += row[b] * CubicBSplineDerivative(argument + b);
     }
   }
-  if (job.bspline.coefficients != nullptr)
+  if constexpr (kBSpline)
   {
     sink(linear, s.support, w, gradient);
     return;
@@ -728,12 +730,12 @@ ScatterBSplinePoint(const MetricBSpline & b, const BSplineSupport<D> & support, 
  * count (hist[0]), the fixed marginal (hist[1 + bin]) and the joint PDF
  * (hist[1 + bins + fixedBin * bins + movingBin]), through `add(index,
  * value)` (an atomic add on the GPU). */
-template <int D, typename TPixel, typename TAdd>
+template <int D, typename TPixel, bool kBSpline, typename TAdd>
 CIF_METRIC_HD void
 AccumulateMattesHistogram(const DenseMetricJob & job, std::int64_t linear, TAdd && add)
 {
   Sample<D, TPixel> s;
-  if (!SamplePoint<D, TPixel>(job, linear, s))
+  if (!SamplePoint<D, TPixel, kBSpline>(job, linear, s))
   {
     return;
   }
