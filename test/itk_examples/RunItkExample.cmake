@@ -29,6 +29,16 @@
 #   ITERATION_REGEX: a line per optimizer report starting with the
 #      iteration number; the iterations (changes of that number) agree
 #      within ITERATION_TOLERANCE (default 1).
+# one comparison by the COMPARE helper (ARGN: its arguments): its result
+# printed after `what`, and `failure` when it fails
+function(cif_compare what failure)
+  execute_process(COMMAND "${COMPARE}" ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE cmp ERROR_VARIABLE cmp)
+  message(STATUS "${NAME}: ${what}: ${cmp}")
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "${NAME}: ${failure}")
+  endif()
+endfunction()
+
 string(REPLACE "|" ";" ARGS "${ARGS}")
 set(itk_args "")
 set(cif_args "")
@@ -174,12 +184,8 @@ endif()
 if(PARAMETERS_FILE)
   string(REPLACE "@RUN@" "${MODE}-itk" a "${PARAMETERS_FILE}")
   string(REPLACE "@RUN@" "${MODE}-cif" b "${PARAMETERS_FILE}")
-  execute_process(COMMAND "${COMPARE}" --vectors ${PARAMETERS_TOLERANCE} "${a}" "${b}"
-                  RESULT_VARIABLE rc OUTPUT_VARIABLE cmp ERROR_VARIABLE cmp)
-  message(STATUS "${NAME}: B-spline coefficients, ITK and with the module: ${cmp}")
-  if(NOT rc EQUAL 0)
-    message(FATAL_ERROR "${NAME}: the final transform parameters differ beyond the tolerance")
-  endif()
+  cif_compare("B-spline coefficients, ITK and with the module" "the final transform parameters differ beyond the tolerance"
+    --vectors ${PARAMETERS_TOLERANCE} "${a}" "${b}")
 elseif(PARAMETERS_TOLERANCE)
   foreach(run itk cif)
     string(REGEX MATCH "Last Transform Parameters[ \t\r\n]*\\[[^]]*\\]" found "${${run}_stdout}")
@@ -189,23 +195,15 @@ elseif(PARAMETERS_TOLERANCE)
     string(REPLACE "Last Transform Parameters" "" found "${found}")
     file(WRITE "${WORK}/${NAME}-${MODE}-${run}-parameters.txt" "${found}")
   endforeach()
-  execute_process(COMMAND "${COMPARE}" --vectors ${PARAMETERS_TOLERANCE}
-                    "${WORK}/${NAME}-${MODE}-itk-parameters.txt" "${WORK}/${NAME}-${MODE}-cif-parameters.txt"
-                  RESULT_VARIABLE rc OUTPUT_VARIABLE cmp ERROR_VARIABLE cmp)
-  message(STATUS "${NAME}: B-spline coefficients, ITK and with the module: ${cmp}")
-  if(NOT rc EQUAL 0)
-    message(FATAL_ERROR "${NAME}: the final transform parameters differ beyond the tolerance")
-  endif()
+  cif_compare("B-spline coefficients, ITK and with the module" "the final transform parameters differ beyond the tolerance"
+    --vectors ${PARAMETERS_TOLERANCE}
+    "${WORK}/${NAME}-${MODE}-itk-parameters.txt" "${WORK}/${NAME}-${MODE}-cif-parameters.txt")
 endif()
 if(FIELD)
   string(REPLACE "@RUN@" "${MODE}-itk" itk_field "${FIELD}")
   string(REPLACE "@RUN@" "${MODE}-cif" cif_field "${FIELD}")
-  execute_process(COMMAND "${COMPARE}" --field ${FIELD_TOLERANCE} "${itk_field}" "${cif_field}"
-                  RESULT_VARIABLE rc OUTPUT_VARIABLE cmp ERROR_VARIABLE cmp)
-  message(STATUS "${NAME}: displacement fields, ITK and with the module: ${cmp}")
-  if(NOT rc EQUAL 0)
-    message(FATAL_ERROR "${NAME}: the displacement fields differ beyond the tolerance")
-  endif()
+  cif_compare("displacement fields, ITK and with the module" "the displacement fields differ beyond the tolerance"
+    --field ${FIELD_TOLERANCE} "${itk_field}" "${cif_field}")
 endif()
 if(ITERATION_REGEX)
   if(NOT DEFINED ITERATION_TOLERANCE)
