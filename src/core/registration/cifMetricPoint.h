@@ -679,25 +679,27 @@ AccumulatePoint(const DenseMetricJob & job, std::int64_t linear, double * sums, 
   if constexpr (kBSpline)
   {
     sink(linear, s.support, w, gradient);
-    return;
-  }
-  double relative[D];
-  for (int k = 0; k < D; ++k)
-  {
-    relative[k] = s.x[k] - job.momentOrigin[k];
-  }
-  if (P == Pass::MeanSquares)
-  {
-    AddMoments<D>(sums + 2, w[0], gradient, relative);
-  }
-  else if (P == Pass::Correlation)
-  {
-    AddMoments<D>(sums + 4, w[0], gradient, relative);
-    AddMoments<D>(sums + 4 + D * (D + 1), w[1], gradient, relative);
   }
   else
   {
-    AddMoments<D>(sums + 1, w[0], gradient, relative);
+    double relative[D];
+    for (int k = 0; k < D; ++k)
+    {
+      relative[k] = s.x[k] - job.momentOrigin[k];
+    }
+    if (P == Pass::MeanSquares)
+    {
+      AddMoments<D>(sums + 2, w[0], gradient, relative);
+    }
+    else if (P == Pass::Correlation)
+    {
+      AddMoments<D>(sums + 4, w[0], gradient, relative);
+      AddMoments<D>(sums + 4 + D * (D + 1), w[1], gradient, relative);
+    }
+    else
+    {
+      AddMoments<D>(sums + 1, w[0], gradient, relative);
+    }
   }
 }
 
