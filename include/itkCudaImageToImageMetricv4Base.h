@@ -7,6 +7,7 @@
 #include "cif/RegistrationMetric.h"
 #include "cif/Runtime.h"
 #include "itkCudaExecution.h"
+#include "itkIntTypes.h"
 #include "itkMacro.h"
 #include "itkSmartPointer.h"
 
@@ -38,6 +39,15 @@ namespace itk
  * axis). The number of valid points, the value and the
  * derivative follow ITK, including its answer when no point is valid
  * (value NumericTraits::max(), zero derivative, ITK's warning).
+ *
+ * <b>Masks.</b> The fixed and the moving image mask, when each is an
+ * itk::ImageMaskSpatialObject (of unsigned char, unsigned short, short or
+ * float pixels): a point is valid only inside both, tested as ITK's
+ * IsInsideInWorldSpace tests it (the mask's ObjectToWorldTransformInverse,
+ * then the nearest pixel by ITK's rounding, inside the mask image's buffer
+ * and not zero). The masks are read (one byte per mask pixel, uploaded
+ * once) after each Initialize and again when a mask or its image is
+ * modified.
  *
  * <b>Transforms.</b> Those of ITK's "Linear" category (Translation, Euler2D
  * and 3D, VersorRigid3D, Similarity, Affine, and composites of them, as
@@ -71,8 +81,8 @@ namespace itk
  *
  * <b>What stays with ITK's code.</b> Configurations the core does not cover
  * run ITK's own GetValue / GetValueAndDerivative, and the execution report
- * says why (GetCoreUnsupportedReason()): masks,
- * interpolators other than ITK's LinearInterpolateImageFunction, a
+ * says why (GetCoreUnsupportedReason()): masks of other spatial object
+ * types, interpolators other than ITK's LinearInterpolateImageFunction, a
  * gradient calculator other than ITK's default, floating
  * point correction, transforms outside the Linear category other than
  * BSplineTransform of order 3 (displacement fields, B-splines of other
@@ -235,6 +245,20 @@ private:
   /** The report and the verbose line (once per Initialize). */
   void
   Report(const CudaExecutionReport & report) const;
+
+  /** A mask's flags (one byte per pixel of its image) and their device copy,
+   * with what they were read from (rebuilt when the mask, its image or its
+   * buffer changes, and after each Initialize). */
+  struct MaskCopy
+  {
+    const void *               object{ nullptr };
+    ModifiedTimeType           time{ 0 };
+    const void *               buffer{ nullptr };
+    std::vector<unsigned char> flags;
+    cif::DeviceBuffer          device;
+  };
+  /** 0: the fixed image mask, 1: the moving image mask. */
+  mutable MaskCopy m_Masks[2];
 
   mutable std::vector<float>  m_HostGradient;
   /** A B-spline moving transform: its coefficients (D x grid), and the

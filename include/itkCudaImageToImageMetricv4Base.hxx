@@ -7,6 +7,7 @@
 #include "itkBSplineTransform.h"
 #include "itkCompositeTransform.h"
 #include "itkIdentityTransform.h"
+#include "itkImageMaskSpatialObject.h"
 #include "itkLinearInterpolateImageFunction.h"
 #include "itkMatrixOffsetTransformBase.h"
 #include "itkTranslationTransform.h"
@@ -39,6 +40,107 @@ IndexMatrices(const TImage * image, typename TImage::DirectionType & indexToPoin
   }
   indexToPoint = image->GetDirection() * scale;
   pointToIndex = typename TImage::DirectionType(indexToPoint.GetInverse());
+}
+
+/** The buffered region and the geometry of `image` (values not set). */
+template <typename TImage>
+void
+DescribeImage(const TImage * image, cif::MetricImage & out)
+{
+  const auto &                   buffered = image->GetBufferedRegion();
+  typename TImage::DirectionType indexToPoint;
+  typename TImage::DirectionType pointToIndex;
+  IndexMatrices(image, indexToPoint, pointToIndex);
+  for (unsigned int r = 0; r < TImage::ImageDimension; ++r)
+  {
+    out.start[r] = buffered.GetIndex()[r];
+    out.size[r] = static_cast<std::int64_t>(buffered.GetSize()[r]);
+    out.origin[r] = image->GetOrigin()[r];
+    for (unsigned int c = 0; c < TImage::ImageDimension; ++c)
+    {
+      out.pointToIndex[r][c] = pointToIndex[r][c];
+    }
+  }
+}
+
+/** Calls visit(maskImage) when `mask` is exactly an ImageMaskSpatialObject
+ * of one of the pixel types the core reads (a subclass could test points
+ * otherwise); false when it is not. */
+template <unsigned int D, typename TVisit>
+bool
+VisitImageMask(const SpatialObject<D> * mask, TVisit && visit)
+{
+  const auto as = [&](auto pixel)
+  {
+    using Mask = ImageMaskSpatialObject<D, decltype(pixel)>;
+    if (typeid(*mask) != typeid(Mask))
+    {
+      return false;
+    }
+    visit(static_cast<const Mask *>(mask)->GetImage());
+    return true;
+  };
+  return as((unsigned char)0) || as((unsigned short)0) || as(short{}) || as(float{});
+}
+
+/** Why the core cannot test points against `mask` as ITK's metric does
+ * (empty when it can). */
+template <unsigned int D>
+std::string
+MaskUnsupported(const SpatialObject<D> * mask, const char * which)
+{
+  std::string problem;
+  const bool  visited = VisitImageMask<D>(mask,
+                                         [&](const auto * image)
+                                         {
+                                           if (image == nullptr || image->GetBufferPointer() == nullptr ||
+                                               image->GetBufferedRegion().GetNumberOfPixels() == 0)
+                                           {
+                                             problem = std::string("a ") + which + " mask without an image buffer";
+                                           }
+                                         });
+  if (!visited)
+  {
+    return std::string("the ") + which + " mask " + mask->GetNameOfClass() +
+           " (the core tests ImageMaskSpatialObject of unsigned char, unsigned short, short or float)";
+  }
+  return problem;
+}
+
+/** The core's description of an ImageMaskSpatialObject (MaskUnsupported
+ * said yes): its world-to-object map and image geometry, and with
+ * `flags` non-null one byte per buffered pixel, nonzero where the pixel is
+ * not zero (values not set). */
+template <unsigned int D>
+void
+DescribeMask(const SpatialObject<D> * mask, cif::MetricMask & out, std::vector<unsigned char> * flags)
+{
+  out = cif::MetricMask{};
+  const auto * inverse = mask->GetObjectToWorldTransformInverse();
+  for (unsigned int r = 0; r < D; ++r)
+  {
+    for (unsigned int c = 0; c < D; ++c)
+    {
+      out.worldToObject.matrix[r][c] = inverse->GetMatrix()[r][c];
+    }
+    out.worldToObject.offset[r] = inverse->GetOffset()[r];
+  }
+  VisitImageMask<D>(mask,
+                    [&](const auto * image)
+                    {
+                      DescribeImage(image, out.image);
+                      if (flags != nullptr)
+                      {
+                        const std::size_t count = image->GetBufferedRegion().GetNumberOfPixels();
+                        const auto *      values = image->GetBufferPointer();
+                        flags->resize(count);
+                        for (std::size_t i = 0; i < count; ++i)
+                        {
+                          // ITK's Math::NotExactlyEquals(pixel, 0): NaN is inside
+                          (*flags)[i] = !(values[i] == 0) ? 1 : 0;
+                        }
+                      }
+                    });
 }
 
 /** The affine map of a Linear-category transform: exact for a
@@ -171,6 +273,11 @@ CudaImageToImageMetricv4Base<TMetric>::Initialize()
   }
   m_HostGradient.clear();
   m_HostGradient.shrink_to_fit();
+  for (MaskCopy & copy : m_Masks)
+  {
+    // read the masks again at the next evaluation
+    copy = MaskCopy{};
+  }
   m_DeviceCurrent = false;
   m_ReportedSinceInitialize = false;
 }
@@ -199,9 +306,23 @@ CudaImageToImageMetricv4Base<TMetric>::GetCoreUnsupportedReason() const
     {
       return "a metric that has not been initialized";
     }
-    if (this->m_FixedImageMask.IsNotNull() || this->m_MovingImageMask.IsNotNull())
+    if (this->m_FixedImageMask.IsNotNull())
     {
-      return "an image mask";
+      const std::string problem =
+        CudaMetricDetail::MaskUnsupported<ImageDimension>(this->m_FixedImageMask.GetPointer(), "fixed image");
+      if (!problem.empty())
+      {
+        return problem;
+      }
+    }
+    if (this->m_MovingImageMask.IsNotNull())
+    {
+      const std::string problem =
+        CudaMetricDetail::MaskUnsupported<ImageDimension>(this->m_MovingImageMask.GetPointer(), "moving image");
+      if (!problem.empty())
+      {
+        return problem;
+      }
     }
     if (typeid(*this->m_FixedInterpolator) != typeid(LinearFixed))
     {
@@ -313,24 +434,7 @@ CudaImageToImageMetricv4Base<TMetric>::BuildJob(bool                  wantDeriva
       job.virtualIndexToPoint[r][c] = virtualIndexToPoint[r][c];
     }
   }
-  auto describe = [](const auto * image, cif::MetricImage & out)
-  {
-    const auto & buffered = image->GetBufferedRegion();
-    using ImageType = std::remove_cv_t<std::remove_pointer_t<decltype(image)>>;
-    typename ImageType::DirectionType indexToPoint;
-    typename ImageType::DirectionType pointToIndex;
-    CudaMetricDetail::IndexMatrices(image, indexToPoint, pointToIndex);
-    for (unsigned int r = 0; r < D; ++r)
-    {
-      out.start[r] = buffered.GetIndex()[r];
-      out.size[r] = static_cast<std::int64_t>(buffered.GetSize()[r]);
-      out.origin[r] = image->GetOrigin()[r];
-      for (unsigned int c = 0; c < D; ++c)
-      {
-        out.pointToIndex[r][c] = pointToIndex[r][c];
-      }
-    }
-  };
+  const auto describe = [](const auto * image, cif::MetricImage & out) { CudaMetricDetail::DescribeImage(image, out); };
   describe(this->m_FixedImage.GetPointer(), job.fixed);
   describe(this->m_MovingImage.GetPointer(), job.moving);
   job.centralDifferences = !this->GetUseMovingImageGradientFilter();
@@ -349,6 +453,36 @@ CudaImageToImageMetricv4Base<TMetric>::BuildJob(bool                  wantDeriva
   }
   job.fixed.values = this->m_FixedImage->GetBufferPointer();
   job.moving.values = this->m_MovingImage->GetBufferPointer();
+  // the masks: geometry per evaluation, flags when the mask or its image changed
+  const SpatialObject<D> * masks[2] = { this->m_FixedImageMask.GetPointer(), this->m_MovingImageMask.GetPointer() };
+  cif::MetricMask *        jobMasks[2] = { &job.fixedMask, &job.movingMask };
+  for (int m = 0; m < 2; ++m)
+  {
+    MaskCopy & copy = m_Masks[m];
+    if (masks[m] == nullptr)
+    {
+      copy = MaskCopy{};
+      continue;
+    }
+    ModifiedTimeType time = masks[m]->GetMTime();
+    const void *     buffer = nullptr;
+    CudaMetricDetail::VisitImageMask<D>(masks[m],
+                                        [&](const auto * image)
+                                        {
+                                          time = std::max(time, image->GetMTime());
+                                          buffer = image->GetBufferPointer();
+                                        });
+    const bool current = copy.object == masks[m] && copy.time == time && copy.buffer == buffer && !copy.flags.empty();
+    CudaMetricDetail::DescribeMask<D>(masks[m], *jobMasks[m], current ? nullptr : &copy.flags);
+    if (!current)
+    {
+      copy.object = masks[m];
+      copy.time = time;
+      copy.buffer = buffer;
+      copy.device.Release();
+    }
+    jobMasks[m]->image.values = copy.flags.data();
+  }
 
   // x0: the middle of the virtual region
   double x0[3]{ 0, 0, 0 };
@@ -604,6 +738,21 @@ CudaImageToImageMetricv4Base<TMetric>::Evaluate(bool wantDerivative, MeasureType
         }
         onDevice.bspline.derivativeSums = static_cast<double *>(m_DeviceBSplineSums.GetPointer());
       }
+      cif::MetricMask * deviceMasks[2] = { &onDevice.fixedMask, &onDevice.movingMask };
+      for (int m = 0; m < 2; ++m)
+      {
+        MaskCopy & copy = m_Masks[m];
+        if (deviceMasks[m]->image.values == nullptr)
+        {
+          continue;
+        }
+        if (copy.device.GetSize() != copy.flags.size() || copy.device.GetDevice() != cif::Runtime::GetCurrentDevice())
+        {
+          copy.device.Allocate(copy.flags.size());
+          copy.device.CopyFromHost(copy.flags.data(), copy.flags.size());
+        }
+        deviceMasks[m]->image.values = copy.device.GetPointer();
+      }
       onDevice.fixed.values = m_DeviceFixed.GetPointer();
       onDevice.moving.values = m_DeviceMoving.GetPointer();
       onDevice.movingGradient.values = m_DeviceGradient.GetPointer();
@@ -633,6 +782,10 @@ CudaImageToImageMetricv4Base<TMetric>::Evaluate(bool wantDerivative, MeasureType
       m_DeviceGradient.Release();
       m_DeviceCoefficients.Release();
       m_DeviceBSplineSums.Release();
+      for (MaskCopy & copy : m_Masks)
+      {
+        copy.device.Release();
+      }
       report.FellBackAfterOutOfMemory = true;
       why = std::string("the GPU ran out of memory (") + failure.what() + ")";
     }
@@ -682,6 +835,11 @@ CudaImageToImageMetricv4Base<TMetric>::Evaluate(bool wantDerivative, MeasureType
     note << "dense virtual domain of " << this->GetVirtualRegion().GetNumberOfPixels() << " points, ";
   }
   note << this->m_MovingTransform->GetNameOfClass() << " with " << this->GetNumberOfParameters() << " parameters";
+  if (job.fixedMask.image.values != nullptr || job.movingMask.image.values != nullptr)
+  {
+    note << (job.fixedMask.image.values != nullptr ? ", fixed image mask" : "")
+         << (job.movingMask.image.values != nullptr ? ", moving image mask" : "");
+  }
   report.AddNote(note.str());
   if (report.FellBackAfterOutOfMemory)
   {
@@ -761,6 +919,10 @@ CudaImageToImageMetricv4Base<TMetric>::ReleaseDeviceMemory()
   m_DevicePoints.Release();
   m_DeviceCoefficients.Release();
   m_DeviceBSplineSums.Release();
+  for (MaskCopy & copy : m_Masks)
+  {
+    copy.device.Release();
+  }
 }
 
 template <typename TMetric>

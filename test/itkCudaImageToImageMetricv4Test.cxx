@@ -18,8 +18,10 @@
 #include "itkCudaMattesMutualInformationImageToImageMetricv4.h"
 #include "itkCudaMeanSquaresImageToImageMetricv4.h"
 #include "itkEuler2DTransform.h"
+#include "itkEllipseSpatialObject.h"
 #include "itkEuler3DTransform.h"
 #include "itkImageMaskSpatialObject.h"
+#include "itkImageRegionIteratorWithIndex.h"
 #include "itkNearestNeighborInterpolateImageFunction.h"
 #include "itkShrinkImageFilter.h"
 #include "itkSimilarity2DTransform.h"
@@ -83,6 +85,93 @@ bool g_GradientFilter = true;
  * positions, fixed seed) instead of the dense domain, for both metrics. */
 bool g_SampledPoints = false;
 
+/** 1: a fixed image mask, 2: a moving image mask, 3: both (FixedMask,
+ * MovingMask), for ITK's metric and the module's. */
+int g_Masks = 0;
+
+/** A fixed image mask: an ImageMaskSpatialObject of unsigned char (ITK's
+ * default) on the fixed image's grid, on where the fixed pixel is above 50
+ * (the brain, roughly). */
+template <typename TImage>
+typename itk::ImageMaskSpatialObject<TImage::ImageDimension>::Pointer
+FixedMask(const TImage * fixed)
+{
+  constexpr unsigned int D = TImage::ImageDimension;
+  using MaskImage = itk::Image<unsigned char, D>;
+  auto image = MaskImage::New();
+  image->CopyInformation(fixed);
+  image->SetRegions(fixed->GetBufferedRegion());
+  image->Allocate();
+  itk::ImageRegionIteratorWithIndex<MaskImage> out(image, image->GetBufferedRegion());
+  for (; !out.IsAtEnd(); ++out)
+  {
+    out.Set(fixed->GetPixel(out.GetIndex()) > 50 ? 1 : 0);
+  }
+  auto mask = itk::ImageMaskSpatialObject<D>::New();
+  mask->SetImage(image);
+  mask->Update();
+  return mask;
+}
+
+/** A moving image mask that exercises ITK's whole test: an
+ * ImageMaskSpatialObject of short on another grid than the moving image
+ * (spacing 1.5 times, origin at the moving image's index 0.7, rotated by
+ * 0.08 rad, buffer starting at index 2, covering about 90% of the moving
+ * image) with
+ * stripes of zeros, moved by an ObjectToParentTransform (a rotation and a
+ * translation). */
+template <typename TImage>
+typename itk::ImageMaskSpatialObject<TImage::ImageDimension, short>::Pointer
+MovingMask(const TImage * moving)
+{
+  constexpr unsigned int D = TImage::ImageDimension;
+  using MaskImage = itk::Image<short, D>;
+  auto                           image = MaskImage::New();
+  typename MaskImage::SpacingType spacing;
+  typename MaskImage::PointType   origin;
+  typename MaskImage::RegionType  region;
+  itk::ContinuousIndex<double, D> corner;
+  for (unsigned int a = 0; a < D; ++a)
+  {
+    spacing[a] = 1.5 * moving->GetSpacing()[a];
+    corner[a] = 0.7;
+    region.SetIndex(a, 2);
+    region.SetSize(a, static_cast<itk::SizeValueType>(0.6 * moving->GetLargestPossibleRegion().GetSize()[a]));
+  }
+  moving->TransformContinuousIndexToPhysicalPoint(corner, origin);
+  typename MaskImage::DirectionType rotation;
+  rotation.SetIdentity();
+  rotation[0][0] = std::cos(0.08);
+  rotation[0][1] = -std::sin(0.08);
+  rotation[1][0] = std::sin(0.08);
+  rotation[1][1] = std::cos(0.08);
+  const typename MaskImage::DirectionType direction = moving->GetDirection() * rotation;
+  image->SetSpacing(spacing);
+  image->SetOrigin(origin);
+  image->SetDirection(direction);
+  image->SetRegions(region);
+  image->Allocate();
+  itk::ImageRegionIteratorWithIndex<MaskImage> out(image, region);
+  for (; !out.IsAtEnd(); ++out)
+  {
+    out.Set(((out.GetIndex()[0] / 8 + out.GetIndex()[1] / 8) % 3 == 0) ? 0 : 7);
+  }
+  using Mask = itk::ImageMaskSpatialObject<D, short>;
+  auto mask = Mask::New();
+  mask->SetImage(image);
+  auto                              placement = Mask::TransformType::New();
+  typename Mask::TransformType::OutputVectorType offset;
+  for (unsigned int a = 0; a < D; ++a)
+  {
+    offset[a] = 2.5 - 1.25 * a;
+  }
+  placement->Rotate(0, 1, -0.03);
+  placement->Translate(offset);
+  mask->SetObjectToParentTransform(placement);
+  mask->Update();
+  return mask;
+}
+
 template <typename TMetric, typename TImage>
 void
 SetSampledPoints(TMetric * metric, const TImage * fixed)
@@ -117,6 +206,14 @@ RunMetric(TMetric * metric, const TImage * fixed, const TImage * moving, TTransf
   {
     SetSampledPoints(metric, fixed);
   }
+  if ((g_Masks & 1) != 0)
+  {
+    metric->SetFixedImageMask(FixedMask(fixed));
+  }
+  if ((g_Masks & 2) != 0)
+  {
+    metric->SetMovingImageMask(MovingMask(moving));
+  }
   metric->SetFixedImage(fixed);
   metric->SetMovingImage(moving);
   metric->SetMovingTransform(transform);
@@ -148,6 +245,16 @@ ExpectItksAnswer(const TImage * fixed, const TImage * moving, TTransform * trans
   }
   ASSERT_GT(expected.valid, 0u);
   EXPECT_EQ(got.valid, expected.valid) << transform->GetNameOfClass();
+  if (g_Masks != 0)
+  {
+    // the masks take points away (so a core that ignored them would fail)
+    const int masks = g_Masks;
+    g_Masks = 0;
+    auto       unmaskedMetric = TPair::template Itk<TImage>::New();
+    const auto unmasked = RunMetric(unmaskedMetric.GetPointer(), fixed, moving, transform);
+    g_Masks = masks;
+    EXPECT_LT(expected.valid, unmasked.valid) << "masks " << masks << " leave every point valid";
+  }
   EXPECT_LE(std::abs(got.value - expected.value), 1e-5 * std::abs(expected.value))
     << transform->GetNameOfClass() << ": value " << got.value << ", ITK " << expected.value;
   ASSERT_EQ(got.derivative.GetSize(), expected.derivative.GetSize());
@@ -451,6 +558,48 @@ WithSampledPoints(TBody body)
   g_SampledPoints = false;
 }
 
+/** The tests of `body` with the masks `masks` (see g_Masks). */
+template <typename TBody>
+void
+WithMasks(int masks, TBody body)
+{
+  g_Masks = masks;
+  body();
+  g_Masks = 0;
+}
+
+/** Every metric with both masks (2D: every transform; 3D: the rigid and
+ * affine ones and a B-spline), each mask alone, and masks with a sampled
+ * point set. */
+void
+MasksAsItk(itk::CudaExecutionMode mode)
+{
+  WithMasks(3,
+            [mode]
+            {
+              Transforms2D<MeanSquaresPair>(mode);
+              Transforms2D<CorrelationPair>(mode);
+              Transforms2D<MattesPair>(mode);
+              Transforms3D<MattesPair>(mode);
+              BSplineTransforms2D<MeanSquaresPair>(mode);
+              BSplineTransforms3D<CorrelationPair>(mode);
+              WithSampledPoints([mode] { Transforms2D<CorrelationPair>(mode); });
+            });
+  WithMasks(1, [mode] { Transforms2D<MeanSquaresPair>(mode); });
+  WithMasks(2, [mode] { BSplineTransforms2D<MattesPair>(mode); });
+}
+
+TEST(MetricMasks, EveryMetricAsItk)
+{
+  MasksAsItk(itk::CudaExecutionMode::CPU);
+}
+
+TEST(MetricMasksGpu, EveryMetricAsItk)
+{
+  CIF_REQUIRE_GPU_OR_SKIP();
+  MasksAsItk(itk::CudaExecutionMode::GPU);
+}
+
 TEST(MetricSampledPoints, EveryMetricAsItk)
 {
   WithSampledPoints(
@@ -724,14 +873,10 @@ TEST(MeanSquaresMetric, UnsupportedConfigurationsRunItksCode)
   EXPECT_NE(custom->GetLastExecutionReport().Message.find("gradient calculator"), std::string::npos)
     << custom->GetLastExecutionReport().Message;
 
-  // a mask: ITK's code; in GPU mode an exception that says why
-  auto maskImage = itk::Image<unsigned char, 2>::New();
-  maskImage->CopyInformation(fixed);
-  maskImage->SetRegions(fixed->GetLargestPossibleRegion());
-  maskImage->Allocate();
-  maskImage->FillBuffer(1);
-  auto mask = itk::ImageMaskSpatialObject<2>::New();
-  mask->SetImage(maskImage);
+  // a mask that is not an ImageMaskSpatialObject (an ellipse around the
+  // image): ITK's code; in GPU mode an exception that says why
+  auto mask = itk::EllipseSpatialObject<2>::New();
+  mask->SetRadiusInObjectSpace(1000.0);
   mask->Update();
   auto masked = CudaMeanSquares<F2>::New();
   masked->SetFixedImageMask(mask);
@@ -743,11 +888,14 @@ TEST(MeanSquaresMetric, UnsupportedConfigurationsRunItksCode)
   }
   catch (const itk::ExceptionObject & e)
   {
-    EXPECT_NE(std::string(e.GetDescription()).find("image mask"), std::string::npos) << e.GetDescription();
+    EXPECT_NE(std::string(e.GetDescription()).find("mask EllipseSpatialObject"), std::string::npos)
+      << e.GetDescription();
   }
   masked->SetExecutionMode(itk::CudaExecutionMode::Automatic);
   const auto maskedResult = RunMetric(masked.GetPointer(), fixed.GetPointer(), moving.GetPointer(), t.GetPointer());
   EXPECT_EQ(maskedResult.valid, expected.valid);
+  EXPECT_NE(masked->GetLastExecutionReport().Message.find("ITK's own metric code"), std::string::npos)
+    << masked->GetLastExecutionReport().Message;
 }
 
 TEST(MeanSquaresMetric, FactoryGivesTheModulesMetric)

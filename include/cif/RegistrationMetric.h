@@ -12,7 +12,8 @@
  *  - the fixed point F x + f and the moving point M x + m;
  *  - each point's continuous index in its image and ITK's IsInsideBuffer
  *    test (start - 0.5 <= c < start + size - 0.5 on every axis, NaN is
- *    outside); a point outside either image is not a valid point;
+ *    outside); a point outside either image, or outside the fixed or the
+ *    moving image mask, is not a valid point;
  *  - the fixed and moving values by itk::LinearInterpolateImageFunction's
  *    arithmetic (edge samples repeated), in double, converted to the pixel
  *    type as ITK stores them; the moving image gradient by the same
@@ -116,6 +117,20 @@ struct MetricAffineMap
   double offset[3]{ 0, 0, 0 };
 };
 
+/** An image mask, tested as itk::ImageMaskSpatialObject::IsInsideInWorldSpace
+ * tests a physical point p (depth 0): its object-space position
+ * o = worldToObject p (the mask's ObjectToWorldTransformInverse), the index
+ * RoundHalfIntegerUp(pointToIndex (o - origin)) (ITK's
+ * TransformPhysicalPointToIndex), inside when that index lies in the
+ * buffer and its sample is not zero. `image.values`: one byte per buffer
+ * sample, nonzero where the mask's pixel is not zero (ITK's
+ * Math::NotExactlyEquals(pixel, 0), so NaN is inside); null: no mask. */
+struct MetricMask
+{
+  MetricImage     image;
+  MetricAffineMap worldToObject;
+};
+
 /** The moving transform as itk::BSplineTransform of order 3 computes it
  * (BSplineTransform::TransformPoint and
  * ComputeJacobianWithRespectToParameters): the continuous index c of the
@@ -188,6 +203,11 @@ struct DenseMetricJob
    * virtual point, `pointCount` of them. Null: the virtual region. */
   const double * points{ nullptr };
   std::int64_t   pointCount{ 0 };
+  /** ITK's metric masks: a virtual point is valid only if its fixed point
+   * is inside fixedMask and its moving point inside movingMask (ITK's
+   * TransformAndEvaluateFixedPoint and ...MovingPoint). */
+  MetricMask fixedMask;
+  MetricMask movingMask;
   /** MattesMutualInformation only. */
   MattesHistogram mattes;
   /** A B-spline moving transform instead of movingTransform. */

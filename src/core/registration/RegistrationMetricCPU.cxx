@@ -119,11 +119,18 @@ ValidateDenseMetricJob(const DenseMetricJob & job)
       return "the Mattes histogram has a bin size that is not positive (a constant image)";
     }
   }
-  const MetricImage * images[3] = { &job.fixed, &job.moving, &job.movingGradient };
-  const char *        names[3] = { "fixed image", "moving image", "moving image gradient" };
-  const bool gradientImage = job.derivative && !job.centralDifferences;
-  for (int i = 0; i < (gradientImage ? 3 : 2); ++i)
+  const MetricImage * images[5] = { &job.fixed, &job.moving, &job.movingGradient, &job.fixedMask.image,
+                                     &job.movingMask.image };
+  const char *        names[5] = { "fixed image", "moving image", "moving image gradient", "fixed image mask",
+                                   "moving image mask" };
+  const bool          read[5] = { true, true, job.derivative && !job.centralDifferences,
+                                  job.fixedMask.image.values != nullptr, job.movingMask.image.values != nullptr };
+  for (int i = 0; i < 5; ++i)
   {
+    if (!read[i])
+    {
+      continue;
+    }
     if (images[i]->values == nullptr)
     {
       why << "the " << names[i] << " has no buffer";
@@ -165,7 +172,7 @@ ValidateDenseMetricJob(const DenseMetricJob & job)
       return "a B-spline derivative without a place for its sums";
     }
   }
-  if (gradientImage)
+  if (read[2])
   {
     for (int a = 0; a < job.dimension; ++a)
     {

@@ -303,6 +303,41 @@ ContinuousIndex(const MetricImage & image, const double p[D], double c[D])
   return inside;
 }
 
+/** Whether physical point p is inside `mask` (true without a mask): ITK's
+ * ImageMaskSpatialObject::IsInsideInWorldSpace, see MetricMask. */
+template <int D>
+CIF_METRIC_HD bool
+InsideMask(const MetricMask & mask, const double p[D])
+{
+  const auto * flags = static_cast<const unsigned char *>(mask.image.values);
+  if (flags == nullptr)
+  {
+    return true;
+  }
+  double o[D];
+  Map<D>(mask.worldToObject, p, o);
+  std::int64_t offset = 0;
+  std::int64_t stride = 1;
+  for (int r = 0; r < D; ++r)
+  {
+    double sum = 0.0;
+    for (int k = 0; k < D; ++k)
+    {
+      sum += mask.image.pointToIndex[r][k] * (o[k] - mask.image.origin[k]);
+    }
+    // Math::RoundHalfIntegerUp; NaN is outside
+    const double index = floor(sum + 0.5);
+    const double first = static_cast<double>(mask.image.start[r]);
+    if (!(index >= first && index < first + static_cast<double>(mask.image.size[r])))
+    {
+      return false;
+    }
+    offset += (static_cast<std::int64_t>(index) - mask.image.start[r]) * stride;
+    stride *= mask.image.size[r];
+  }
+  return flags[offset] != 0;
+}
+
 /** Where linear interpolation reads on one axis: the two buffer offsets
  * (equal when the axis uses its base sample alone) and the distance. */
 struct Taps
@@ -474,7 +509,8 @@ struct Sample
 };
 
 /** The virtual point of region offset `linear`, mapped and evaluated in
- * both images; false when it is not a valid point (outside either image).
+ * both images; false when it is not a valid point (outside either image or
+ * either mask).
  * kBSpline: the job's B-spline moving transform maps the point (a template
  * argument, so that the affine kernels do not carry its registers). */
 template <int D, typename TPixel, bool kBSpline>
@@ -484,7 +520,7 @@ SamplePoint(const DenseMetricJob & job, std::int64_t linear, Sample<D, TPixel> &
   VirtualPoint<D>(job, linear, s.x);
   double c[D];
   Map<D>(job.fixedTransform, s.x, s.p);
-  if (!ContinuousIndex<D>(job.fixed, s.p, c))
+  if (!InsideMask<D>(job.fixedMask, s.p) || !ContinuousIndex<D>(job.fixed, s.p, c))
   {
     return false;
   }
@@ -500,7 +536,7 @@ SamplePoint(const DenseMetricJob & job, std::int64_t linear, Sample<D, TPixel> &
   {
     Map<D>(job.movingTransform, s.x, s.p);
   }
-  if (!ContinuousIndex<D>(job.moving, s.p, c))
+  if (!InsideMask<D>(job.movingMask, s.p) || !ContinuousIndex<D>(job.moving, s.p, c))
   {
     return false;
   }
