@@ -52,8 +52,9 @@ namespace itk
  * <b>Transforms.</b> Those of ITK's "Linear" category (Translation, Euler2D
  * and 3D, VersorRigid3D, Similarity, Affine, and composites of them, as
  * ImageRegistrationMethodv4 passes them): their point map is affine, read
- * exactly from a MatrixOffsetTransformBase or a TranslationTransform
- * (also inside a composite of one transform), else probed. Their Jacobian
+ * exactly from a MatrixOffsetTransformBase or a TranslationTransform, and
+ * from a composite of up to four of them map by map (so that each step
+ * rounds as ITK's does), else probed. Their Jacobian
  * with respect to the parameters is affine in the point, so the core
  * returns sums of the per-point weights times the point and the class
  * contracts them with the Jacobian that ITK's transform reports at D + 1
@@ -62,7 +63,12 @@ namespace itk
  * before use.
  *
  * itk::BSplineTransform of order 3 (alone, or the one transform of a
- * composite, as ImageRegistrationMethodv4 passes it): the core evaluates
+ * composite, as ImageRegistrationMethodv4 passes it, or the last transform
+ * of a composite whose other transforms are fixed and of the Linear
+ * category, as ImageRegistrationMethodv4 passes a B-spline after a moving
+ * initial transform: their affine map is applied to the B-spline's output
+ * and their matrix multiplies its Jacobian, as in ITK's
+ * CompositeTransform): the core evaluates
  * ITK's TransformPoint (the support inside the grid, else the point itself)
  * and its sparse Jacobian, the point's 4^D B-spline weights, and sums each
  * parameter's derivative terms (on the GPU per grid cell, then per control
@@ -86,7 +92,8 @@ namespace itk
  * gradient calculator other than ITK's default, floating
  * point correction, transforms outside the Linear category other than
  * BSplineTransform of order 3 (displacement fields, B-splines of other
- * orders, composites of several transforms), 4 dimensions, pixel types other than float and
+ * orders, composites of several transforms other than a B-spline after
+ * fixed Linear ones), 4 dimensions, pixel types other than float and
  * double. In GPU mode those throw instead.
  *
  * <b>Accuracy.</b> The per-point arithmetic is ITK's, in double, without
@@ -175,11 +182,12 @@ protected:
   public:
     MomentContraction(const cif::MetricMoments & moments, const std::vector<double> & atOrigin,
                       const std::vector<double> & steps, const std::vector<double> & bsplineSums,
-                      unsigned int parameters)
+                      const std::vector<double> & bsplineOuter, unsigned int parameters)
       : m_Moments(moments)
       , m_AtOrigin(atOrigin)
       , m_Steps(steps)
       , m_BSplineSums(bsplineSums)
+      , m_BSplineOuter(bsplineOuter)
       , m_Parameters(parameters)
     {}
     /** Affine: out[p] = sum_r J_rp(x0) w[r][D] + sum_k sum_r G_rpk w[r][k]
@@ -192,6 +200,7 @@ protected:
     const std::vector<double> & m_AtOrigin;
     const std::vector<double> & m_Steps;
     const std::vector<double> & m_BSplineSums;
+    const std::vector<double> & m_BSplineOuter;
     unsigned int                m_Parameters;
   };
 
@@ -264,6 +273,9 @@ private:
   /** A B-spline moving transform: its coefficients (D x grid), and the
    * core's per-parameter sums (weight sets x D x grid). */
   mutable std::vector<double> m_HostCoefficients;
+  /** A B-spline inside a composite: the D x D matrix (row major) of the
+   * transforms applied after it; empty otherwise. */
+  mutable std::vector<double> m_BSplineOuter;
   mutable cif::DeviceBuffer   m_DeviceCoefficients;
   mutable cif::DeviceBuffer   m_DeviceBSplineSums;
   std::vector<double>         m_HostPoints;

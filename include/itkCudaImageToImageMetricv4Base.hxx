@@ -143,25 +143,14 @@ DescribeMask(const SpatialObject<D> * mask, cif::MetricMask & out, std::vector<u
                     });
 }
 
-/** The affine map of a Linear-category transform: exact for a
- * MatrixOffsetTransformBase, a TranslationTransform or an IdentityTransform
- * (alone or as the one transform of a composite, ITK's TransformPoint
- * arithmetic is then the core's), else probed at x0 and x0 + e_k. Empty, or
- * why the transform is not an affine map. */
+/** The exact map of a MatrixOffsetTransformBase, a TranslationTransform or
+ * an IdentityTransform (ITK's TransformPoint arithmetic is then the
+ * core's); false for other transforms. */
 template <unsigned int D, typename TTransform>
-std::string
-AffineMapOf(const TTransform * transform, const double x0[D], cif::MetricAffineMap & map)
+bool
+ExactAffineMap(const TTransform * t, cif::MetricAffineMap & map)
 {
   using ScalarType = typename TTransform::ScalarType;
-  using PointType = typename TTransform::InputPointType;
-  const TTransform * t = transform;
-  if (const auto * composite = dynamic_cast<const CompositeTransform<ScalarType, D> *>(t))
-  {
-    if (composite->GetNumberOfTransforms() == 1)
-    {
-      t = composite->GetNthTransformConstPointer(0);
-    }
-  }
   map = cif::MetricAffineMap{};
   if (const auto * affine = dynamic_cast<const MatrixOffsetTransformBase<ScalarType, D, D> *>(t))
   {
@@ -173,16 +162,52 @@ AffineMapOf(const TTransform * transform, const double x0[D], cif::MetricAffineM
       }
       map.offset[r] = affine->GetOffset()[r];
     }
+    return true;
   }
-  else if (const auto * translation = dynamic_cast<const TranslationTransform<ScalarType, D> *>(t))
+  if (const auto * translation = dynamic_cast<const TranslationTransform<ScalarType, D> *>(t))
   {
     for (unsigned int r = 0; r < D; ++r)
     {
       map.offset[r] = translation->GetOffset()[r];
     }
+    return true;
   }
-  else if (dynamic_cast<const IdentityTransform<ScalarType, D> *>(t) == nullptr)
+  return dynamic_cast<const IdentityTransform<ScalarType, D> *>(t) != nullptr;
+}
+
+/** The point map of a Linear-category transform as a chain of affine maps:
+ * exact (ExactAffineMap) for such a transform and for a composite of up to
+ * cif::kMaxAffineChain of them, one map per transform in the order the
+ * composite applies them (so ITK's arithmetic, and ITK's answer at the
+ * edges of the images, is the core's); else one map probed at x0 and
+ * x0 + e_k. The chain is checked at another point. Empty, or why the
+ * transform is not an affine map. */
+template <unsigned int D, typename TTransform>
+std::string
+AffineChainOf(const TTransform * transform, const double x0[D], cif::MetricAffineChain & chain)
+{
+  using ScalarType = typename TTransform::ScalarType;
+  using PointType = typename TTransform::InputPointType;
+  chain = cif::MetricAffineChain{};
+  bool exact = false;
+  if (const auto * composite = dynamic_cast<const CompositeTransform<ScalarType, D> *>(transform))
   {
+    const auto count = composite->GetNumberOfTransforms();
+    exact = count <= static_cast<SizeValueType>(cif::kMaxAffineChain);
+    for (SizeValueType i = 0; exact && i < count; ++i)
+    {
+      exact = ExactAffineMap<D>(composite->GetNthTransformConstPointer(count - 1 - i), chain.maps[i]);
+    }
+    chain.count = exact ? static_cast<int>(count) : 1;
+  }
+  else
+  {
+    exact = ExactAffineMap<D>(transform, chain.maps[0]);
+  }
+  if (!exact)
+  {
+    cif::MetricAffineMap & map = chain.maps[0];
+    map = cif::MetricAffineMap{};
     PointType p0;
     for (unsigned int a = 0; a < D; ++a)
     {
@@ -209,21 +234,31 @@ AffineMapOf(const TTransform * transform, const double x0[D], cif::MetricAffineM
       map.offset[r] = y0[r] - sum;
     }
   }
-  // check the map at another point
+  // check the chain at another point
   PointType test;
   for (unsigned int a = 0; a < D; ++a)
   {
     test[a] = x0[a] + 17.25 * (a + 1) - 9.5;
   }
   const PointType expected = transform->TransformPoint(test);
+  double          mapped[3]{ test[0], test[1], D > 2 ? test[D - 1] : 0.0 };
+  for (int i = 0; i < chain.count; ++i)
+  {
+    double next[3]{ 0, 0, 0 };
+    for (unsigned int r = 0; r < D; ++r)
+    {
+      double sum = 0.0;
+      for (unsigned int c = 0; c < D; ++c)
+      {
+        sum += chain.maps[i].matrix[r][c] * mapped[c];
+      }
+      next[r] = sum + chain.maps[i].offset[r];
+    }
+    std::copy(next, next + 3, mapped);
+  }
   for (unsigned int r = 0; r < D; ++r)
   {
-    double mapped = map.offset[r];
-    for (unsigned int c = 0; c < D; ++c)
-    {
-      mapped += map.matrix[r][c] * test[c];
-    }
-    if (!(std::abs(mapped - expected[r]) <= 1e-9 * (1.0 + std::abs(expected[r]))))
+    if (!(std::abs(mapped[r] - expected[r]) <= 1e-9 * (1.0 + std::abs(expected[r]))))
     {
       return std::string("the transform ") + transform->GetNameOfClass() + " is not an affine map of the points";
     }
@@ -231,23 +266,92 @@ AffineMapOf(const TTransform * transform, const double x0[D], cif::MetricAffineM
   return {};
 }
 
-/** The moving transform as a BSplineTransform of order 3 (alone or the one
- * transform of a composite), or null. */
+/** The matrix of a chain: the product of its maps' matrices (the last map's
+ * on the left), row major. */
+template <unsigned int D>
+std::vector<double>
+ChainMatrix(const cif::MetricAffineChain & chain)
+{
+  std::vector<double> product(D * D, 0.0);
+  for (unsigned int r = 0; r < D; ++r)
+  {
+    product[r * D + r] = 1.0;
+  }
+  for (int i = 0; i < chain.count; ++i)
+  {
+    std::vector<double> next(D * D, 0.0);
+    for (unsigned int r = 0; r < D; ++r)
+    {
+      for (unsigned int c = 0; c < D; ++c)
+      {
+        for (unsigned int k = 0; k < D; ++k)
+        {
+          next[r * D + c] += chain.maps[i].matrix[r][k] * product[k * D + c];
+        }
+      }
+    }
+    product = next;
+  }
+  return product;
+}
+
+/** The moving transform's BSplineTransform of order 3, or null: the
+ * transform itself, the one transform of a composite, or the last
+ * transform of a composite (the one it applies first) when the others are
+ * not optimised (ImageRegistrationMethodv4's moving initial transform):
+ * `leading` then receives a composite of those others, whose map the core
+ * applies after the B-spline (else null). `problem` (when given) says why a
+ * composite that ends in such a B-spline is not taken. */
 template <unsigned int D, typename TTransform>
 const BSplineTransform<typename TTransform::ScalarType, D, 3> *
-BSplineOf(const TTransform * transform)
+BSplineOf(const TTransform *                                                        transform,
+          typename CompositeTransform<typename TTransform::ScalarType, D>::Pointer * leading = nullptr,
+          std::string *                                                             problem = nullptr)
 {
   using ScalarType = typename TTransform::ScalarType;
-  const TTransform * t = transform;
-  if (const auto * composite = dynamic_cast<const CompositeTransform<ScalarType, D> *>(t))
+  using BSplineType = BSplineTransform<ScalarType, D, 3>;
+  using CompositeType = CompositeTransform<ScalarType, D>;
+  if (leading != nullptr)
   {
-    if (composite->GetNumberOfTransforms() != 1)
+    *leading = nullptr;
+  }
+  const auto * composite = dynamic_cast<const CompositeType *>(transform);
+  if (composite == nullptr)
+  {
+    return dynamic_cast<const BSplineType *>(transform);
+  }
+  const auto count = composite->GetNumberOfTransforms();
+  if (count == 0)
+  {
+    return nullptr;
+  }
+  const auto * bspline = dynamic_cast<const BSplineType *>(composite->GetNthTransformConstPointer(count - 1));
+  if (bspline == nullptr || count == 1)
+  {
+    return bspline;
+  }
+  typename CompositeType::Pointer before = CompositeType::New();
+  for (SizeValueType n = 0; n + 1 < count; ++n)
+  {
+    const auto * t = composite->GetNthTransformConstPointer(n);
+    if (composite->GetNthTransformToOptimize(n) ||
+        t->GetTransformCategory() != TTransform::TransformCategoryEnum::Linear)
     {
+      if (problem != nullptr)
+      {
+        *problem = std::string("a composite whose transforms before its B-spline are optimised or not of the Linear "
+                               "category (") +
+                   t->GetNameOfClass() + ")";
+      }
       return nullptr;
     }
-    t = composite->GetNthTransformConstPointer(0);
+    before->AddTransform(composite->GetNthTransform(n));
   }
-  return dynamic_cast<const BSplineTransform<ScalarType, D, 3> *>(t);
+  if (leading != nullptr)
+  {
+    *leading = before;
+  }
+  return bspline;
 }
 
 } // namespace CudaMetricDetail
@@ -364,7 +468,13 @@ CudaImageToImageMetricv4Base<TMetric>::GetCoreUnsupportedReason() const
     {
       return "floating point correction";
     }
-    const auto * bspline = CudaMetricDetail::BSplineOf<ImageDimension>(this->m_MovingTransform.GetPointer());
+    std::string  compositeProblem;
+    const auto * bspline =
+      CudaMetricDetail::BSplineOf<ImageDimension>(this->m_MovingTransform.GetPointer(), nullptr, &compositeProblem);
+    if (!compositeProblem.empty())
+    {
+      return compositeProblem;
+    }
     if (bspline != nullptr)
     {
       const auto & coefficients = bspline->GetCoefficientImages();
@@ -497,13 +607,29 @@ CudaImageToImageMetricv4Base<TMetric>::BuildJob(bool                  wantDeriva
     x0[r] = sum;
     job.momentOrigin[r] = sum;
   }
-  std::string problem = CudaMetricDetail::AffineMapOf<D>(this->m_FixedTransform.GetPointer(), x0, job.fixedTransform);
+  std::string problem = CudaMetricDetail::AffineChainOf<D>(this->m_FixedTransform.GetPointer(), x0, job.fixedTransform);
   if (!problem.empty())
   {
     return problem;
   }
-  if (const auto * bspline = CudaMetricDetail::BSplineOf<D>(this->m_MovingTransform.GetPointer()))
+  typename CompositeTransform<typename Superclass::MovingTransformType::ScalarType, D>::Pointer leading;
+  if (const auto * bspline = CudaMetricDetail::BSplineOf<D>(this->m_MovingTransform.GetPointer(), &leading))
   {
+    // the transforms a composite applies after the B-spline: an affine map
+    // of its output, whose matrix is their Jacobian with respect to the
+    // point (ITK's composite Jacobian multiplies the B-spline's by it)
+    m_BSplineOuter.clear();
+    job.movingTransform.count = 0;
+    if (leading.IsNotNull())
+    {
+      const typename Superclass::MovingTransformType * before = leading.GetPointer();
+      problem = CudaMetricDetail::AffineChainOf<D>(before, x0, job.movingTransform);
+      if (!problem.empty())
+      {
+        return problem;
+      }
+      m_BSplineOuter = CudaMetricDetail::ChainMatrix<D>(job.movingTransform);
+    }
     // the coefficient images' grid and values, ITK's parameter order
     const auto &                                 images = bspline->GetCoefficientImages();
     typename VirtualImageType::DirectionType     gridIndexToPoint;
@@ -530,7 +656,7 @@ CudaImageToImageMetricv4Base<TMetric>::BuildJob(bool                  wantDeriva
     job.bspline.coefficients = m_HostCoefficients.data();
     return {};
   }
-  problem = CudaMetricDetail::AffineMapOf<D>(this->m_MovingTransform.GetPointer(), x0, job.movingTransform);
+  problem = CudaMetricDetail::AffineChainOf<D>(this->m_MovingTransform.GetPointer(), x0, job.movingTransform);
   if (!problem.empty() || !wantDerivative)
   {
     return problem;
@@ -857,7 +983,7 @@ CudaImageToImageMetricv4Base<TMetric>::Evaluate(bool wantDerivative, MeasureType
     result.SetSize(P);
   }
   result.Fill(0.0);
-  const MomentContraction contract(moments, jacobianAtOrigin, jacobianSteps, bsplineSums, P);
+  const MomentContraction contract(moments, jacobianAtOrigin, jacobianSteps, bsplineSums, m_BSplineOuter, P);
   this->ValueAndDerivativeFromMoments(moments, contract, this->m_Value, wantDerivative ? &result : nullptr);
   value = this->m_Value;
 }
@@ -870,9 +996,30 @@ CudaImageToImageMetricv4Base<TMetric>::MomentContraction::operator()(int set, De
   const unsigned int     P = m_Parameters;
   if (!m_BSplineSums.empty())
   {
-    for (unsigned int p = 0; p < P; ++p)
+    const double * sums = m_BSplineSums.data() + static_cast<std::size_t>(set) * P;
+    if (m_BSplineOuter.empty())
     {
-      out[p] = m_BSplineSums[static_cast<std::size_t>(set) * P + p];
+      for (unsigned int p = 0; p < P; ++p)
+      {
+        out[p] = sums[p];
+      }
+      return;
+    }
+    // a B-spline inside a composite, with A the matrix of the transforms
+    // after it: the Jacobian row d of parameter (d', j) is A[d][d'] w_j, so
+    // the sum of parameter (d', j) is sum_r A[r][d'] sums[r][j]
+    const unsigned int grid = P / D;
+    for (unsigned int a = 0; a < D; ++a)
+    {
+      for (unsigned int j = 0; j < grid; ++j)
+      {
+        double sum = 0.0;
+        for (unsigned int r = 0; r < D; ++r)
+        {
+          sum += m_BSplineOuter[r * D + a] * sums[r * grid + j];
+        }
+        out[a * grid + j] = sum;
+      }
     }
     return;
   }

@@ -244,7 +244,7 @@ ExpectItksAnswer(const TImage * fixed, const TImage * moving, TTransform * trans
     EXPECT_EQ(report.Message.rfind("CPU (the module's metric core)", 0), 0u) << report.Message;
   }
   ASSERT_GT(expected.valid, 0u);
-  EXPECT_EQ(got.valid, expected.valid) << transform->GetNameOfClass();
+  EXPECT_EQ(got.valid, expected.valid) << transform->GetNameOfClass() << " ITK " << expected.valid;
   if (g_Masks != 0)
   {
     // the masks take points away (so a core that ignored them would fail)
@@ -469,9 +469,9 @@ RandomBSpline(const TImage * image, unsigned int mesh, double amplitude, bool pa
 
 /** B-spline moving transforms in 2D: BrainProtonDensitySliceBorder20
  * against ...BSplined10 (the images of ITK's DeformableRegistration
- * examples): an 8 x 8 mesh, a grid over the middle half of the image, and
- * a 5 x 5 mesh inside a composite (as ImageRegistrationMethodv4 passes
- * it). */
+ * examples): an 8 x 8 mesh, a grid over the middle half of the image, a
+ * 5 x 5 mesh inside a composite (as ImageRegistrationMethodv4 passes it),
+ * and 6 x 6 meshes after fixed initial transforms in a composite. */
 template <typename TPair>
 void
 BSplineTransforms2D(itk::CudaExecutionMode mode)
@@ -485,9 +485,38 @@ BSplineTransforms2D(itk::CudaExecutionMode mode)
   auto composite = itk::CompositeTransform<double, 2>::New();
   composite->AddTransform(RandomBSpline(fixed.GetPointer(), 5, 1.5));
   ExpectItksAnswer<TPair>(fixed.GetPointer(), moving.GetPointer(), composite.GetPointer(), mode);
+  {
+    // after a moving initial transform, as ImageRegistrationMethodv4 composes
+    // them: an affine (exact map), then a translation and an affine (probed)
+    auto initial = itk::AffineTransform<double, 2>::New();
+    auto parameters = initial->GetParameters();
+    const double values[6] = { 0.97, 0.05, -0.03, 1.02, 2.5, -1.75 };
+    for (unsigned int i = 0; i < 6; ++i)
+    {
+      parameters[i] = values[i];
+    }
+    initial->SetParameters(parameters);
+    auto after = itk::CompositeTransform<double, 2>::New();
+    after->AddTransform(initial);
+    after->AddTransform(RandomBSpline(fixed.GetPointer(), 6, 2.0));
+    after->SetOnlyMostRecentTransformToOptimizeOn();
+    ExpectItksAnswer<TPair>(fixed.GetPointer(), moving.GetPointer(), after.GetPointer(), mode);
+    auto shift = itk::TranslationTransform<double, 2>::New();
+    itk::TranslationTransform<double, 2>::ParametersType p(2);
+    p[0] = -1.5;
+    p[1] = 3.25;
+    shift->SetParameters(p);
+    auto two = itk::CompositeTransform<double, 2>::New();
+    two->AddTransform(shift);
+    two->AddTransform(initial);
+    two->AddTransform(RandomBSpline(fixed.GetPointer(), 6, 2.0, true));
+    two->SetOnlyMostRecentTransformToOptimizeOn();
+    ExpectItksAnswer<TPair>(fixed.GetPointer(), moving.GetPointer(), two.GetPointer(), mode);
+  }
 }
 
-/** A B-spline moving transform in 3D (4 x 4 x 4 mesh, 3 mm) on
+/** A B-spline moving transform in 3D (4 x 4 x 4 mesh, 3 mm; and a 3 x 3 x 3
+ * mesh after a rigid initial transform) on
  * KmeansTest_T1UCharRaw shrunk by 2 (64 x 64 x 31; ITK's metric forms the
  * full Jacobian at every point, so the whole volume takes it long). */
 template <typename TPair>
@@ -502,6 +531,19 @@ BSplineTransforms3D(itk::CudaExecutionMode mode)
   const F3::Pointer small = shrink->GetOutput();
   auto              t = RandomBSpline(small.GetPointer(), 4, 3.0);
   ExpectItksAnswer<TPair>(small.GetPointer(), small.GetPointer(), t.GetPointer(), mode);
+  // after a rigid moving initial transform
+  auto initial = itk::Euler3DTransform<double>::New();
+  initial->SetRotation(0.03, -0.02, 0.05);
+  itk::Vector<double, 3> translation;
+  translation[0] = 1.5;
+  translation[1] = -2.0;
+  translation[2] = 0.75;
+  initial->SetTranslation(translation);
+  auto composite = itk::CompositeTransform<double, 3>::New();
+  composite->AddTransform(initial);
+  composite->AddTransform(RandomBSpline(small.GetPointer(), 3, 2.0));
+  composite->SetOnlyMostRecentTransformToOptimizeOn();
+  ExpectItksAnswer<TPair>(small.GetPointer(), small.GetPointer(), composite.GetPointer(), mode);
 }
 
 /** ITK's answer when no point is valid: value max, zero derivative. */
@@ -896,6 +938,20 @@ TEST(MeanSquaresMetric, UnsupportedConfigurationsRunItksCode)
   EXPECT_EQ(maskedResult.valid, expected.valid);
   EXPECT_NE(masked->GetLastExecutionReport().Message.find("ITK's own metric code"), std::string::npos)
     << masked->GetLastExecutionReport().Message;
+
+  // a composite whose affine before the B-spline is optimised too: ITK's code
+  auto both = itk::CompositeTransform<double, 2>::New();
+  both->AddTransform(itk::AffineTransform<double, 2>::New());
+  both->AddTransform(RandomBSpline(fixed.GetPointer(), 4, 1.0));
+  both->SetAllTransformsToOptimizeOn();
+  auto       joint = CudaMeanSquares<F2>::New();
+  auto       jointItk = ItkMeanSquares<F2>::New();
+  const auto jointExpected = RunMetric(jointItk.GetPointer(), fixed.GetPointer(), moving.GetPointer(), both.GetPointer());
+  const auto jointGot = RunMetric(joint.GetPointer(), fixed.GetPointer(), moving.GetPointer(), both.GetPointer());
+  EXPECT_EQ(jointGot.value, jointExpected.value);
+  EXPECT_EQ(jointGot.derivative, jointExpected.derivative);
+  EXPECT_NE(joint->GetCoreUnsupportedReason().find("optimised"), std::string::npos)
+    << joint->GetCoreUnsupportedReason();
 }
 
 TEST(MeanSquaresMetric, FactoryGivesTheModulesMetric)

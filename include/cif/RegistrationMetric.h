@@ -9,7 +9,8 @@
  *  region:
  *  - the virtual point x = origin + indexToPoint i (ITK's
  *    TransformIndexToPhysicalPoint);
- *  - the fixed point F x + f and the moving point M x + m;
+ *  - the fixed point F x + f and the moving point M x + m (each a chain of
+ *    such maps for a composite transform, see MetricAffineChain);
  *  - each point's continuous index in its image and ITK's IsInsideBuffer
  *    test (start - 0.5 <= c < start + size - 0.5 on every axis, NaN is
  *    outside); a point outside either image, or outside the fixed or the
@@ -117,6 +118,18 @@ struct MetricAffineMap
   double offset[3]{ 0, 0, 0 };
 };
 
+/** The most maps of a MetricAffineChain. */
+constexpr int kMaxAffineChain = 4;
+
+/** Affine maps applied one after another, maps[0] first, as ITK's
+ * CompositeTransform applies its transforms (the last added first), so
+ * that each step rounds as ITK's does; count 0 is the identity. */
+struct MetricAffineChain
+{
+  MetricAffineMap maps[kMaxAffineChain];
+  int             count{ 1 };
+};
+
 /** An image mask, tested as itk::ImageMaskSpatialObject::IsInsideInWorldSpace
  * tests a physical point p (depth 0): its object-space position
  * o = worldToObject p (the mask's ObjectToWorldTransformInverse), the index
@@ -176,8 +189,10 @@ struct DenseMetricJob
   std::int64_t    virtualSize[3]{ 1, 1, 1 };
   double          virtualOrigin[3]{ 0, 0, 0 };
   double          virtualIndexToPoint[3][3]{ { 1, 0, 0 }, { 0, 1, 0 }, { 0, 0, 1 } };
-  MetricAffineMap fixedTransform;
-  MetricAffineMap movingTransform;
+  /** The fixed and moving transforms' point maps (the moving one unused
+   * with a B-spline, see bspline). */
+  MetricAffineChain fixedTransform;
+  MetricAffineChain movingTransform;
   /** Pixel values of the image's pixel type (the TPixel of the entry
    * points). */
   MetricImage fixed;
@@ -210,7 +225,10 @@ struct DenseMetricJob
   MetricMask movingMask;
   /** MattesMutualInformation only. */
   MattesHistogram mattes;
-  /** A B-spline moving transform instead of movingTransform. */
+  /** A B-spline moving transform: the moving point is then
+   * movingTransform(B-spline(x)), movingTransform being the affine maps of
+   * the transforms a composite applies after the B-spline (count 0 when
+   * there are none). */
   MetricBSpline bspline;
 };
 

@@ -90,6 +90,26 @@ Map(const MetricAffineMap & map, const double x[D], double y[D])
   }
 }
 
+/** The maps of `chain` applied to x in turn (x itself for count 0). */
+template <int D>
+CIF_METRIC_HD void
+MapChain(const MetricAffineChain & chain, const double x[D], double y[D])
+{
+  for (int a = 0; a < D; ++a)
+  {
+    y[a] = x[a];
+  }
+  for (int i = 0; i < chain.count; ++i)
+  {
+    double t[D];
+    for (int a = 0; a < D; ++a)
+    {
+      t[a] = y[a];
+    }
+    Map<D>(chain.maps[i], t, y);
+  }
+}
+
 /** ITK's Math::FloatAlmostEqual(x1, x2) with its defaults (4 ULP, or an
  * absolute difference of a tenth of double's epsilon). */
 CIF_METRIC_HD bool
@@ -519,7 +539,7 @@ SamplePoint(const DenseMetricJob & job, std::int64_t linear, Sample<D, TPixel> &
 {
   VirtualPoint<D>(job, linear, s.x);
   double c[D];
-  Map<D>(job.fixedTransform, s.x, s.p);
+  MapChain<D>(job.fixedTransform, s.x, s.p);
   if (!InsideMask<D>(job.fixedMask, s.p) || !ContinuousIndex<D>(job.fixed, s.p, c))
   {
     return false;
@@ -530,11 +550,14 @@ SamplePoint(const DenseMetricJob & job, std::int64_t linear, Sample<D, TPixel> &
     static_cast<TPixel>(Interpolate<D>(static_cast<const TPixel *>(job.fixed.values), job.fixed, t, 1, 0));
   if constexpr (kBSpline)
   {
-    MapBSpline<D>(job.bspline, s.x, s.p, s.support);
+    // the B-spline, then the transforms before it in a composite (affine)
+    double y[D];
+    MapBSpline<D>(job.bspline, s.x, y, s.support);
+    MapChain<D>(job.movingTransform, y, s.p);
   }
   else
   {
-    Map<D>(job.movingTransform, s.x, s.p);
+    MapChain<D>(job.movingTransform, s.x, s.p);
   }
   if (!InsideMask<D>(job.movingMask, s.p) || !ContinuousIndex<D>(job.moving, s.p, c))
   {
