@@ -29,7 +29,10 @@ namespace itk
  * ITK's dense and sparse threaders compute them: for every virtual point,
  * the virtual point, its images under the fixed and the moving transform,
  * ITK's IsInsideBuffer test in both images, both values by ITK's linear
- * interpolation, and the moving image gradient as ITK's metric gets it:
+ * interpolation or, for an itk::BSplineInterpolateImageFunction of order 3
+ * (ITK's, or the module's CudaBSplineInterpolateImageFunction), by its
+ * cubic B-spline from the interpolator's own coefficients (uploaded once
+ * per Initialize), and the moving image gradient as ITK's metric gets it:
  * by linear interpolation of the gradient image that ITK's Initialize
  * computed (UseMovingImageGradientFilter on, the default: the metric's
  * moving gradient filter, by default GradientRecursiveGaussianImageFilter
@@ -88,7 +91,8 @@ namespace itk
  * <b>What stays with ITK's code.</b> Configurations the core does not cover
  * run ITK's own GetValue / GetValueAndDerivative, and the execution report
  * says why (GetCoreUnsupportedReason()): masks of other spatial object
- * types, interpolators other than ITK's LinearInterpolateImageFunction, a
+ * types, interpolators other than ITK's LinearInterpolateImageFunction and
+ * cubic BSplineInterpolateImageFunction, a
  * gradient calculator other than ITK's default, floating
  * point correction, transforms outside the Linear category other than
  * BSplineTransform of order 3 (displacement fields, B-splines of other
@@ -255,19 +259,56 @@ private:
   void
   Report(const CudaExecutionReport & report) const;
 
-  /** A mask's flags (one byte per pixel of its image) and their device copy,
-   * with what they were read from (rebuilt when the mask, its image or its
-   * buffer changes, and after each Initialize). */
-  struct MaskCopy
+  /** A host array derived from an ITK object (a mask's flags, an
+   * interpolator's coefficients), its device copy, and what it was read
+   * from: rebuilt when the object, its modified time or its buffer changes,
+   * and after each Initialize. */
+  template <typename T>
+  struct DerivedArray
   {
-    const void *               object{ nullptr };
-    ModifiedTimeType           time{ 0 };
-    const void *               buffer{ nullptr };
-    std::vector<unsigned char> flags;
-    cif::DeviceBuffer          device;
+    const void *     object{ nullptr };
+    ModifiedTimeType time{ 0 };
+    const void *     buffer{ nullptr };
+    /** The array when it had to be computed or converted. */
+    std::vector<T>    owned;
+    const T *         data{ nullptr };
+    std::size_t       count{ 0 };
+    cif::DeviceBuffer device;
+
+    bool
+    Matches(const void * o, ModifiedTimeType t, const void * b) const
+    {
+      return data != nullptr && object == o && time == t && buffer == b;
+    }
+    void
+    Reset(const void * o = nullptr, ModifiedTimeType t = 0, const void * b = nullptr)
+    {
+      object = o;
+      time = t;
+      buffer = b;
+      owned.clear();
+      data = nullptr;
+      count = 0;
+      device.Release();
+    }
+    /** The device copy (uploaded when missing or on another device). */
+    const void *
+    OnDevice()
+    {
+      if (device.GetSize() != count * sizeof(T) || device.GetDevice() != cif::Runtime::GetCurrentDevice())
+      {
+        device.Allocate(count * sizeof(T));
+        device.CopyFromHost(data, count * sizeof(T));
+      }
+      return device.GetPointer();
+    }
   };
-  /** 0: the fixed image mask, 1: the moving image mask. */
-  mutable MaskCopy m_Masks[2];
+  /** 0: the fixed image mask's flags (one byte per pixel of its image), 1:
+   * the moving image mask's. */
+  mutable DerivedArray<unsigned char> m_Masks[2];
+  /** 0: the fixed interpolator's cubic B-spline coefficients (in double), 1:
+   * the moving interpolator's (empty for linear interpolators). */
+  mutable DerivedArray<double> m_Cubic[2];
 
   mutable std::vector<float>  m_HostGradient;
   /** A B-spline moving transform: its coefficients (D x grid), and the

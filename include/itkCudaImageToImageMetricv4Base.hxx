@@ -4,7 +4,9 @@
 #ifndef itkCudaImageToImageMetricv4Base_hxx
 #define itkCudaImageToImageMetricv4Base_hxx
 
+#include "itkBSplineInterpolateImageFunction.h"
 #include "itkBSplineTransform.h"
+#include "itkCudaBSplineInterpolateImageFunction.h"
 #include "itkCompositeTransform.h"
 #include "itkIdentityTransform.h"
 #include "itkImageMaskSpatialObject.h"
@@ -61,6 +63,45 @@ DescribeImage(const TImage * image, cif::MetricImage & out)
       out.pointToIndex[r][c] = pointToIndex[r][c];
     }
   }
+}
+
+/** Reads the coefficient image of ITK's BSplineInterpolateImageFunction
+ * (m_Coefficients, protected; the image its evaluation code reads). */
+template <typename TInterpolator>
+struct CoefficientAccess : public TInterpolator
+{
+  static const typename TInterpolator::CoefficientImageType *
+  Of(const TInterpolator & interpolator)
+  {
+    return (interpolator.*(&CoefficientAccess::m_Coefficients)).GetPointer();
+  }
+};
+
+/** Calls visit(coefficientImage) when `interpolator` is exactly ITK's
+ * BSplineInterpolateImageFunction or the module's
+ * CudaBSplineInterpolateImageFunction of TImage (double or float
+ * coefficients) with spline order 3; false otherwise. */
+template <typename TImage, typename TCoordRep, typename TInterpolator, typename TVisit>
+bool
+VisitCubicCoefficients(const TInterpolator * interpolator, TVisit && visit)
+{
+  const auto as = [&](auto coefficient)
+  {
+    using Itk = BSplineInterpolateImageFunction<TImage, TCoordRep, decltype(coefficient)>;
+    using Ours = CudaBSplineInterpolateImageFunction<TImage, TCoordRep, decltype(coefficient)>;
+    if (typeid(*interpolator) != typeid(Itk) && typeid(*interpolator) != typeid(Ours))
+    {
+      return false;
+    }
+    const auto * bspline = dynamic_cast<const Itk *>(interpolator);
+    if (bspline == nullptr || bspline->GetSplineOrder() != 3)
+    {
+      return false;
+    }
+    visit(CoefficientAccess<Itk>::Of(*bspline));
+    return true;
+  };
+  return as(double{}) || as(float{});
 }
 
 /** Calls visit(maskImage) when `mask` is exactly an ImageMaskSpatialObject
@@ -377,10 +418,11 @@ CudaImageToImageMetricv4Base<TMetric>::Initialize()
   }
   m_HostGradient.clear();
   m_HostGradient.shrink_to_fit();
-  for (MaskCopy & copy : m_Masks)
+  for (int i = 0; i < 2; ++i)
   {
-    // read the masks again at the next evaluation
-    copy = MaskCopy{};
+    // read the masks and the coefficients again at the next evaluation
+    m_Masks[i].Reset();
+    m_Cubic[i].Reset();
   }
   m_DeviceCurrent = false;
   m_ReportedSinceInitialize = false;
@@ -428,15 +470,32 @@ CudaImageToImageMetricv4Base<TMetric>::GetCoreUnsupportedReason() const
         return problem;
       }
     }
-    if (typeid(*this->m_FixedInterpolator) != typeid(LinearFixed))
+    // linear, or a cubic B-spline whose coefficients cover the image's buffer
+    const auto cubicUsable = [](const auto * interpolator, const auto * image)
     {
-      return std::string("the fixed interpolator ") + this->m_FixedInterpolator->GetNameOfClass() +
-             " (the core interpolates linearly)";
+      using ImageType = std::remove_cv_t<std::remove_pointer_t<decltype(image)>>;
+      bool usable = false;
+      CudaMetricDetail::VisitCubicCoefficients<ImageType, typename Superclass::CoordinateRepresentationType>(
+        interpolator,
+        [&](const auto * coefficients)
+        {
+          usable = coefficients != nullptr && coefficients->GetBufferPointer() != nullptr &&
+                   coefficients->GetBufferedRegion() == image->GetBufferedRegion();
+        });
+      return usable;
+    };
+    const char * interpolation =
+      " (the core interpolates linearly, or as BSplineInterpolateImageFunction of order 3 with coefficients over "
+      "the image's buffer)";
+    if (typeid(*this->m_FixedInterpolator) != typeid(LinearFixed) &&
+        !cubicUsable(this->m_FixedInterpolator.GetPointer(), this->m_FixedImage.GetPointer()))
+    {
+      return std::string("the fixed interpolator ") + this->m_FixedInterpolator->GetNameOfClass() + interpolation;
     }
-    if (typeid(*this->m_MovingInterpolator) != typeid(LinearMoving))
+    if (typeid(*this->m_MovingInterpolator) != typeid(LinearMoving) &&
+        !cubicUsable(this->m_MovingInterpolator.GetPointer(), this->m_MovingImage.GetPointer()))
     {
-      return std::string("the moving interpolator ") + this->m_MovingInterpolator->GetNameOfClass() +
-             " (the core interpolates linearly)";
+      return std::string("the moving interpolator ") + this->m_MovingInterpolator->GetNameOfClass() + interpolation;
     }
     if (!this->GetGradientSourceIncludesMoving())
     {
@@ -568,10 +627,10 @@ CudaImageToImageMetricv4Base<TMetric>::BuildJob(bool                  wantDeriva
   cif::MetricMask *        jobMasks[2] = { &job.fixedMask, &job.movingMask };
   for (int m = 0; m < 2; ++m)
   {
-    MaskCopy & copy = m_Masks[m];
+    DerivedArray<unsigned char> & copy = m_Masks[m];
     if (masks[m] == nullptr)
     {
-      copy = MaskCopy{};
+      copy.Reset();
       continue;
     }
     ModifiedTimeType time = masks[m]->GetMTime();
@@ -582,17 +641,52 @@ CudaImageToImageMetricv4Base<TMetric>::BuildJob(bool                  wantDeriva
                                           time = std::max(time, image->GetMTime());
                                           buffer = image->GetBufferPointer();
                                         });
-    const bool current = copy.object == masks[m] && copy.time == time && copy.buffer == buffer && !copy.flags.empty();
-    CudaMetricDetail::DescribeMask<D>(masks[m], *jobMasks[m], current ? nullptr : &copy.flags);
+    const bool current = copy.Matches(masks[m], time, buffer);
     if (!current)
     {
-      copy.object = masks[m];
-      copy.time = time;
-      copy.buffer = buffer;
-      copy.device.Release();
+      copy.Reset(masks[m], time, buffer);
     }
-    jobMasks[m]->image.values = copy.flags.data();
+    CudaMetricDetail::DescribeMask<D>(masks[m], *jobMasks[m], current ? nullptr : &copy.owned);
+    if (!current)
+    {
+      copy.data = copy.owned.data();
+      copy.count = copy.owned.size();
+    }
+    jobMasks[m]->image.values = copy.data;
   }
+  // cubic B-spline interpolators: their coefficients, in double
+  const auto cubic = [](const auto * interpolator, const auto * image, cif::MetricImage & out, DerivedArray<double> & copy)
+  {
+    using ImageType = std::remove_cv_t<std::remove_pointer_t<decltype(image)>>;
+    const bool visited = CudaMetricDetail::VisitCubicCoefficients<ImageType, typename Superclass::CoordinateRepresentationType>(
+      interpolator,
+      [&](const auto * coefficients)
+      {
+        using Coefficient = typename std::remove_cv_t<std::remove_pointer_t<decltype(coefficients)>>::PixelType;
+        const auto * values = coefficients->GetBufferPointer();
+        if (!copy.Matches(coefficients, coefficients->GetMTime(), values))
+        {
+          copy.Reset(coefficients, coefficients->GetMTime(), values);
+          copy.count = coefficients->GetBufferedRegion().GetNumberOfPixels();
+          if constexpr (std::is_same<Coefficient, double>::value)
+          {
+            copy.data = values;
+          }
+          else
+          {
+            copy.owned.assign(values, values + copy.count);
+            copy.data = copy.owned.data();
+          }
+        }
+        out.coefficients = copy.data;
+      });
+    if (!visited)
+    {
+      copy.Reset();
+    }
+  };
+  cubic(this->m_FixedInterpolator.GetPointer(), this->m_FixedImage.GetPointer(), job.fixed, m_Cubic[0]);
+  cubic(this->m_MovingInterpolator.GetPointer(), this->m_MovingImage.GetPointer(), job.moving, m_Cubic[1]);
 
   // x0: the middle of the virtual region
   double x0[3]{ 0, 0, 0 };
@@ -865,19 +959,17 @@ CudaImageToImageMetricv4Base<TMetric>::Evaluate(bool wantDerivative, MeasureType
         onDevice.bspline.derivativeSums = static_cast<double *>(m_DeviceBSplineSums.GetPointer());
       }
       cif::MetricMask * deviceMasks[2] = { &onDevice.fixedMask, &onDevice.movingMask };
-      for (int m = 0; m < 2; ++m)
+      cif::MetricImage * deviceImages[2] = { &onDevice.fixed, &onDevice.moving };
+      for (int i = 0; i < 2; ++i)
       {
-        MaskCopy & copy = m_Masks[m];
-        if (deviceMasks[m]->image.values == nullptr)
+        if (deviceMasks[i]->image.values != nullptr)
         {
-          continue;
+          deviceMasks[i]->image.values = m_Masks[i].OnDevice();
         }
-        if (copy.device.GetSize() != copy.flags.size() || copy.device.GetDevice() != cif::Runtime::GetCurrentDevice())
+        if (deviceImages[i]->coefficients != nullptr)
         {
-          copy.device.Allocate(copy.flags.size());
-          copy.device.CopyFromHost(copy.flags.data(), copy.flags.size());
+          deviceImages[i]->coefficients = static_cast<const double *>(m_Cubic[i].OnDevice());
         }
-        deviceMasks[m]->image.values = copy.device.GetPointer();
       }
       onDevice.fixed.values = m_DeviceFixed.GetPointer();
       onDevice.moving.values = m_DeviceMoving.GetPointer();
@@ -908,9 +1000,10 @@ CudaImageToImageMetricv4Base<TMetric>::Evaluate(bool wantDerivative, MeasureType
       m_DeviceGradient.Release();
       m_DeviceCoefficients.Release();
       m_DeviceBSplineSums.Release();
-      for (MaskCopy & copy : m_Masks)
+      for (int i = 0; i < 2; ++i)
       {
-        copy.device.Release();
+        m_Masks[i].device.Release();
+        m_Cubic[i].device.Release();
       }
       report.FellBackAfterOutOfMemory = true;
       why = std::string("the GPU ran out of memory (") + failure.what() + ")";
@@ -1066,9 +1159,10 @@ CudaImageToImageMetricv4Base<TMetric>::ReleaseDeviceMemory()
   m_DevicePoints.Release();
   m_DeviceCoefficients.Release();
   m_DeviceBSplineSums.Release();
-  for (MaskCopy & copy : m_Masks)
+  for (int i = 0; i < 2; ++i)
   {
-    copy.device.Release();
+    m_Masks[i].device.Release();
+    m_Cubic[i].device.Release();
   }
 }
 

@@ -12,6 +12,8 @@
 #include "itkBSplineTransform.h"
 #include "itkBSplineTransformInitializer.h"
 #include "itkCompositeTransform.h"
+#include "itkBSplineInterpolateImageFunction.h"
+#include "itkCudaBSplineInterpolateImageFunction.h"
 #include "itkCudaFactorylessTwin.h"
 #include "itkCudaCorrelationImageToImageMetricv4.h"
 #include "itkCudaImageFiltersFactory.h"
@@ -84,6 +86,12 @@ bool g_GradientFilter = true;
 /** On: a sampled point set (a fifth of the fixed image's pixels, at random
  * positions, fixed seed) instead of the dense domain, for both metrics. */
 bool g_SampledPoints = false;
+
+/** 1: both metrics interpolate the fixed and the moving image with ITK's
+ * BSplineInterpolateImageFunction (order 3, double coefficients); 2: the
+ * moving image with the module's CudaBSplineInterpolateImageFunction (float
+ * coefficients, computed on the CPU). */
+int g_Cubic = 0;
 
 /** 1: a fixed image mask, 2: a moving image mask, 3: both (FixedMask,
  * MovingMask), for ITK's metric and the module's. */
@@ -205,6 +213,17 @@ RunMetric(TMetric * metric, const TImage * fixed, const TImage * moving, TTransf
   if (g_SampledPoints)
   {
     SetSampledPoints(metric, fixed);
+  }
+  if (g_Cubic == 1)
+  {
+    metric->SetFixedInterpolator(itk::BSplineInterpolateImageFunction<TImage, double, double>::New());
+    metric->SetMovingInterpolator(itk::BSplineInterpolateImageFunction<TImage, double, double>::New());
+  }
+  else if (g_Cubic == 2)
+  {
+    auto interpolator = itk::CudaBSplineInterpolateImageFunction<TImage, double, float>::New();
+    interpolator->SetExecutionMode(itk::CudaExecutionMode::CPU);
+    metric->SetMovingInterpolator(interpolator);
   }
   if ((g_Masks & 1) != 0)
   {
@@ -629,6 +648,46 @@ MasksAsItk(itk::CudaExecutionMode mode)
             });
   WithMasks(1, [mode] { Transforms2D<MeanSquaresPair>(mode); });
   WithMasks(2, [mode] { BSplineTransforms2D<MattesPair>(mode); });
+}
+
+/** The tests of `body` with cubic B-spline interpolators (see g_Cubic). */
+template <typename TBody>
+void
+WithCubic(int cubic, TBody body)
+{
+  g_Cubic = cubic;
+  body();
+  g_Cubic = 0;
+}
+
+/** Every metric with ITK's cubic B-spline interpolators (2D: every
+ * transform; 3D: the rigid and affine ones; a B-spline transform; central
+ * differences; masks), and the module's interpolator. */
+void
+CubicAsItk(itk::CudaExecutionMode mode)
+{
+  WithCubic(1,
+            [mode]
+            {
+              Transforms2D<MeanSquaresPair>(mode);
+              Transforms2D<MattesPair>(mode);
+              Transforms3D<CorrelationPair>(mode);
+              BSplineTransforms2D<MeanSquaresPair>(mode);
+              WithCentralDifferences([mode] { Transforms2D<CorrelationPair>(mode); });
+              WithMasks(3, [mode] { Transforms2D<MattesPair>(mode); });
+            });
+  WithCubic(2, [mode] { Transforms2D<CorrelationPair>(mode); });
+}
+
+TEST(MetricCubic, EveryMetricAsItk)
+{
+  CubicAsItk(itk::CudaExecutionMode::CPU);
+}
+
+TEST(MetricCubicGpu, EveryMetricAsItk)
+{
+  CIF_REQUIRE_GPU_OR_SKIP();
+  CubicAsItk(itk::CudaExecutionMode::GPU);
 }
 
 TEST(MetricMasks, EveryMetricAsItk)

@@ -16,8 +16,10 @@
  *    outside); a point outside either image, or outside the fixed or the
  *    moving image mask, is not a valid point;
  *  - the fixed and moving values by itk::LinearInterpolateImageFunction's
- *    arithmetic (edge samples repeated), in double, converted to the pixel
- *    type as ITK stores them; the moving image gradient by the same
+ *    arithmetic (edge samples repeated), or by
+ *    itk::BSplineInterpolateImageFunction's (order 3) from its
+ *    coefficients, in double, converted to the pixel type as ITK stores
+ *    them; the moving image gradient by the same
  *    interpolation of a precomputed gradient image (ITK's default: the
  *    metric's GradientRecursiveGaussianImageFilter output, interpolated
  *    linearly at the moving point).
@@ -105,6 +107,12 @@ struct MattesHistogram
 struct MetricImage
 {
   const void * values{ nullptr };
+  /** The fixed and the moving image: itk::BSplineInterpolateImageFunction
+   * of order 3 instead of linear interpolation, with its coefficients (in
+   * double, on the buffer's grid), evaluated with ITK's arithmetic (its
+   * region of support, weights and mirror boundary, see
+   * cif/BSplineEvaluate.h); null: linear interpolation of `values`. */
+  const double * coefficients{ nullptr };
   std::int64_t size[3]{ 1, 1, 1 };
   std::int64_t start[3]{ 0, 0, 0 };
   double       origin[3]{ 0, 0, 0 };

@@ -19,6 +19,7 @@
 #define cifMetricPoint_h
 
 #include "cif/RegistrationMetric.h"
+#include "../bspline_evaluate/cifBSplineWeights.h"
 
 #include <cmath>
 #include <cstdint>
@@ -516,6 +517,41 @@ AddMoments(double * moments, double w, const double gradient[D], const double re
   }
 }
 
+/** The value at continuous index c: linear interpolation of the image's
+ * values, or ITK's cubic B-spline of its coefficients (the 4^D support
+ * points x fastest, the weights multiplied in axis order, as
+ * BSplineInterpolateImageFunction::EvaluateAtContinuousIndex sums them). */
+template <int D, typename TPixel>
+CIF_METRIC_HD double
+ImageValue(const MetricImage & image, const double c[D])
+{
+  if (image.coefficients == nullptr)
+  {
+    Taps t;
+    LinearTaps<D>(image, c, t);
+    return Interpolate<D>(static_cast<const TPixel *>(image.values), image, t, 1, 0);
+  }
+  const std::int64_t       stride[3] = { 1, image.size[0], image.size[0] * image.size[1] };
+  CubicAxisSupport<double> support[D];
+  for (int a = 0; a < D; ++a)
+  {
+    CubicSupport<double>(c[a], image.start[a], image.size[a], stride[a], false, support[a]);
+  }
+  double value = 0.0;
+  for (int q = 0; q < (D == 2 ? 16 : 64); ++q)
+  {
+    double       w = 1.0;
+    std::int64_t offset = 0;
+    for (int a = 0, rest = q; a < D; ++a, rest /= 4)
+    {
+      w *= support[a].weight[rest % 4];
+      offset += support[a].offset[rest % 4];
+    }
+    value += w * image.coefficients[offset];
+  }
+  return value;
+}
+
 /** One virtual point: its position, the moving point, and both values. */
 template <int D, typename TPixel>
 struct Sample
@@ -544,10 +580,7 @@ SamplePoint(const DenseMetricJob & job, std::int64_t linear, Sample<D, TPixel> &
   {
     return false;
   }
-  Taps t;
-  LinearTaps<D>(job.fixed, c, t);
-  s.fixedValue =
-    static_cast<TPixel>(Interpolate<D>(static_cast<const TPixel *>(job.fixed.values), job.fixed, t, 1, 0));
+  s.fixedValue = static_cast<TPixel>(ImageValue<D, TPixel>(job.fixed, c));
   if constexpr (kBSpline)
   {
     // the B-spline, then the transforms before it in a composite (affine)
@@ -563,9 +596,7 @@ SamplePoint(const DenseMetricJob & job, std::int64_t linear, Sample<D, TPixel> &
   {
     return false;
   }
-  LinearTaps<D>(job.moving, c, t);
-  s.movingValue =
-    static_cast<TPixel>(Interpolate<D>(static_cast<const TPixel *>(job.moving.values), job.moving, t, 1, 0));
+  s.movingValue = static_cast<TPixel>(ImageValue<D, TPixel>(job.moving, c));
   return true;
 }
 
