@@ -74,10 +74,11 @@ CellOf(const MetricBSpline & b, const std::int64_t start[D])
   return static_cast<unsigned int>(linear);
 }
 
-/** kBSpline: a B-spline moving transform; kRecords: its derivative pass,
- * which writes the per-point records (separate instances, so that the
- * other passes do not carry their registers). */
-template <int D, typename TPixel, metric::Pass P, bool kRecords, bool kBSpline>
+/** M: what the job holds (metric::MapModeOf); kRecords: the derivative
+ * pass of a B-spline moving transform, which writes the per-point records
+ * (separate instances, so that the other passes do not carry their
+ * registers). */
+template <int D, typename TPixel, metric::Pass P, bool kRecords, metric::MapMode M>
 __global__ void __launch_bounds__(kThreads)
   DenseMetricKernel(DenseMetricJob job, std::int64_t count, double * partial, double meanFixed, double meanMoving,
                     const double * pRatio, PointRecords records)
@@ -99,7 +100,7 @@ __global__ void __launch_bounds__(kThreads)
     {
       records.keys[i] = records.cells;
       records.points[i] = static_cast<unsigned int>(i);
-      metric::AccumulatePoint<D, TPixel, P, true>(
+      metric::AccumulatePoint<D, TPixel, P, metric::MapMode::BSpline>(
         job,
         i,
         sums,
@@ -122,7 +123,7 @@ __global__ void __launch_bounds__(kThreads)
     }
     else
     {
-      metric::AccumulatePoint<D, TPixel, P, kBSpline>(job, i, sums, means, pRatio);
+      metric::AccumulatePoint<D, TPixel, P, M>(job, i, sums, means, pRatio);
     }
   }
   __shared__ double warpSums[kThreads / 32][n];
@@ -312,7 +313,7 @@ ParameterSumsKernel(MetricBSpline b, const double * cellSums, std::int64_t grid,
  * and the fixed marginal, the Parzen weights times `scale` (rounded) for
  * the joint PDF. Integer additions do not depend on their order, so the
  * histogram, and the metric, are the same at every run. */
-template <int D, typename TPixel, bool kBSpline>
+template <int D, typename TPixel, metric::MapMode M>
 __global__ void __launch_bounds__(kThreads)
   MattesHistogramKernel(DenseMetricJob job, std::int64_t count, int entries, double scale,
                         unsigned long long * partial)
@@ -327,7 +328,7 @@ __global__ void __launch_bounds__(kThreads)
   for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < count;
        i += static_cast<std::int64_t>(gridDim.x) * blockDim.x)
   {
-    metric::AccumulateMattesHistogram<D, TPixel, kBSpline>(
+    metric::AccumulateMattesHistogram<D, TPixel, M>(
       job,
       i,
       [bins, scale](int index, double v)
@@ -384,11 +385,11 @@ MattesHistogramCUDA(const DenseMetricJob & job, std::vector<double> & histogram)
   CIF_CUDA_CHECK(cudaGetDevice(&device));
   int sms = 0;
   CIF_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  const bool bspline = job.bspline.coefficients != nullptr;
-  CIF_CUDA_CHECK(cudaFuncSetAttribute(bspline ? MattesHistogramKernel<D, TPixel, true>
-                                              : MattesHistogramKernel<D, TPixel, false>,
-                                      cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                      static_cast<int>(shared)));
+  const metric::MapMode mode = metric::MapModeOf(job);
+  const auto            kernel = mode == metric::MapMode::BSpline   ? MattesHistogramKernel<D, TPixel, metric::MapMode::BSpline>
+                                 : mode == metric::MapMode::General ? MattesHistogramKernel<D, TPixel, metric::MapMode::General>
+                                                                    : MattesHistogramKernel<D, TPixel, metric::MapMode::Plain>;
+  CIF_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(shared)));
   const std::int64_t wanted = (count + kThreads - 1) / kThreads;
   const int blocks = static_cast<int>(std::max<std::int64_t>(1, std::min<std::int64_t>(wanted, std::int64_t{ 2 } * std::max(1, sms))));
   const cudaStream_t stream = cif::Stream();
@@ -396,14 +397,7 @@ MattesHistogramCUDA(const DenseMetricJob & job, std::vector<double> & histogram)
                        stream);
   auto *             rows = static_cast<unsigned long long *>(partial.GetPointer());
   auto *             total = reinterpret_cast<double *>(rows + static_cast<std::size_t>(blocks) * entries);
-  if (bspline)
-  {
-    MattesHistogramKernel<D, TPixel, true><<<blocks, kThreads, shared, stream>>>(job, count, entries, scale, rows);
-  }
-  else
-  {
-    MattesHistogramKernel<D, TPixel, false><<<blocks, kThreads, shared, stream>>>(job, count, entries, scale, rows);
-  }
+  kernel<<<blocks, kThreads, shared, stream>>>(job, count, entries, scale, rows);
   CIF_CUDA_CHECK_LAUNCH("MattesHistogramKernel");
   AddHistogramRowsKernel<<<(entries + 255) / 256, 256, 0, stream>>>(rows, blocks, entries, bins, scale, total);
   CIF_CUDA_CHECK_LAUNCH("AddHistogramRowsKernel");
@@ -563,18 +557,17 @@ RunPass(const DenseMetricJob & job, const double means[2], const double * pRatio
   double *           total = partialRows + static_cast<std::size_t>(blocks) * n;
   if (records.keys != nullptr)
   {
-    DenseMetricKernel<D, TPixel, P, true, true>
-      <<<blocks, kThreads, 0, stream>>>(job, count, partialRows, means[0], means[1], pRatio, records);
-  }
-  else if (job.bspline.coefficients != nullptr)
-  {
-    DenseMetricKernel<D, TPixel, P, false, true>
+    DenseMetricKernel<D, TPixel, P, true, metric::MapMode::BSpline>
       <<<blocks, kThreads, 0, stream>>>(job, count, partialRows, means[0], means[1], pRatio, records);
   }
   else
   {
-    DenseMetricKernel<D, TPixel, P, false, false>
-      <<<blocks, kThreads, 0, stream>>>(job, count, partialRows, means[0], means[1], pRatio, records);
+    const metric::MapMode mode = metric::MapModeOf(job);
+    const auto            kernel = mode == metric::MapMode::BSpline ? DenseMetricKernel<D, TPixel, P, false, metric::MapMode::BSpline>
+                                   : mode == metric::MapMode::General
+                                     ? DenseMetricKernel<D, TPixel, P, false, metric::MapMode::General>
+                                     : DenseMetricKernel<D, TPixel, P, false, metric::MapMode::Plain>;
+    kernel<<<blocks, kThreads, 0, stream>>>(job, count, partialRows, means[0], means[1], pRatio, records);
   }
   CIF_CUDA_CHECK_LAUNCH("DenseMetricKernel");
   AddPartialsKernel<<<1, 32, 0, stream>>>(partialRows, blocks, n, total);

@@ -264,7 +264,7 @@ RunBSplinePass(const DenseMetricJob & job, const double * means, const double * 
                                      };
                                      for (std::int64_t i = count * b / slices; i < end; ++i)
                                      {
-                                       metric::AccumulatePoint<D, TPixel, P, true>(job, i, sums, means, pRatio, sink);
+                                       metric::AccumulatePoint<D, TPixel, P, metric::MapMode::BSpline>(job, i, sums, means, pRatio, sink);
                                      }
                                    });
   metric::StoreSums<D, P>(total.data(), moments);
@@ -298,11 +298,11 @@ RunPass(const DenseMetricJob & job, const double * means, const double * pRatio,
                                      {
                                        if (job.bspline.coefficients != nullptr)
                                        {
-                                         metric::AccumulatePoint<D, TPixel, P, true>(job, i, sums, means, pRatio);
+                                         metric::AccumulatePoint<D, TPixel, P, metric::MapMode::BSpline>(job, i, sums, means, pRatio);
                                        }
                                        else
                                        {
-                                         metric::AccumulatePoint<D, TPixel, P, false>(job, i, sums, means, pRatio);
+                                         metric::AccumulatePoint<D, TPixel, P, metric::MapMode::General>(job, i, sums, means, pRatio);
                                        }
                                      }
                                    });
@@ -330,11 +330,11 @@ MattesHistogramCPU(const DenseMetricJob & job, std::vector<double> & histogram, 
                                 auto add = [h](int index, double v) { h[index] += v; };
                                 if (job.bspline.coefficients != nullptr)
                                 {
-                                  metric::AccumulateMattesHistogram<D, TPixel, true>(job, i, add);
+                                  metric::AccumulateMattesHistogram<D, TPixel, metric::MapMode::BSpline>(job, i, add);
                                 }
                                 else
                                 {
-                                  metric::AccumulateMattesHistogram<D, TPixel, false>(job, i, add);
+                                  metric::AccumulateMattesHistogram<D, TPixel, metric::MapMode::General>(job, i, add);
                                 }
                               }
                             });

@@ -564,40 +564,88 @@ struct Sample
   BSplineSupport<D> support;
 };
 
+/** What an instance of the per-point code takes (a template argument, so
+ * that the common instances do not carry the registers of the others):
+ * - Plain: one affine map per transform, no masks, linear interpolation;
+ * - General: chains of affine maps, masks, cubic interpolation;
+ * - BSpline: General with a B-spline moving transform. */
+enum class MapMode
+{
+  Plain,
+  General,
+  BSpline
+};
+
+/** The mode `job` needs. */
+inline MapMode
+MapModeOf(const DenseMetricJob & job)
+{
+  if (job.bspline.coefficients != nullptr)
+  {
+    return MapMode::BSpline;
+  }
+  const bool plain = job.fixedTransform.count == 1 && job.movingTransform.count == 1 &&
+                     job.fixedMask.image.values == nullptr && job.movingMask.image.values == nullptr &&
+                     job.fixed.coefficients == nullptr && job.moving.coefficients == nullptr;
+  return plain ? MapMode::Plain : MapMode::General;
+}
+
 /** The virtual point of region offset `linear`, mapped and evaluated in
  * both images; false when it is not a valid point (outside either image or
- * either mask).
- * kBSpline: the job's B-spline moving transform maps the point (a template
- * argument, so that the affine kernels do not carry its registers). */
-template <int D, typename TPixel, bool kBSpline>
+ * either mask). M: what the job holds (MapModeOf). */
+template <int D, typename TPixel, MapMode M>
 CIF_METRIC_HD bool
 SamplePoint(const DenseMetricJob & job, std::int64_t linear, Sample<D, TPixel> & s)
 {
   VirtualPoint<D>(job, linear, s.x);
   double c[D];
-  MapChain<D>(job.fixedTransform, s.x, s.p);
-  if (!InsideMask<D>(job.fixedMask, s.p) || !ContinuousIndex<D>(job.fixed, s.p, c))
+  if constexpr (M == MapMode::Plain)
   {
-    return false;
-  }
-  s.fixedValue = static_cast<TPixel>(ImageValue<D, TPixel>(job.fixed, c));
-  if constexpr (kBSpline)
-  {
-    // the B-spline, then the transforms before it in a composite (affine)
-    double y[D];
-    MapBSpline<D>(job.bspline, s.x, y, s.support);
-    MapChain<D>(job.movingTransform, y, s.p);
+    Map<D>(job.fixedTransform.maps[0], s.x, s.p);
+    if (!ContinuousIndex<D>(job.fixed, s.p, c))
+    {
+      return false;
+    }
+    Taps t;
+    LinearTaps<D>(job.fixed, c, t);
+    s.fixedValue =
+      static_cast<TPixel>(Interpolate<D>(static_cast<const TPixel *>(job.fixed.values), job.fixed, t, 1, 0));
+    Map<D>(job.movingTransform.maps[0], s.x, s.p);
+    if (!ContinuousIndex<D>(job.moving, s.p, c))
+    {
+      return false;
+    }
+    LinearTaps<D>(job.moving, c, t);
+    s.movingValue =
+      static_cast<TPixel>(Interpolate<D>(static_cast<const TPixel *>(job.moving.values), job.moving, t, 1, 0));
+    return true;
   }
   else
   {
-    MapChain<D>(job.movingTransform, s.x, s.p);
+    MapChain<D>(job.fixedTransform, s.x, s.p);
+    if (!InsideMask<D>(job.fixedMask, s.p) || !ContinuousIndex<D>(job.fixed, s.p, c))
+    {
+      return false;
+    }
+    s.fixedValue = static_cast<TPixel>(ImageValue<D, TPixel>(job.fixed, c));
+    if constexpr (M == MapMode::BSpline)
+    {
+      // the B-spline, then the transforms before it in a composite (affine)
+      double y[D];
+      MapBSpline<D>(job.bspline, s.x, y, s.support);
+      MapChain<D>(job.movingTransform, y, s.p);
+    }
+    else
+    {
+      MapChain<D>(job.movingTransform, s.x, s.p);
+    }
+    if (!InsideMask<D>(job.movingMask, s.p) || !ContinuousIndex<D>(job.moving, s.p, c))
+    {
+      return false;
+    }
+    s.movingValue = static_cast<TPixel>(ImageValue<D, TPixel>(job.moving, c));
+    return true;
   }
-  if (!InsideMask<D>(job.movingMask, s.p) || !ContinuousIndex<D>(job.moving, s.p, c))
-  {
-    return false;
-  }
-  s.movingValue = static_cast<TPixel>(ImageValue<D, TPixel>(job.moving, c));
-  return true;
 }
 
 /** The moving image gradient at moving point p, as the job says (central
@@ -697,13 +745,14 @@ struct NoBSplineSink
  * derivative terms do not go to the moments: for a valid point inside the
  * grid, sink(linear, support, w, gradient) receives the weight sets w
  * (MetricWeightSets of them) and the moving gradient. */
-template <int D, typename TPixel, Pass P, bool kBSpline, typename TSink = NoBSplineSink>
+template <int D, typename TPixel, Pass P, MapMode M, typename TSink = NoBSplineSink>
 CIF_METRIC_HD void
 AccumulatePoint(const DenseMetricJob & job, std::int64_t linear, double * sums, const double * means,
                 const double * pRatio, TSink && sink = TSink{})
 {
+  constexpr bool    kBSpline = M == MapMode::BSpline;
   Sample<D, TPixel> s;
-  if (!SamplePoint<D, TPixel, kBSpline>(job, linear, s))
+  if (!SamplePoint<D, TPixel, M>(job, linear, s))
   {
     return;
   }
@@ -822,12 +871,12 @@ ScatterBSplinePoint(const MetricBSpline & b, const BSplineSupport<D> & support, 
  * count (hist[0]), the fixed marginal (hist[1 + bin]) and the joint PDF
  * (hist[1 + bins + fixedBin * bins + movingBin]), through `add(index,
  * value)` (an atomic add on the GPU). */
-template <int D, typename TPixel, bool kBSpline, typename TAdd>
+template <int D, typename TPixel, MapMode M, typename TAdd>
 CIF_METRIC_HD void
 AccumulateMattesHistogram(const DenseMetricJob & job, std::int64_t linear, TAdd && add)
 {
   Sample<D, TPixel> s;
-  if (!SamplePoint<D, TPixel, kBSpline>(job, linear, s))
+  if (!SamplePoint<D, TPixel, M>(job, linear, s))
   {
     return;
   }
