@@ -599,34 +599,16 @@ TEST(MeanSquaresMetric, CpuCoreGivesItksAnswerIn3D)
   Transforms3D<MeanSquaresPair>(itk::CudaExecutionMode::CPU);
 }
 
-/** The tests of `body` with central-difference gradients. */
-template <typename TBody>
+/** The tests of `body` with `setting` (one of the g_ switches above) set
+ * to `value`, restored after. */
+template <typename T, typename TBody>
 void
-WithCentralDifferences(TBody body)
+With(T & setting, T value, TBody body)
 {
-  g_GradientFilter = false;
+  const T saved = setting;
+  setting = value;
   body();
-  g_GradientFilter = true;
-}
-
-/** The tests of `body` on a sampled point set. */
-template <typename TBody>
-void
-WithSampledPoints(TBody body)
-{
-  g_SampledPoints = true;
-  body();
-  g_SampledPoints = false;
-}
-
-/** The tests of `body` with the masks `masks` (see g_Masks). */
-template <typename TBody>
-void
-WithMasks(int masks, TBody body)
-{
-  g_Masks = masks;
-  body();
-  g_Masks = 0;
+  setting = saved;
 }
 
 /** Every metric with both masks (2D: every transform; 3D: the rigid and
@@ -635,7 +617,7 @@ WithMasks(int masks, TBody body)
 void
 MasksAsItk(itk::CudaExecutionMode mode)
 {
-  WithMasks(3,
+  With(g_Masks, 3,
             [mode]
             {
               Transforms2D<MeanSquaresPair>(mode);
@@ -644,20 +626,10 @@ MasksAsItk(itk::CudaExecutionMode mode)
               Transforms3D<MattesPair>(mode);
               BSplineTransforms2D<MeanSquaresPair>(mode);
               BSplineTransforms3D<CorrelationPair>(mode);
-              WithSampledPoints([mode] { Transforms2D<CorrelationPair>(mode); });
+              With(g_SampledPoints, true, [mode] { Transforms2D<CorrelationPair>(mode); });
             });
-  WithMasks(1, [mode] { Transforms2D<MeanSquaresPair>(mode); });
-  WithMasks(2, [mode] { BSplineTransforms2D<MattesPair>(mode); });
-}
-
-/** The tests of `body` with cubic B-spline interpolators (see g_Cubic). */
-template <typename TBody>
-void
-WithCubic(int cubic, TBody body)
-{
-  g_Cubic = cubic;
-  body();
-  g_Cubic = 0;
+  With(g_Masks, 1, [mode] { Transforms2D<MeanSquaresPair>(mode); });
+  With(g_Masks, 2, [mode] { BSplineTransforms2D<MattesPair>(mode); });
 }
 
 /** Every metric with ITK's cubic B-spline interpolators (2D: every
@@ -666,17 +638,17 @@ WithCubic(int cubic, TBody body)
 void
 CubicAsItk(itk::CudaExecutionMode mode)
 {
-  WithCubic(1,
+  With(g_Cubic, 1,
             [mode]
             {
               Transforms2D<MeanSquaresPair>(mode);
               Transforms2D<MattesPair>(mode);
               Transforms3D<CorrelationPair>(mode);
               BSplineTransforms2D<MeanSquaresPair>(mode);
-              WithCentralDifferences([mode] { Transforms2D<CorrelationPair>(mode); });
-              WithMasks(3, [mode] { Transforms2D<MattesPair>(mode); });
+              With(g_GradientFilter, false, [mode] { Transforms2D<CorrelationPair>(mode); });
+              With(g_Masks, 3, [mode] { Transforms2D<MattesPair>(mode); });
             });
-  WithCubic(2, [mode] { Transforms2D<CorrelationPair>(mode); });
+  With(g_Cubic, 2, [mode] { Transforms2D<CorrelationPair>(mode); });
 }
 
 TEST(MetricCubic, EveryMetricAsItk)
@@ -703,7 +675,7 @@ TEST(MetricMasksGpu, EveryMetricAsItk)
 
 TEST(MetricSampledPoints, EveryMetricAsItk)
 {
-  WithSampledPoints(
+  With(g_SampledPoints, true,
     []
     {
       Transforms2D<MeanSquaresPair>(itk::CudaExecutionMode::CPU);
@@ -729,8 +701,8 @@ TEST(BSplineMetric, EveryMetricAsItkIn3D)
 
 TEST(BSplineMetric, SampledPointsAndCentralDifferencesAsItk)
 {
-  WithSampledPoints([] { BSplineTransforms2D<MattesPair>(itk::CudaExecutionMode::CPU); });
-  WithCentralDifferences([] { BSplineTransforms2D<MeanSquaresPair>(itk::CudaExecutionMode::CPU); });
+  With(g_SampledPoints, true, [] { BSplineTransforms2D<MattesPair>(itk::CudaExecutionMode::CPU); });
+  With(g_GradientFilter, false, [] { BSplineTransforms2D<MeanSquaresPair>(itk::CudaExecutionMode::CPU); });
 }
 
 TEST(BSplineMetricGpu, EveryMetricAsItkIn2D)
@@ -752,14 +724,14 @@ TEST(BSplineMetricGpu, EveryMetricAsItkIn3D)
 TEST(BSplineMetricGpu, SampledPointsAndCentralDifferencesAsItk)
 {
   CIF_REQUIRE_GPU_OR_SKIP();
-  WithSampledPoints([] { BSplineTransforms2D<MattesPair>(itk::CudaExecutionMode::GPU); });
-  WithCentralDifferences([] { BSplineTransforms2D<MeanSquaresPair>(itk::CudaExecutionMode::GPU); });
+  With(g_SampledPoints, true, [] { BSplineTransforms2D<MattesPair>(itk::CudaExecutionMode::GPU); });
+  With(g_GradientFilter, false, [] { BSplineTransforms2D<MeanSquaresPair>(itk::CudaExecutionMode::GPU); });
 }
 
 TEST(MetricSampledPointsGpu, EveryMetricAsItk)
 {
   CIF_REQUIRE_GPU_OR_SKIP();
-  WithSampledPoints(
+  With(g_SampledPoints, true,
     []
     {
       Transforms2D<MeanSquaresPair>(itk::CudaExecutionMode::GPU);
@@ -771,7 +743,7 @@ TEST(MetricSampledPointsGpu, EveryMetricAsItk)
 
 TEST(MeanSquaresMetric, CentralDifferencesAsItk)
 {
-  WithCentralDifferences(
+  With(g_GradientFilter, false,
     []
     {
       Transforms2D<MeanSquaresPair>(itk::CudaExecutionMode::CPU);
@@ -781,7 +753,7 @@ TEST(MeanSquaresMetric, CentralDifferencesAsItk)
 
 TEST(CorrelationMetric, CentralDifferencesAsItk)
 {
-  WithCentralDifferences(
+  With(g_GradientFilter, false,
     []
     {
       Transforms2D<CorrelationPair>(itk::CudaExecutionMode::CPU);
@@ -792,7 +764,7 @@ TEST(CorrelationMetric, CentralDifferencesAsItk)
 TEST(MeanSquaresMetricGpu, CentralDifferencesAsItk)
 {
   CIF_REQUIRE_GPU_OR_SKIP();
-  WithCentralDifferences(
+  With(g_GradientFilter, false,
     []
     {
       Transforms2D<MeanSquaresPair>(itk::CudaExecutionMode::GPU);
@@ -803,7 +775,7 @@ TEST(MeanSquaresMetricGpu, CentralDifferencesAsItk)
 TEST(CorrelationMetricGpu, CentralDifferencesAsItk)
 {
   CIF_REQUIRE_GPU_OR_SKIP();
-  WithCentralDifferences(
+  With(g_GradientFilter, false,
     []
     {
       Transforms2D<CorrelationPair>(itk::CudaExecutionMode::GPU);
@@ -823,7 +795,7 @@ TEST(MattesMetric, CpuCoreGivesItksAnswerIn3D)
 
 TEST(MattesMetric, CentralDifferencesAsItk)
 {
-  WithCentralDifferences(
+  With(g_GradientFilter, false,
     []
     {
       Transforms2D<MattesPair>(itk::CudaExecutionMode::CPU);
@@ -875,7 +847,7 @@ TEST(MattesMetricGpu, GivesItksAnswerIn3D)
 TEST(MattesMetricGpu, CentralDifferencesAsItk)
 {
   CIF_REQUIRE_GPU_OR_SKIP();
-  WithCentralDifferences(
+  With(g_GradientFilter, false,
     []
     {
       Transforms2D<MattesPair>(itk::CudaExecutionMode::GPU);
