@@ -21,7 +21,9 @@
 // both sizes), and the speed-up is then given per point, saying so.
 //
 //   MetricBenchmark [--size N] [--reps R] [--itk-reps R] [--skip-itk]
-//                   [--cases affine,bspline] [--itk-bspline-size M]
+//                   [--cases affine,general,bspline] [--itk-bspline-size M]
+// (general: affine mean squares with a fixed image mask, and with ITK's
+// cubic B-spline moving interpolator: the kernels' general instances)
 #include "BenchmarkCommon.h"
 #include "itkAffineTransform.h"
 #include "itkBSplineTransform.h"
@@ -30,7 +32,9 @@
 #include "itkCudaCorrelationImageToImageMetricv4.h"
 #include "itkCudaMattesMutualInformationImageToImageMetricv4.h"
 #include "itkCudaMeanSquaresImageToImageMetricv4.h"
+#include "itkBSplineInterpolateImageFunction.h"
 #include "itkImageFileReader.h"
+#include "itkImageMaskSpatialObject.h"
 #include "itkLinearInterpolateImageFunction.h"
 #include "itkMultiThreaderBase.h"
 #include "itkResampleImageFilter.h"
@@ -78,7 +82,7 @@ main(int argc, char * argv[])
   int          reps = 20;
   int          itkReps = 3;
   bool         skipItk = false;
-  std::string  cases = "affine,bspline";
+  std::string  cases = "affine,general,bspline";
   unsigned int itkBSplineSize = 0;
   for (int i = 1; i < argc; ++i)
   {
@@ -98,7 +102,7 @@ main(int argc, char * argv[])
     else
     {
       std::cerr << "usage: " << argv[0]
-                << " [--size N] [--reps R] [--itk-reps R] [--skip-itk] [--cases affine,bspline]"
+                << " [--size N] [--reps R] [--itk-reps R] [--skip-itk] [--cases affine,general,bspline]"
                    " [--itk-bspline-size M]\n";
       return 2;
     }
@@ -314,6 +318,48 @@ main(int argc, char * argv[])
         moving,
         t);
     run(itkMattes, ourMattes, size + "affine Mattes (50 bins)", t, fixed, moving, t);
+  }
+  if (cases.find("general") != std::string::npos)
+  {
+    // the kernels' general instances: a fixed image mask (the brain: fixed
+    // values above 30, unsigned char on the fixed grid), and ITK's cubic
+    // B-spline interpolator for the moving image
+    using MaskImage = itk::Image<unsigned char, 3>;
+    auto maskImage = MaskImage::New();
+    maskImage->CopyInformation(fixed);
+    maskImage->SetRegions(fixed->GetLargestPossibleRegion());
+    maskImage->Allocate();
+    {
+      const float * in = fixed->GetBufferPointer();
+      unsigned char * out = maskImage->GetBufferPointer();
+      for (std::size_t i = 0; i < fixed->GetLargestPossibleRegion().GetNumberOfPixels(); ++i)
+      {
+        out[i] = in[i] > 30.0f ? 1 : 0;
+      }
+    }
+    auto mask = itk::ImageMaskSpatialObject<3>::New();
+    mask->SetImage(maskImage);
+    mask->Update();
+    const auto withMask = [mask](auto make)
+    {
+      return [mask, make]
+      {
+        auto metric = make();
+        metric->SetFixedImageMask(mask);
+        return metric;
+      };
+    };
+    const auto withCubic = [](auto make)
+    {
+      return [make]
+      {
+        auto metric = make();
+        metric->SetMovingInterpolator(itk::BSplineInterpolateImageFunction<F3, double, double>::New());
+        return metric;
+      };
+    };
+    run(withMask(itkMeanSquares), withMask(ourMeanSquares), size + "affine MS, fixed mask", t, fixed, moving, t);
+    run(withCubic(itkMeanSquares), withCubic(ourMeanSquares), size + "affine MS, cubic moving", t, fixed, moving, t);
   }
   if (cases.find("bspline") != std::string::npos)
   {

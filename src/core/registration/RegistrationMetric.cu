@@ -385,10 +385,8 @@ MattesHistogramCUDA(const DenseMetricJob & job, std::vector<double> & histogram)
   CIF_CUDA_CHECK(cudaGetDevice(&device));
   int sms = 0;
   CIF_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  const metric::MapMode mode = metric::MapModeOf(job);
-  const auto            kernel = mode == metric::MapMode::BSpline   ? MattesHistogramKernel<D, TPixel, metric::MapMode::BSpline>
-                                 : mode == metric::MapMode::General ? MattesHistogramKernel<D, TPixel, metric::MapMode::General>
-                                                                    : MattesHistogramKernel<D, TPixel, metric::MapMode::Plain>;
+  void (*kernel)(DenseMetricJob, std::int64_t, int, double, unsigned long long *) = nullptr;
+  metric::WithMapMode(job, [&](auto mode) { kernel = MattesHistogramKernel<D, TPixel, decltype(mode)::value>; });
   CIF_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(shared)));
   const std::int64_t wanted = (count + kThreads - 1) / kThreads;
   const int blocks = static_cast<int>(std::max<std::int64_t>(1, std::min<std::int64_t>(wanted, std::int64_t{ 2 } * std::max(1, sms))));
@@ -562,12 +560,12 @@ RunPass(const DenseMetricJob & job, const double means[2], const double * pRatio
   }
   else
   {
-    const metric::MapMode mode = metric::MapModeOf(job);
-    const auto            kernel = mode == metric::MapMode::BSpline ? DenseMetricKernel<D, TPixel, P, false, metric::MapMode::BSpline>
-                                   : mode == metric::MapMode::General
-                                     ? DenseMetricKernel<D, TPixel, P, false, metric::MapMode::General>
-                                     : DenseMetricKernel<D, TPixel, P, false, metric::MapMode::Plain>;
-    kernel<<<blocks, kThreads, 0, stream>>>(job, count, partialRows, means[0], means[1], pRatio, records);
+    metric::WithMapMode(job,
+                        [&](auto mode)
+                        {
+                          DenseMetricKernel<D, TPixel, P, false, decltype(mode)::value>
+                            <<<blocks, kThreads, 0, stream>>>(job, count, partialRows, means[0], means[1], pRatio, records);
+                        });
   }
   CIF_CUDA_CHECK_LAUNCH("DenseMetricKernel");
   AddPartialsKernel<<<1, 32, 0, stream>>>(partialRows, blocks, n, total);

@@ -288,24 +288,23 @@ RunPass(const DenseMetricJob & job, const double * means, const double * pRatio,
   const std::int64_t count = metric::DomainCount(job);
   // fixed chunks of 4096 points
   const std::int64_t chunk = 4096;
-  const auto         total = SumOverSlices((count + chunk - 1) / chunk,
-                                   metric::SumCount<D, P>(),
-                                   numberOfThreads,
-                                   [&](std::int64_t b, double * sums)
-                                   {
-                                     const std::int64_t end = std::min(count, (b + 1) * chunk);
-                                     for (std::int64_t i = b * chunk; i < end; ++i)
-                                     {
-                                       if (job.bspline.coefficients != nullptr)
-                                       {
-                                         metric::AccumulatePoint<D, TPixel, P, metric::MapMode::BSpline>(job, i, sums, means, pRatio);
-                                       }
-                                       else
-                                       {
-                                         metric::AccumulatePoint<D, TPixel, P, metric::MapMode::General>(job, i, sums, means, pRatio);
-                                       }
-                                     }
-                                   });
+  std::vector<double> total;
+  metric::WithMapMode(job,
+                      [&](auto mode)
+                      {
+                        constexpr metric::MapMode M = decltype(mode)::value;
+                        total = SumOverSlices((count + chunk - 1) / chunk,
+                                              metric::SumCount<D, P>(),
+                                              numberOfThreads,
+                                              [&](std::int64_t b, double * sums)
+                                              {
+                                                const std::int64_t end = std::min(count, (b + 1) * chunk);
+                                                for (std::int64_t i = b * chunk; i < end; ++i)
+                                                {
+                                                  metric::AccumulatePoint<D, TPixel, P, M>(job, i, sums, means, pRatio);
+                                                }
+                                              });
+                      });
   metric::StoreSums<D, P>(total.data(), moments);
 }
 
@@ -319,25 +318,23 @@ MattesHistogramCPU(const DenseMetricJob & job, std::vector<double> & histogram, 
   const std::size_t  n = 1 + static_cast<std::size_t>(bins) + static_cast<std::size_t>(bins) * bins;
   const std::int64_t count = metric::DomainCount(job);
   const std::int64_t slices = std::max<std::int64_t>(1, std::min<std::int64_t>(64, count / 4096));
-  histogram = SumOverSlices(slices,
-                            n,
-                            numberOfThreads,
-                            [&](std::int64_t b, double * h)
-                            {
-                              const std::int64_t end = count * (b + 1) / slices;
-                              for (std::int64_t i = count * b / slices; i < end; ++i)
-                              {
-                                auto add = [h](int index, double v) { h[index] += v; };
-                                if (job.bspline.coefficients != nullptr)
-                                {
-                                  metric::AccumulateMattesHistogram<D, TPixel, metric::MapMode::BSpline>(job, i, add);
-                                }
-                                else
-                                {
-                                  metric::AccumulateMattesHistogram<D, TPixel, metric::MapMode::General>(job, i, add);
-                                }
-                              }
-                            });
+  metric::WithMapMode(job,
+                      [&](auto mode)
+                      {
+                        constexpr metric::MapMode M = decltype(mode)::value;
+                        histogram = SumOverSlices(slices,
+                                                  n,
+                                                  numberOfThreads,
+                                                  [&](std::int64_t b, double * h)
+                                                  {
+                                                    const std::int64_t end = count * (b + 1) / slices;
+                                                    auto add = [h](int index, double v) { h[index] += v; };
+                                                    for (std::int64_t i = count * b / slices; i < end; ++i)
+                                                    {
+                                                      metric::AccumulateMattesHistogram<D, TPixel, M>(job, i, add);
+                                                    }
+                                                  });
+                      });
 }
 
 template <int D, typename TPixel>

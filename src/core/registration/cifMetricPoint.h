@@ -24,6 +24,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #ifdef __CUDACC__
 #  define CIF_METRIC_HD __host__ __device__ __forceinline__
@@ -588,6 +589,26 @@ MapModeOf(const DenseMetricJob & job)
                      job.fixedMask.image.values == nullptr && job.movingMask.image.values == nullptr &&
                      job.fixed.coefficients == nullptr && job.moving.coefficients == nullptr;
   return plain ? MapMode::Plain : MapMode::General;
+}
+
+/** body(std::integral_constant<MapMode, M>{}) with M the mode `job` needs:
+ * one dispatch per pass instead of one per point (host code). */
+template <typename TBody>
+inline void
+WithMapMode(const DenseMetricJob & job, TBody && body)
+{
+  switch (MapModeOf(job))
+  {
+    case MapMode::BSpline:
+      body(std::integral_constant<MapMode, MapMode::BSpline>{});
+      break;
+    case MapMode::General:
+      body(std::integral_constant<MapMode, MapMode::General>{});
+      break;
+    case MapMode::Plain:
+      body(std::integral_constant<MapMode, MapMode::Plain>{});
+      break;
+  }
 }
 
 /** The virtual point of region offset `linear`, mapped and evaluated in
