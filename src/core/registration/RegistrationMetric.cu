@@ -91,7 +91,7 @@ __global__ void __launch_bounds__(kThreads)
   {
     sums[s] = 0.0;
   }
-  constexpr int S = P == metric::Pass::Correlation ? 2 : 1;
+  constexpr int S = metric::WeightSets<P>();
   constexpr int R = RecordDoubles<D, S>();
   for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < count;
        i += static_cast<std::int64_t>(gridDim.x) * blockDim.x)
@@ -203,7 +203,7 @@ __global__ void __launch_bounds__(kThreads)
                  const unsigned int * end, double * cellSums)
 {
   constexpr int R = RecordDoubles<D, S>();
-  constexpr int outputs = (D == 2 ? 16 : 64) * S * D;
+  constexpr int outputs = metric::SupportCount<D>() * S * D;
   __shared__ double weights[kThreads][D][4];
   __shared__ double rest[kThreads][D + S];
   const unsigned int cell = blockIdx.x;
@@ -268,7 +268,7 @@ template <int D, int S>
 __global__ void
 ParameterSumsKernel(MetricBSpline b, const double * cellSums, std::int64_t grid, double * out)
 {
-  constexpr int      outputs = (D == 2 ? 16 : 64) * S * D;
+  constexpr int      outputs = metric::SupportCount<D>() * S * D;
   const std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
   if (i >= grid * D * S)
   {
@@ -285,7 +285,7 @@ ParameterSumsKernel(MetricBSpline b, const double * cellSums, std::int64_t grid,
     rest /= b.gridSize[a];
   }
   double sum = 0.0;
-  for (int o = 0; o < (D == 2 ? 16 : 64); ++o)
+  for (int o = 0; o < metric::SupportCount<D>(); ++o)
   {
     std::int64_t cell = 0;
     std::int64_t stride = 1;
@@ -440,9 +440,9 @@ template <int D, typename TPixel, metric::Pass P>
 void
 RunBSplinePass(const DenseMetricJob & job, const double means[2], const double * pRatio, MetricMoments & moments)
 {
-  constexpr int      S = P == metric::Pass::Correlation ? 2 : 1;
+  constexpr int      S = metric::WeightSets<P>();
   constexpr int      R = RecordDoubles<D, S>();
-  constexpr int      outputs = (D == 2 ? 16 : 64) * S * D;
+  constexpr int      outputs = metric::SupportCount<D>() * S * D;
   const std::int64_t count = metric::DomainCount(job);
   const std::int64_t grid = BSplineGridCount(job.bspline);
   std::int64_t       cells = 1;

@@ -281,7 +281,7 @@ RunPass(const DenseMetricJob & job, const double * means, const double * pRatio,
 {
   if (job.bspline.coefficients != nullptr && P != metric::Pass::CorrelationMeans)
   {
-    RunBSplinePass<D, TPixel, P, P == metric::Pass::Correlation ? 2 : 1>(
+    RunBSplinePass<D, TPixel, P, metric::WeightSets<P>()>(
       job, means, pRatio, moments, numberOfThreads);
     return;
   }

@@ -169,6 +169,15 @@ CubicBSpline(double u)
  * support's first control point, the distances c - start on each axis (the
  * argument of the first 1D weight) and the 1D weights; `inside` false when
  * the support is not inside the grid. */
+/** The number of points of a cubic B-spline's support in D dimensions,
+ * 4^D. */
+template <int D>
+constexpr int
+SupportCount()
+{
+  return D == 2 ? 16 : 64;
+}
+
 template <int D>
 struct BSplineSupport
 {
@@ -282,7 +291,7 @@ MapBSpline(const MetricBSpline & b, const double x[D], double y[D], BSplineSuppo
   {
     sum[a] = 0.0;
   }
-  constexpr int supportCount = D == 2 ? 16 : 64;
+  constexpr int supportCount = SupportCount<D>();
   for (int o = 0; o < supportCount; ++o)
   {
     const double       w = BSplineSupportWeight<D>(support.weights, o);
@@ -489,6 +498,15 @@ enum class Pass
   MattesDerivative  ///< count, D (D + 1) moments of (sum_bins pRatio B3'(arg)) grad m
 };
 
+/** The number of weight sets a pass's derivative has (MetricWeightSets):
+ * 2 for correlation's second pass, else 1. */
+template <Pass P>
+constexpr int
+WeightSets()
+{
+  return P == Pass::Correlation ? 2 : 1;
+}
+
 /** The number of sums of a pass in dimension D. */
 template <int D, Pass P>
 constexpr int
@@ -539,7 +557,7 @@ ImageValue(const MetricImage & image, const double c[D])
     CubicSupport<double>(c[a], image.start[a], image.size[a], stride[a], false, support[a]);
   }
   double value = 0.0;
-  for (int q = 0; q < (D == 2 ? 16 : 64); ++q)
+  for (int q = 0; q < SupportCount<D>(); ++q)
   {
     double       w = 1.0;
     std::int64_t offset = 0;
@@ -872,7 +890,7 @@ CIF_METRIC_HD void
 ScatterBSplinePoint(const MetricBSpline & b, const BSplineSupport<D> & support, const double * w,
                     const double * gradient, TAdd && add)
 {
-  constexpr int supportCount = D == 2 ? 16 : 64;
+  constexpr int supportCount = SupportCount<D>();
   for (int o = 0; o < supportCount; ++o)
   {
     const double       weight = BSplineSupportWeight<D>(support.weights, o);
