@@ -82,41 +82,16 @@ EvaluatePoint(const T * coefficients, const BSplineEvaluateGeometry & g, const B
   {
     CubicSupport<double>(c[a], g.start[a], g.size[a], stride[a], gradient, s[a]);
   }
-  const int points = D == 2 ? 16 : 64;
   if (b.values != nullptr)
   {
-    // ITK's loop over the support points, x fastest, weights multiplied in axis order
-    double value = 0.0;
-    for (int q = 0; q < points; ++q)
-    {
-      double       w = 1.0;
-      std::int64_t offset = 0;
-      for (int a = 0, rest = q; a < D; ++a, rest /= 4)
-      {
-        w *= s[a].weight[rest % 4];
-        offset += s[a].offset[rest % 4];
-      }
-      value += w * static_cast<double>(coefficients[offset]);
-    }
-    b.values[n] = value;
+    b.values[n] = SupportSum(coefficients, s, D);
   }
   if (gradient)
   {
     double local[3] = { 0, 0, 0 };
     for (int d = 0; d < D; ++d)
     {
-      double sum = 0.0;
-      for (int q = 0; q < points; ++q)
-      {
-        double       w = 1.0;
-        std::int64_t offset = 0;
-        for (int a = 0, rest = q; a < D; ++a, rest /= 4)
-        {
-          w *= a == d ? s[a].derivative[rest % 4] : s[a].weight[rest % 4];
-          offset += s[a].offset[rest % 4];
-        }
-        sum += static_cast<double>(coefficients[offset]) * w;
-      }
+      const double sum = SupportSum(coefficients, s, D, d);
       local[d] = sum / g.spacing[d];
     }
     for (int r = 0; r < D; ++r)

@@ -96,6 +96,32 @@ CubicSupport(double                c,
   }
 }
 
+/** ITK's sum over the support of `dimension` axes
+ * (BSplineInterpolateImageFunction's loops over its interpolation points):
+ * the 4^dimension points x fastest, each point's weight the product of its
+ * axes' weights in axis order, times its coefficient, added in that order.
+ * With derivativeAxis >= 0 that axis takes its derivative weights (ITK's
+ * EvaluateDerivativeAtContinuousIndex, one axis at a time). */
+template <typename T, typename R>
+CIF_HOST_DEVICE double
+SupportSum(const T * coefficients, const CubicAxisSupport<R> * s, int dimension, int derivativeAxis = -1)
+{
+  const int points = dimension == 2 ? 16 : 64;
+  double    sum = 0.0;
+  for (int q = 0; q < points; ++q)
+  {
+    double       w = 1.0;
+    std::int64_t offset = 0;
+    for (int a = 0, rest = q; a < dimension; ++a, rest /= 4)
+    {
+      w *= a == derivativeAxis ? s[a].derivative[rest % 4] : s[a].weight[rest % 4];
+      offset += s[a].offset[rest % 4];
+    }
+    sum += w * static_cast<double>(coefficients[offset]);
+  }
+  return sum;
+}
+
 } // namespace cif
 
 #endif

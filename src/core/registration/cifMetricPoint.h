@@ -537,9 +537,9 @@ AddMoments(double * moments, double w, const double gradient[D], const double re
 }
 
 /** The value at continuous index c: linear interpolation of the image's
- * values, or ITK's cubic B-spline of its coefficients (the 4^D support
- * points x fastest, the weights multiplied in axis order, as
- * BSplineInterpolateImageFunction::EvaluateAtContinuousIndex sums them). */
+ * values, or ITK's cubic B-spline of its coefficients (CubicSupport and
+ * SupportSum, as BSplineInterpolateImageFunction::EvaluateAtContinuousIndex
+ * computes it). */
 template <int D, typename TPixel>
 CIF_METRIC_HD double
 ImageValue(const MetricImage & image, const double c[D])
@@ -556,19 +556,7 @@ ImageValue(const MetricImage & image, const double c[D])
   {
     CubicSupport<double>(c[a], image.start[a], image.size[a], stride[a], false, support[a]);
   }
-  double value = 0.0;
-  for (int q = 0; q < SupportCount<D>(); ++q)
-  {
-    double       w = 1.0;
-    std::int64_t offset = 0;
-    for (int a = 0, rest = q; a < D; ++a, rest /= 4)
-    {
-      w *= support[a].weight[rest % 4];
-      offset += support[a].offset[rest % 4];
-    }
-    value += w * image.coefficients[offset];
-  }
-  return value;
+  return SupportSum(image.coefficients, support, D);
 }
 
 /** One virtual point: its position, the moving point, and both values. */
