@@ -282,7 +282,11 @@ AffineChainOf(const TTransform * transform, const double x0[D], cif::MetricAffin
     test[a] = x0[a] + 17.25 * (a + 1) - 9.5;
   }
   const PointType expected = transform->TransformPoint(test);
-  double          mapped[3]{ test[0], test[1], D > 2 ? test[D - 1] : 0.0 };
+  double          mapped[3]{ 0, 0, 0 };
+  for (unsigned int a = 0; a < D; ++a)
+  {
+    mapped[a] = test[a];
+  }
   for (int i = 0; i < chain.count; ++i)
   {
     double next[3]{ 0, 0, 0 };
@@ -371,7 +375,8 @@ BSplineOf(const TTransform *                                                    
   {
     return bspline;
   }
-  typename CompositeType::Pointer before = CompositeType::New();
+  // (the composite of the others only for a caller that asks for it)
+  typename CompositeType::Pointer before = leading != nullptr ? CompositeType::New() : nullptr;
   for (SizeValueType n = 0; n + 1 < count; ++n)
   {
     const auto * t = composite->GetNthTransformConstPointer(n);
@@ -386,7 +391,10 @@ BSplineOf(const TTransform *                                                    
       }
       return nullptr;
     }
-    before->AddTransform(composite->GetNthTransform(n));
+    if (before.IsNotNull())
+    {
+      before->AddTransform(composite->GetNthTransform(n));
+    }
   }
   if (leading != nullptr)
   {
@@ -452,19 +460,13 @@ CudaImageToImageMetricv4Base<TMetric>::GetCoreUnsupportedReason() const
     {
       return "a metric that has not been initialized";
     }
-    if (this->m_FixedImageMask.IsNotNull())
+    const SpatialObject<ImageDimension> * masks[2] = { this->m_FixedImageMask.GetPointer(),
+                                                        this->m_MovingImageMask.GetPointer() };
+    const char *                          maskNames[2] = { "fixed image", "moving image" };
+    for (int m = 0; m < 2; ++m)
     {
       const std::string problem =
-        CudaMetricDetail::MaskUnsupported<ImageDimension>(this->m_FixedImageMask.GetPointer(), "fixed image");
-      if (!problem.empty())
-      {
-        return problem;
-      }
-    }
-    if (this->m_MovingImageMask.IsNotNull())
-    {
-      const std::string problem =
-        CudaMetricDetail::MaskUnsupported<ImageDimension>(this->m_MovingImageMask.GetPointer(), "moving image");
+        masks[m] != nullptr ? CudaMetricDetail::MaskUnsupported<ImageDimension>(masks[m], maskNames[m]) : "";
       if (!problem.empty())
       {
         return problem;
@@ -603,9 +605,8 @@ CudaImageToImageMetricv4Base<TMetric>::BuildJob(bool                  wantDeriva
       job.virtualIndexToPoint[r][c] = virtualIndexToPoint[r][c];
     }
   }
-  const auto describe = [](const auto * image, cif::MetricImage & out) { CudaMetricDetail::DescribeImage(image, out); };
-  describe(this->m_FixedImage.GetPointer(), job.fixed);
-  describe(this->m_MovingImage.GetPointer(), job.moving);
+  CudaMetricDetail::DescribeImage(this->m_FixedImage.GetPointer(), job.fixed);
+  CudaMetricDetail::DescribeImage(this->m_MovingImage.GetPointer(), job.moving);
   job.centralDifferences = !this->GetUseMovingImageGradientFilter();
   for (unsigned int r = 0; r < D; ++r)
   {
@@ -613,7 +614,7 @@ CudaImageToImageMetricv4Base<TMetric>::BuildJob(bool                  wantDeriva
   }
   if (wantDerivative && !job.centralDifferences)
   {
-    describe(this->m_MovingImageGradientImage.GetPointer(), job.movingGradient);
+    CudaMetricDetail::DescribeImage(this->m_MovingImageGradientImage.GetPointer(), job.movingGradient);
   }
   if (this->GetUseSampledPointSet())
   {
