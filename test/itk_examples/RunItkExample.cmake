@@ -39,6 +39,18 @@ function(cif_compare what failure)
   endif()
 endfunction()
 
+# one run of an example program on the inputs, writing `output`, with the
+# arguments in the list variable `args`: its standard output in run_stdout
+# and its standard error in run_stderr; `failure` (its exit status and
+# output appended) when it fails or writes no output
+macro(cif_run_example exe output args failure)
+  execute_process(COMMAND "${exe}" ${inputs} "${output}" ${${args}}
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE run_stdout ERROR_VARIABLE run_stderr)
+  if(NOT rc EQUAL 0 OR NOT EXISTS "${output}")
+    message(FATAL_ERROR "${failure} (${rc}):\n${run_stdout}\n${run_stderr}")
+  endif()
+endmacro()
+
 string(REPLACE "|" ";" ARGS "${ARGS}")
 set(itk_args "")
 set(cif_args "")
@@ -64,12 +76,9 @@ if(MODE STREQUAL "cpu")
   # the variable in CMake)
   set(ENV{CUDA_VISIBLE_DEVICES} "-1")
 endif()
-execute_process(COMMAND "${CIF_EXE}" ${inputs} "${cif_out}" ${cif_args}
-                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
-set(cif_stdout "${out}")
-if(NOT rc EQUAL 0 OR NOT EXISTS "${cif_out}")
-  message(FATAL_ERROR "ITK's ${NAME} with the module failed (${rc}):\n${out}\n${err}")
-endif()
+cif_run_example("${CIF_EXE}" "${cif_out}" cif_args "ITK's ${NAME} with the module failed")
+set(cif_stdout "${run_stdout}")
+set(err "${run_stderr}")
 message(STATUS "stderr of ${NAME} with the module:\n${err}")
 
 # (a report's notes are separated by "; ", which CMake would split)
@@ -104,22 +113,14 @@ if(ITK_THREADS)
   string(REPLACE "|" ";" thread_counts "${ITK_THREADS}")
   foreach(threads ${thread_counts})
     set(ENV{ITK_GLOBAL_DEFAULT_NUMBER_OF_THREADS} ${threads})
-    execute_process(COMMAND "${ITK_EXE}" ${inputs} "${itk_out}" ${itk_args}
-                    RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
-    if(NOT rc EQUAL 0)
-      message(FATAL_ERROR "ITK's ${NAME} with ${threads} threads failed (${rc}):\n${out}\n${err}")
-    endif()
+    cif_run_example("${ITK_EXE}" "${itk_out}" itk_args "ITK's ${NAME} with ${threads} threads failed")
     list(APPEND itk_thread_stdouts "${threads}")
-    set(itk_stdout_${threads} "${out}")
+    set(itk_stdout_${threads} "${run_stdout}")
   endforeach()
   unset(ENV{ITK_GLOBAL_DEFAULT_NUMBER_OF_THREADS})
 endif()
-execute_process(COMMAND "${ITK_EXE}" ${inputs} "${itk_out}" ${itk_args}
-                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
-set(itk_stdout "${out}")
-if(NOT rc EQUAL 0 OR NOT EXISTS "${itk_out}")
-  message(FATAL_ERROR "ITK's ${NAME} (without the module) failed (${rc}):\n${out}\n${err}")
-endif()
+cif_run_example("${ITK_EXE}" "${itk_out}" itk_args "ITK's ${NAME} (without the module) failed")
+set(itk_stdout "${run_stdout}")
 
 
 if(STDOUT_CHECKS)
