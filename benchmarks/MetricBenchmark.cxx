@@ -21,13 +21,17 @@
 // both sizes), and the speed-up is then given per point, saying so.
 //
 //   MetricBenchmark [--size N] [--reps R] [--itk-reps R] [--skip-itk]
-//                   [--cases affine,general,bspline] [--itk-bspline-size M]
+//                   [--cases affine,general,bspline,field] [--itk-bspline-size M]
 // (general: affine mean squares with a fixed image mask, and with ITK's
-// cubic B-spline moving interpolator: the kernels' general instances)
+// cubic B-spline moving interpolator: the kernels' general instances;
+// field: a displacement field transform with mean squares and Mattes, whose
+// derivative has 3 parameters per point)
 #include "BenchmarkCommon.h"
 #include "itkAffineTransform.h"
 #include "itkBSplineTransform.h"
 #include "itkBSplineTransformInitializer.h"
+#include "itkDisplacementFieldTransform.h"
+#include "itkImageRegionIteratorWithIndex.h"
 #include "itkCudaFactorylessTwin.h"
 #include "itkCudaCorrelationImageToImageMetricv4.h"
 #include "itkCudaMattesMutualInformationImageToImageMetricv4.h"
@@ -82,7 +86,7 @@ main(int argc, char * argv[])
   int          reps = 20;
   int          itkReps = 3;
   bool         skipItk = false;
-  std::string  cases = "affine,general,bspline";
+  std::string  cases = "affine,general,bspline,field";
   unsigned int itkBSplineSize = 0;
   for (int i = 1; i < argc; ++i)
   {
@@ -109,7 +113,7 @@ main(int argc, char * argv[])
   }
   const double copy = cif_bench::CopyBandwidth();
   const int    threads = static_cast<int>(itk::MultiThreaderBase::GetGlobalDefaultNumberOfThreads());
-  cif_bench::PrintDeviceLine("v4 metrics, GetValueAndDerivative, dense, affine and B-spline", copy);
+  cif_bench::PrintDeviceLine("v4 metrics, GetValueAndDerivative, dense, affine, B-spline and displacement field", copy);
   std::printf("CPU: %d threads (ITK's global default)\n", threads);
 
   const auto volume = itk::ReadImage<F3>(std::string(CIF_EXAMPLES_DATA) + "/KmeansTest_T1UCharRaw.nii.gz");
@@ -181,7 +185,7 @@ main(int argc, char * argv[])
   // transform (another size for the B-spline cases, or the same)
   auto run = [&](auto itkMetricNew, auto ourMetricNew, const std::string & caseName,
                  itk::Transform<double, 3, 3> * transform, const F3 * itkFixed, const F3 * itkMoving,
-                 itk::Transform<double, 3, 3> * itkTransform)
+                 itk::Transform<double, 3, 3> * itkTransform, double bytesPerPoint = 20.0)
   {
     const double points = static_cast<double>(fixed->GetLargestPossibleRegion().GetNumberOfPixels());
     const double itkPoints = static_cast<double>(itkFixed->GetLargestPossibleRegion().GetNumberOfPixels());
@@ -203,7 +207,7 @@ main(int argc, char * argv[])
       {
         std::snprintf(note, sizeof(note), "on a %.0f^3 pair", std::cbrt(itkPoints));
       }
-      rows.push_back({ caseName, "ITK GetValueAndDerivative", itkMs, 20.0 * itkPoints, false, note, itkPoints });
+      rows.push_back({ caseName, "ITK GetValueAndDerivative", itkMs, bytesPerPoint * itkPoints, false, note, itkPoints });
     }
     for (const auto mode : { itk::CudaExecutionMode::CPU, itk::CudaExecutionMode::GPU })
     {
@@ -244,7 +248,7 @@ main(int argc, char * argv[])
         rows.push_back({ caseName,
                          gpu ? "module GPU GetValueAndDerivative" : "module CPU core GetValueAndDerivative",
                          small,
-                         20.0 * itkPoints,
+                         bytesPerPoint * itkPoints,
                          gpu,
                          text,
                          itkPoints });
@@ -264,7 +268,7 @@ main(int argc, char * argv[])
                                             gpu ? reps : std::max(1, reps / 5));
       if (gpu)
       {
-        rows.push_back({ caseName, "module GPU first call (upload)", first, 20.0 * points, false, "once per level" });
+        rows.push_back({ caseName, "module GPU first call (upload)", first, bytesPerPoint * points, false, "once per level" });
       }
       std::string note = metric->GetLastExecutionReport().Message.substr(0, 40);
       if (!skipItk && !sameSize)
@@ -295,7 +299,7 @@ main(int argc, char * argv[])
       rows.push_back({ caseName,
                        gpu ? "module GPU GetValueAndDerivative" : "module CPU core GetValueAndDerivative",
                        ms,
-                       20.0 * points,
+                       bytesPerPoint * points,
                        gpu,
                        note,
                        points });
@@ -374,6 +378,40 @@ main(int argc, char * argv[])
     auto itkBSpline = bsplineOver(itkFixed);
     run(itkMeanSquares, ourMeanSquares, size + "B-spline 10^3 mean squares", bspline, itkFixed, itkMoving, itkBSpline);
     run(itkMattes, ourMattes, size + "B-spline 10^3 Mattes (50 bins)", bspline, itkFixed, itkMoving, itkBSpline);
+  }
+  if (cases.find("field") != std::string::npos)
+  {
+    // a displacement field on the fixed grid (ITK requires the virtual
+    // domain's): 3 D parameters per point. Per evaluation the field goes up
+    // and the derivative comes down (24 + 24 bytes per point over PCIe);
+    // the kernel reads 20 + 24 and writes 24 bytes per point (68)
+    using FieldTransform = itk::DisplacementFieldTransform<double, 3>;
+    using Field = FieldTransform::DisplacementFieldType;
+    auto fieldOver = [](const F3 * image)
+    {
+      auto field = Field::New();
+      field->CopyInformation(image);
+      field->SetRegions(image->GetLargestPossibleRegion());
+      field->Allocate();
+      const auto size = image->GetLargestPossibleRegion().GetSize();
+      itk::ImageRegionIteratorWithIndex<Field> it(field, field->GetBufferedRegion());
+      for (; !it.IsAtEnd(); ++it)
+      {
+        Field::PixelType u;
+        for (unsigned int a = 0; a < 3; ++a)
+        {
+          const double x = 6.283185307179586 * it.GetIndex()[(a + 1) % 3] / static_cast<double>(size[(a + 1) % 3]);
+          u[a] = 1.5 * std::sin(x + a);
+        }
+        it.Set(u);
+      }
+      auto transform = FieldTransform::New();
+      transform->SetDisplacementField(field);
+      return transform;
+    };
+    auto field = fieldOver(fixed);
+    run(itkMeanSquares, ourMeanSquares, size + "displacement field mean squares", field, fixed, moving, field, 68.0);
+    run(itkMattes, ourMattes, size + "displacement field Mattes (50 bins)", field, fixed, moving, field, 68.0);
   }
   cif_bench::TableLayout layout;
   layout.rateName = "Mpoints/s";

@@ -180,19 +180,21 @@ protected:
    * 1: movingWeighted) into ITK's per-parameter sums of the weights times
    * grad m . J: for an affine-map transform the contraction of the moments
    * with the moving transform's Jacobian, for a B-spline transform the
-   * per-parameter sums the core returned. */
+   * per-parameter sums the core returned, for a displacement field nothing
+   * (the core wrote its per-point terms into the derivative). */
   class MomentContraction
   {
   public:
     MomentContraction(const cif::MetricMoments & moments, const std::vector<double> & atOrigin,
                       const std::vector<double> & steps, const std::vector<double> & bsplineSums,
-                      const std::vector<double> & bsplineOuter, unsigned int parameters)
+                      const std::vector<double> & bsplineOuter, unsigned int parameters, bool inPlace = false)
       : m_Moments(moments)
       , m_AtOrigin(atOrigin)
       , m_Steps(steps)
       , m_BSplineSums(bsplineSums)
       , m_BSplineOuter(bsplineOuter)
       , m_Parameters(parameters)
+      , m_InPlace(inPlace)
     {}
     /** Affine: out[p] = sum_r J_rp(x0) w[r][D] + sum_k sum_r G_rpk w[r][k]
      * with w the set's moments. */
@@ -206,6 +208,8 @@ protected:
     const std::vector<double> & m_BSplineSums;
     const std::vector<double> & m_BSplineOuter;
     unsigned int                m_Parameters;
+    /** A displacement field: `out` already holds the sums. */
+    bool m_InPlace;
   };
 
   /** Adds what the metric's kind needs to the job (the Mattes histogram);
@@ -317,8 +321,11 @@ private:
   /** A B-spline inside a composite: the D x D matrix (row major) of the
    * transforms applied after it; empty otherwise. */
   mutable std::vector<double> m_BSplineOuter;
-  mutable cif::DeviceBuffer   m_DeviceCoefficients;
-  mutable cif::DeviceBuffer   m_DeviceBSplineSums;
+  /** On the device: a B-spline's coefficients or a displacement field's
+   * vectors, and the core's per-parameter sums (B-spline) or derivative
+   * (displacement field). */
+  mutable cif::DeviceBuffer   m_DeviceTransformValues;
+  mutable cif::DeviceBuffer   m_DeviceDerivativeSums;
   std::vector<double>         m_HostPoints;
   mutable cif::DeviceBuffer   m_DevicePoints;
   mutable cif::DeviceBuffer   m_DeviceFixed;

@@ -8,6 +8,10 @@
 #include "itkBSplineTransform.h"
 #include "itkCudaBSplineInterpolateImageFunction.h"
 #include "itkCompositeTransform.h"
+#include "itkBSplineSmoothingOnUpdateDisplacementFieldTransform.h"
+#include "itkDisplacementFieldTransform.h"
+#include "itkGaussianSmoothingOnUpdateDisplacementFieldTransform.h"
+#include "itkVectorLinearInterpolateImageFunction.h"
 #include "itkIdentityTransform.h"
 #include "itkImageMaskSpatialObject.h"
 #include "itkLinearInterpolateImageFunction.h"
@@ -340,22 +344,21 @@ ChainMatrix(const cif::MetricAffineChain & chain)
   return product;
 }
 
-/** The moving transform's BSplineTransform of order 3, or null: the
- * transform itself, the one transform of a composite, or the last
- * transform of a composite (the one it applies first) when the others are
- * not optimised (ImageRegistrationMethodv4's moving initial transform):
- * `leading` then receives a composite of those others, whose map the core
- * applies after the B-spline (else null). `problem` (when given) says why a
- * composite that ends in such a B-spline is not taken. */
-template <unsigned int D, typename TTransform>
-const BSplineTransform<typename TTransform::ScalarType, D, 3> *
-BSplineOf(const TTransform *                                                        transform,
-          typename CompositeTransform<typename TTransform::ScalarType, D>::Pointer * leading = nullptr,
-          std::string *                                                             problem = nullptr)
+/** The moving transform as a TTarget (a transform with local support or a
+ * sparse Jacobian), or null: the transform itself, the one transform of a
+ * composite, or the last transform of a composite (the one it applies
+ * first) when the others are not optimised (ImageRegistrationMethodv4's
+ * moving initial transform): `leading` then receives a composite of those
+ * others, whose map the core applies after the TTarget (else null).
+ * `problem` (when given) says why a composite that ends in a TTarget is
+ * not taken. */
+template <typename TTarget, unsigned int D, typename TTransform>
+const TTarget *
+AppliedFirstOf(const TTransform *                                                        transform,
+               typename CompositeTransform<typename TTransform::ScalarType, D>::Pointer * leading = nullptr,
+               std::string *                                                             problem = nullptr)
 {
-  using ScalarType = typename TTransform::ScalarType;
-  using BSplineType = BSplineTransform<ScalarType, D, 3>;
-  using CompositeType = CompositeTransform<ScalarType, D>;
+  using CompositeType = CompositeTransform<typename TTransform::ScalarType, D>;
   if (leading != nullptr)
   {
     *leading = nullptr;
@@ -363,17 +366,17 @@ BSplineOf(const TTransform *                                                    
   const auto * composite = dynamic_cast<const CompositeType *>(transform);
   if (composite == nullptr)
   {
-    return dynamic_cast<const BSplineType *>(transform);
+    return dynamic_cast<const TTarget *>(transform);
   }
   const auto count = composite->GetNumberOfTransforms();
   if (count == 0)
   {
     return nullptr;
   }
-  const auto * bspline = dynamic_cast<const BSplineType *>(composite->GetNthTransformConstPointer(count - 1));
-  if (bspline == nullptr || count == 1)
+  const auto * target = dynamic_cast<const TTarget *>(composite->GetNthTransformConstPointer(count - 1));
+  if (target == nullptr || count == 1)
   {
-    return bspline;
+    return target;
   }
   // (the composite of the others only for a caller that asks for it)
   typename CompositeType::Pointer before = leading != nullptr ? CompositeType::New() : nullptr;
@@ -385,9 +388,8 @@ BSplineOf(const TTransform *                                                    
     {
       if (problem != nullptr)
       {
-        *problem = std::string("a composite whose transforms before its B-spline are optimised or not of the Linear "
-                               "category (") +
-                   t->GetNameOfClass() + ")";
+        *problem = std::string("a composite whose transforms before its ") + target->GetNameOfClass() +
+                   " are optimised or not of the Linear category (" + t->GetNameOfClass() + ")";
       }
       return nullptr;
     }
@@ -400,7 +402,64 @@ BSplineOf(const TTransform *                                                    
   {
     *leading = before;
   }
-  return bspline;
+  return target;
+}
+
+/** The moving transform's BSplineTransform of order 3 (AppliedFirstOf). */
+template <unsigned int D, typename TTransform>
+const BSplineTransform<typename TTransform::ScalarType, D, 3> *
+BSplineOf(const TTransform *                                                        transform,
+          typename CompositeTransform<typename TTransform::ScalarType, D>::Pointer * leading = nullptr,
+          std::string *                                                             problem = nullptr)
+{
+  return AppliedFirstOf<BSplineTransform<typename TTransform::ScalarType, D, 3>, D>(transform, leading, problem);
+}
+
+/** The moving transform's DisplacementFieldTransform (AppliedFirstOf). */
+template <unsigned int D, typename TTransform>
+const DisplacementFieldTransform<typename TTransform::ScalarType, D> *
+DisplacementFieldOf(const TTransform *                                                        transform,
+                    typename CompositeTransform<typename TTransform::ScalarType, D>::Pointer * leading = nullptr,
+                    std::string *                                                             problem = nullptr)
+{
+  return AppliedFirstOf<DisplacementFieldTransform<typename TTransform::ScalarType, D>, D>(
+    transform, leading, problem);
+}
+
+/** Why the core cannot evaluate `field` as ITK does (empty when it can):
+ * the classes whose TransformPoint and Jacobian are DisplacementFieldTransform's
+ * own, with its default vector linear interpolator, double parameters and
+ * a buffered field. */
+template <unsigned int D, typename TField>
+std::string
+DisplacementFieldUnsupported(const TField * field)
+{
+  using ScalarType = typename TField::ScalarType;
+  using Plain = DisplacementFieldTransform<ScalarType, D>;
+  using Gaussian = GaussianSmoothingOnUpdateDisplacementFieldTransform<ScalarType, D>;
+  using BSplineSmoothing = BSplineSmoothingOnUpdateDisplacementFieldTransform<ScalarType, D>;
+  using Linear = VectorLinearInterpolateImageFunction<typename Plain::DisplacementFieldType, ScalarType>;
+  if (typeid(*field) != typeid(Plain) && typeid(*field) != typeid(Gaussian) && typeid(*field) != typeid(BSplineSmoothing))
+  {
+    return std::string("the displacement field transform ") + field->GetNameOfClass() +
+           " (the core takes DisplacementFieldTransform and its Gaussian and B-spline smoothing-on-update "
+           "subclasses)";
+  }
+  if constexpr (!std::is_same<ScalarType, double>::value)
+  {
+    return "a displacement field of other than double vectors";
+  }
+  const auto * interpolator = field->GetInterpolator();
+  if (interpolator == nullptr || typeid(*interpolator) != typeid(Linear))
+  {
+    return "a displacement field transform whose interpolator is not ITK's VectorLinearInterpolateImageFunction";
+  }
+  const auto * image = field->GetDisplacementField();
+  if (image == nullptr || image->GetBufferPointer() == nullptr)
+  {
+    return "a displacement field transform without a buffered field";
+  }
+  return {};
 }
 
 } // namespace CudaMetricDetail
@@ -549,17 +608,47 @@ CudaImageToImageMetricv4Base<TMetric>::GetCoreUnsupportedReason() const
         }
       }
     }
-    else if (this->m_MovingTransform->GetTransformCategory() != Category::Linear)
+    const auto * field = bspline != nullptr ? nullptr
+                                            : CudaMetricDetail::DisplacementFieldOf<ImageDimension>(
+                                                this->m_MovingTransform.GetPointer(), nullptr, &compositeProblem);
+    if (!compositeProblem.empty())
+    {
+      return compositeProblem;
+    }
+    if (field != nullptr)
+    {
+      const std::string problem = CudaMetricDetail::DisplacementFieldUnsupported<ImageDimension>(field);
+      if (!problem.empty())
+      {
+        return problem;
+      }
+      if (this->GetCoreMetricKind() == cif::MetricKind::Correlation)
+      {
+        return "a displacement field transform with the correlation metric (which ITK's correlation metric does "
+               "not support)";
+      }
+      if (this->GetUseSampledPointSet())
+      {
+        return "a displacement field transform with a sampled point set (the core takes it over the dense "
+               "virtual domain)";
+      }
+      if (!this->HasLocalSupport())
+      {
+        return "a displacement field transform inside a composite that is not of the DisplacementField category";
+      }
+    }
+    else if (bspline == nullptr && this->m_MovingTransform->GetTransformCategory() != Category::Linear)
     {
       return std::string("the moving transform ") + this->m_MovingTransform->GetNameOfClass() +
-             " (the core takes transforms of the Linear category and BSplineTransform of order 3)";
+             " (the core takes transforms of the Linear category, BSplineTransform of order 3 and "
+             "DisplacementFieldTransform)";
     }
     if (this->m_FixedTransform->GetTransformCategory() != Category::Linear)
     {
       return std::string("the fixed transform ") + this->m_FixedTransform->GetNameOfClass() +
              " (the core takes transforms of the Linear category)";
     }
-    if (this->GetNumberOfLocalParameters() != this->GetNumberOfParameters())
+    if (field == nullptr && this->GetNumberOfLocalParameters() != this->GetNumberOfParameters())
     {
       return "a transform with local parameters";
     }
@@ -751,6 +840,34 @@ CudaImageToImageMetricv4Base<TMetric>::BuildJob(bool                  wantDeriva
     job.bspline.coefficients = m_HostCoefficients.data();
     return {};
   }
+  if (const auto * field = CudaMetricDetail::DisplacementFieldOf<D>(this->m_MovingTransform.GetPointer(), &leading))
+  {
+    // as the B-spline: the transforms a composite applies after the field
+    // map its output, and their matrix multiplies its (identity) Jacobian
+    job.movingTransform.count = 0;
+    if (leading.IsNotNull())
+    {
+      const typename Superclass::MovingTransformType * before = leading.GetPointer();
+      problem = CudaMetricDetail::AffineChainOf<D>(before, x0, job.movingTransform);
+      if (!problem.empty())
+      {
+        return problem;
+      }
+      const std::vector<double> outer = CudaMetricDetail::ChainMatrix<D>(job.movingTransform);
+      for (unsigned int r = 0; r < D; ++r)
+      {
+        for (unsigned int c = 0; c < D; ++c)
+        {
+          job.field.outer[r][c] = outer[r * D + c];
+        }
+      }
+    }
+    const auto * image = field->GetDisplacementField();
+    CudaMetricDetail::DescribeImage(image, job.field.grid);
+    // itk::Vector<double, D> pixels: D doubles each
+    job.field.displacements = reinterpret_cast<const double *>(image->GetBufferPointer());
+    return {};
+  }
   problem = CudaMetricDetail::AffineChainOf<D>(this->m_MovingTransform.GetPointer(), x0, job.movingTransform);
   if (!problem.empty() || !wantDerivative)
   {
@@ -933,6 +1050,20 @@ CudaImageToImageMetricv4Base<TMetric>::Evaluate(bool wantDerivative, MeasureType
   bool gpu = CudaDecideGpu(this->GetExecutionMode(), this->GetCudaDeviceProblem(), name, why);
   cif::MetricMoments  moments;
   std::vector<double> bsplineSums;
+  // ITK's bookkeeping: the derivative, sized to the number of parameters;
+  // a displacement field's is written in place by the core
+  const unsigned int P = this->GetNumberOfParameters();
+  const bool         fieldDerivative = job.field.displacements != nullptr && wantDerivative;
+  DerivativeType     scratch;
+  DerivativeType &   result = derivative != nullptr ? *derivative : scratch;
+  if (wantDerivative && result.GetSize() != P)
+  {
+    result.SetSize(P);
+  }
+  if (fieldDerivative && static_cast<std::size_t>(P) != static_cast<std::size_t>(job.virtualSize[0] * job.virtualSize[1] * job.virtualSize[2]) * D)
+  {
+    itkExceptionMacro("the displacement field's parameters do not match the virtual domain");
+  }
   const std::size_t   sumCount = job.bspline.coefficients != nullptr && wantDerivative
                                    ? static_cast<std::size_t>(cif::MetricWeightSets(job.kind)) * D *
                                      static_cast<std::size_t>(cif::BSplineGridCount(job.bspline))
@@ -947,17 +1078,35 @@ CudaImageToImageMetricv4Base<TMetric>::Evaluate(bool wantDerivative, MeasureType
       {
         // per evaluation: the coefficients up, the derivative sums down
         const std::size_t bytes = m_HostCoefficients.size() * sizeof(double);
-        if (m_DeviceCoefficients.GetSize() != bytes)
+        if (m_DeviceTransformValues.GetSize() != bytes)
         {
-          m_DeviceCoefficients.Allocate(bytes);
+          m_DeviceTransformValues.Allocate(bytes);
         }
-        m_DeviceCoefficients.CopyFromHost(m_HostCoefficients.data(), bytes);
-        onDevice.bspline.coefficients = static_cast<const double *>(m_DeviceCoefficients.GetPointer());
-        if (sumCount > 0 && m_DeviceBSplineSums.GetSize() != sumCount * sizeof(double))
+        m_DeviceTransformValues.CopyFromHost(m_HostCoefficients.data(), bytes);
+        onDevice.bspline.coefficients = static_cast<const double *>(m_DeviceTransformValues.GetPointer());
+        if (sumCount > 0 && m_DeviceDerivativeSums.GetSize() != sumCount * sizeof(double))
         {
-          m_DeviceBSplineSums.Allocate(sumCount * sizeof(double));
+          m_DeviceDerivativeSums.Allocate(sumCount * sizeof(double));
         }
-        onDevice.bspline.derivativeSums = static_cast<double *>(m_DeviceBSplineSums.GetPointer());
+        onDevice.bspline.derivativeSums = static_cast<double *>(m_DeviceDerivativeSums.GetPointer());
+      }
+      if (job.field.displacements != nullptr)
+      {
+        // per evaluation: the field up (the optimiser changes it in place),
+        // the derivative (D doubles per point) down
+        const std::size_t bytes = job.field.grid.size[0] * job.field.grid.size[1] * job.field.grid.size[2] *
+                                  static_cast<std::size_t>(D) * sizeof(double);
+        if (m_DeviceTransformValues.GetSize() != bytes)
+        {
+          m_DeviceTransformValues.Allocate(bytes);
+        }
+        m_DeviceTransformValues.CopyFromHost(job.field.displacements, bytes);
+        onDevice.field.displacements = static_cast<const double *>(m_DeviceTransformValues.GetPointer());
+        if (fieldDerivative && m_DeviceDerivativeSums.GetSize() != P * sizeof(double))
+        {
+          m_DeviceDerivativeSums.Allocate(P * sizeof(double));
+        }
+        onDevice.field.derivative = fieldDerivative ? static_cast<double *>(m_DeviceDerivativeSums.GetPointer()) : nullptr;
       }
       cif::MetricMask * deviceMasks[2] = { &onDevice.fixedMask, &onDevice.movingMask };
       cif::MetricImage * deviceImages[2] = { &onDevice.fixed, &onDevice.moving };
@@ -983,7 +1132,11 @@ CudaImageToImageMetricv4Base<TMetric>::Evaluate(bool wantDerivative, MeasureType
       if (sumCount > 0)
       {
         bsplineSums.resize(sumCount);
-        m_DeviceBSplineSums.CopyToHost(bsplineSums.data(), sumCount * sizeof(double));
+        m_DeviceDerivativeSums.CopyToHost(bsplineSums.data(), sumCount * sizeof(double));
+      }
+      if (fieldDerivative)
+      {
+        m_DeviceDerivativeSums.CopyToHost(result.data_block(), P * sizeof(double));
       }
       report.Device = CudaExecutedOn::GPU;
       report.Message = "GPU: " + cif::Runtime::GetDeviceDescription();
@@ -999,8 +1152,8 @@ CudaImageToImageMetricv4Base<TMetric>::Evaluate(bool wantDerivative, MeasureType
       m_DeviceFixed.Release();
       m_DeviceMoving.Release();
       m_DeviceGradient.Release();
-      m_DeviceCoefficients.Release();
-      m_DeviceBSplineSums.Release();
+      m_DeviceTransformValues.Release();
+      m_DeviceDerivativeSums.Release();
       for (int i = 0; i < 2; ++i)
       {
         m_Masks[i].device.Release();
@@ -1033,6 +1186,7 @@ CudaImageToImageMetricv4Base<TMetric>::Evaluate(bool wantDerivative, MeasureType
     job.movingGradient.values = (wantDerivative && !job.centralDifferences) ? hostGradient.data() : nullptr;
     bsplineSums.assign(sumCount, 0.0);
     job.bspline.derivativeSums = sumCount > 0 ? bsplineSums.data() : nullptr;
+    job.field.derivative = fieldDerivative ? result.data_block() : nullptr;
     try
     {
       cif::DenseMetricMomentsCPU<PixelType>(job, moments, static_cast<int>(this->GetMaximumNumberOfWorkUnits()));
@@ -1068,16 +1222,17 @@ CudaImageToImageMetricv4Base<TMetric>::Evaluate(bool wantDerivative, MeasureType
   this->Report(report);
 
   // ITK's bookkeeping: valid points, value, derivative
-  const unsigned int P = this->GetNumberOfParameters();
   this->m_NumberOfValidPoints = static_cast<SizeValueType>(moments.count);
-  DerivativeType scratch;
-  DerivativeType & result = derivative != nullptr ? *derivative : scratch;
   if (result.GetSize() != P)
   {
     result.SetSize(P);
   }
-  result.Fill(0.0);
-  const MomentContraction contract(moments, jacobianAtOrigin, jacobianSteps, bsplineSums, m_BSplineOuter, P);
+  if (!fieldDerivative)
+  {
+    result.Fill(0.0);
+  }
+  const MomentContraction contract(
+    moments, jacobianAtOrigin, jacobianSteps, bsplineSums, m_BSplineOuter, P, fieldDerivative);
   this->ValueAndDerivativeFromMoments(moments, contract, this->m_Value, wantDerivative ? &result : nullptr);
   value = this->m_Value;
 }
@@ -1088,6 +1243,11 @@ CudaImageToImageMetricv4Base<TMetric>::MomentContraction::operator()(int set, De
 {
   constexpr unsigned int D = ImageDimension;
   const unsigned int     P = m_Parameters;
+  if (m_InPlace)
+  {
+    // a displacement field: the core wrote the per-point sums into `out`
+    return;
+  }
   if (!m_BSplineSums.empty())
   {
     const double * sums = m_BSplineSums.data() + static_cast<std::size_t>(set) * P;
@@ -1158,8 +1318,8 @@ CudaImageToImageMetricv4Base<TMetric>::ReleaseDeviceMemory()
   m_DeviceMoving.Release();
   m_DeviceGradient.Release();
   m_DevicePoints.Release();
-  m_DeviceCoefficients.Release();
-  m_DeviceBSplineSums.Release();
+  m_DeviceTransformValues.Release();
+  m_DeviceDerivativeSums.Release();
   for (int i = 0; i < 2; ++i)
   {
     m_Masks[i].device.Release();

@@ -100,7 +100,11 @@ class ITK_TEMPLATE_EXPORT CudaMattesMutualInformationImageToImageMetricv4
     if (derivative != nullptr)
     {
       contract(0, *derivative);
-      *derivative *= -1.0 / (this->m_MovingImageBinSize * moments.count);
+      if (!this->HasLocalSupport())
+      {
+        // (a displacement field's derivative comes from the core scaled)
+        *derivative *= -1.0 / (this->m_MovingImageBinSize * moments.count);
+      }
     }
   }
 };

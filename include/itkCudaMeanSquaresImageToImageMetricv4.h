@@ -58,7 +58,11 @@ class ITK_TEMPLATE_EXPORT CudaMeanSquaresImageToImageMetricv4
     if (derivative != nullptr)
     {
       contract(0, *derivative);
-      *derivative /= moments.count;
+      if (!this->HasLocalSupport())
+      {
+        // ITK averages the derivative of global transforms only
+        *derivative /= moments.count;
+      }
     }
   }
 };

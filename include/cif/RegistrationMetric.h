@@ -34,6 +34,9 @@
  *  MeanSquaresImageToImageMetricv4 ProcessPoint; for correlation two sets,
  *  (f - mean f) grad_d m and (m - mean m) grad_d m, ITK's fdm and mdm.
  *
+ *  A displacement field (MetricDisplacementField) has D parameters per
+ *  virtual point: the core writes each point's derivative terms in place.
+ *
  *  A B-spline moving transform (MetricBSpline) has a sparse Jacobian
  *  that is not affine in x: the core then sums, per parameter, the weights
  *  times the point's B-spline weight of that control point (on the GPU:
@@ -177,6 +180,39 @@ struct MetricBSpline
   double * derivativeSums{ nullptr };
 };
 
+/** The moving transform as itk::DisplacementFieldTransform computes it with
+ * its default itk::VectorLinearInterpolateImageFunction (TransformPoint and
+ * the identity Jacobian), a transform with local support: x + u(x) when x
+ * lies inside the field's buffer (ITK's IsInsideBuffer), else x itself; u(x)
+ * by VectorLinearInterpolateImageFunction's arithmetic at the continuous
+ * index c of x (base floor(c), the 2^D neighbours in counter order clamped
+ * to the buffer, each weighted by its overlap and skipped when that is 0,
+ * stopping when the overlaps sum to exactly 1).
+ *
+ * The derivative has D parameters per virtual point (ITK's
+ * ComputeParameterOffsetFromVirtualIndex: the point's region offset times
+ * D), so only the dense virtual domain takes one: entry i D + d of
+ * `derivative` is w grad m . A_d at virtual point i (A the matrix below),
+ * 0 where the point is not valid. ITK's local-support derivative is these
+ * entries themselves: for mean squares w = 2 (f - m) (not divided by the
+ * number of points), for Mattes w = the point's sum over its four moving
+ * bins of B3' times -pRatio / (movingBinSize n) (ITK's pRatioArray). */
+struct MetricDisplacementField
+{
+  /** D doubles per sample of `grid`'s buffer (itk::Vector<double, D>
+   * pixels); null: no displacement field. On the device for the GPU core. */
+  const double * displacements{ nullptr };
+  /** The field's buffer and geometry (`values` unused). */
+  MetricImage grid;
+  /** The Jacobian with respect to the point of the transforms a composite
+   * applies after the field (their matrices' product; identity when there
+   * are none): ITK's composite Jacobian is A times the field's identity. */
+  double outer[3][3]{ { 1, 0, 0 }, { 0, 1, 0 }, { 0, 0, 1 } };
+  /** D doubles per virtual point, overwritten when `derivative` is on; on
+   * the device for the GPU core. */
+  double * derivative{ nullptr };
+};
+
 /** The number of coefficients per axis of a B-spline moving transform. */
 inline std::int64_t
 BSplineGridCount(const MetricBSpline & b)
@@ -238,6 +274,10 @@ struct DenseMetricJob
    * the transforms a composite applies after the B-spline (count 0 when
    * there are none). */
   MetricBSpline bspline;
+  /** A displacement field moving transform (dense domain, mean squares or
+   * Mattes): the moving point is then movingTransform(field(x)), as for
+   * the B-spline. */
+  MetricDisplacementField field;
 };
 
 /** The number of per-point weight sets of a metric's derivative: 2 for

@@ -550,6 +550,12 @@ RunPass(const DenseMetricJob & job, const double means[2], const double * pRatio
   const std::int64_t wanted = (count + kThreads - 1) / kThreads;
   const int          blocks = static_cast<int>(std::min<std::int64_t>(wanted, std::int64_t{ 8 } * std::max(1, sms)));
   const cudaStream_t stream = cif::Stream();
+  if (job.field.displacements != nullptr && job.derivative && P != metric::Pass::CorrelationMeans)
+  {
+    // invalid points keep 0
+    CIF_CUDA_CHECK(cudaMemsetAsync(
+      job.field.derivative, 0, static_cast<std::size_t>(count) * D * sizeof(double), stream));
+  }
   PooledBuffer       partial((static_cast<std::size_t>(blocks) + 1) * n * sizeof(double), stream);
   double *           partialRows = static_cast<double *>(partial.GetPointer());
   double *           total = partialRows + static_cast<std::size_t>(blocks) * n;
@@ -599,6 +605,7 @@ Run(const DenseMetricJob & job, MetricMoments & moments)
     const std::size_t   tableBytes = static_cast<std::size_t>(job.mattes.bins) * job.mattes.bins * sizeof(double);
     std::vector<double> pRatio(tableBytes / sizeof(double));
     metric::MattesResults(job.mattes, histogram.data(), pRatio.data(), moments);
+    metric::ScaleForField(job, moments, pRatio);
     if (moments.status == 0 && job.derivative)
     {
       const cudaStream_t stream = cif::Stream();

@@ -172,6 +172,34 @@ ValidateDenseMetricJob(const DenseMetricJob & job)
       return "a B-spline derivative without a place for its sums";
     }
   }
+  if (job.field.displacements != nullptr)
+  {
+    if (job.bspline.coefficients != nullptr)
+    {
+      return "a B-spline and a displacement field moving transform at once";
+    }
+    if (job.kind == MetricKind::Correlation)
+    {
+      return "a displacement field with the correlation metric (ITK's correlation metric does not support "
+             "displacement field transforms)";
+    }
+    if (job.points != nullptr)
+    {
+      return "a displacement field with a sampled point set (its derivative has parameters per virtual index)";
+    }
+    for (int a = 0; a < 3; ++a)
+    {
+      if (job.field.grid.size[a] < 1 || (a >= job.dimension && job.field.grid.size[a] != 1))
+      {
+        why << "the displacement field has an invalid size on axis " << a << " (" << job.field.grid.size[a] << ")";
+        return why.str();
+      }
+    }
+    if (job.derivative && job.field.derivative == nullptr)
+    {
+      return "a displacement field derivative without a place for it";
+    }
+  }
   if (read[2])
   {
     for (int a = 0; a < job.dimension; ++a)
@@ -286,6 +314,11 @@ RunPass(const DenseMetricJob & job, const double * means, const double * pRatio,
     return;
   }
   const std::int64_t count = metric::DomainCount(job);
+  if (job.field.displacements != nullptr && job.derivative)
+  {
+    // invalid points keep 0 (the passes that write it overwrite it)
+    std::fill(job.field.derivative, job.field.derivative + count * D, 0.0);
+  }
   // fixed chunks of 4096 points
   const std::int64_t chunk = 4096;
   std::vector<double> total;
@@ -353,6 +386,7 @@ RunCPU(const DenseMetricJob & job, MetricMoments & moments, int numberOfThreads)
     MattesHistogramCPU<D, TPixel>(job, histogram, numberOfThreads);
     std::vector<double> pRatio(static_cast<std::size_t>(job.mattes.bins) * job.mattes.bins);
     metric::MattesResults(job.mattes, histogram.data(), pRatio.data(), moments);
+    metric::ScaleForField(job, moments, pRatio);
     if (moments.status == 0 && job.derivative)
     {
       RunPass<D, TPixel, metric::Pass::MattesDerivative>(job, nullptr, pRatio.data(), moments, numberOfThreads);

@@ -25,6 +25,7 @@
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
+#include <vector>
 
 #ifdef __CUDACC__
 #  define CIF_METRIC_HD __host__ __device__ __forceinline__
@@ -334,6 +335,77 @@ ContinuousIndex(const MetricImage & image, const double p[D], double c[D])
   return inside;
 }
 
+/** itk::DisplacementFieldTransform::TransformPoint(x) into y with its
+ * VectorLinearInterpolateImageFunction (see MetricDisplacementField). */
+template <int D>
+CIF_METRIC_HD void
+MapField(const MetricDisplacementField & f, const double x[D], double y[D])
+{
+  for (int a = 0; a < D; ++a)
+  {
+    y[a] = x[a];
+  }
+  double c[D];
+  if (!ContinuousIndex<D>(f.grid, x, c))
+  {
+    return;
+  }
+  std::int64_t base[D];
+  double       distance[D];
+  for (int a = 0; a < D; ++a)
+  {
+    base[a] = static_cast<std::int64_t>(floor(c[a]));
+    distance[a] = c[a] - static_cast<double>(base[a]);
+  }
+  double u[D];
+  for (int a = 0; a < D; ++a)
+  {
+    u[a] = 0.0;
+  }
+  double total = 0.0;
+  for (int counter = 0; counter < (1 << D); ++counter)
+  {
+    double       overlap = 1.0;
+    std::int64_t offset = 0;
+    std::int64_t stride = 1;
+    for (int a = 0; a < D; ++a)
+    {
+      std::int64_t n = base[a];
+      if ((counter >> a) & 1)
+      {
+        n += 1;
+        const std::int64_t last = f.grid.start[a] + f.grid.size[a] - 1;
+        n = n > last ? last : n;
+        overlap *= distance[a];
+      }
+      else
+      {
+        n = n < f.grid.start[a] ? f.grid.start[a] : n;
+        overlap *= 1.0 - distance[a];
+      }
+      offset += (n - f.grid.start[a]) * stride;
+      stride *= f.grid.size[a];
+    }
+    if (overlap != 0.0)
+    {
+      const double * v = f.displacements + offset * D;
+      for (int a = 0; a < D; ++a)
+      {
+        u[a] += overlap * v[a];
+      }
+      total += overlap;
+    }
+    if (total == 1.0)
+    {
+      break;
+    }
+  }
+  for (int a = 0; a < D; ++a)
+  {
+    y[a] += u[a];
+  }
+}
+
 /** Whether physical point p is inside `mask` (true without a mask): ITK's
  * ImageMaskSpatialObject::IsInsideInWorldSpace, see MetricMask. */
 template <int D>
@@ -575,12 +647,14 @@ struct Sample
  * that the common instances do not carry the registers of the others):
  * - Plain: one affine map per transform, no masks, linear interpolation;
  * - General: chains of affine maps, masks, cubic interpolation;
- * - BSpline: General with a B-spline moving transform. */
+ * - BSpline: General with a B-spline moving transform;
+ * - Field: General with a displacement field moving transform. */
 enum class MapMode
 {
   Plain,
   General,
-  BSpline
+  BSpline,
+  Field
 };
 
 /** The mode `job` needs. */
@@ -590,6 +664,10 @@ MapModeOf(const DenseMetricJob & job)
   if (job.bspline.coefficients != nullptr)
   {
     return MapMode::BSpline;
+  }
+  if (job.field.displacements != nullptr)
+  {
+    return MapMode::Field;
   }
   const bool plain = job.fixedTransform.count == 1 && job.movingTransform.count == 1 &&
                      job.fixedMask.image.values == nullptr && job.movingMask.image.values == nullptr &&
@@ -607,6 +685,9 @@ WithMapMode(const DenseMetricJob & job, TBody && body)
   {
     case MapMode::BSpline:
       body(std::integral_constant<MapMode, MapMode::BSpline>{});
+      break;
+    case MapMode::Field:
+      body(std::integral_constant<MapMode, MapMode::Field>{});
       break;
     case MapMode::General:
       body(std::integral_constant<MapMode, MapMode::General>{});
@@ -660,6 +741,13 @@ SamplePoint(const DenseMetricJob & job, std::int64_t linear, Sample<D, TPixel> &
       // the B-spline, then the transforms before it in a composite (affine)
       double y[D];
       MapBSpline<D>(job.bspline, s.x, y, s.support);
+      MapChain<D>(job.movingTransform, y, s.p);
+    }
+    else if constexpr (M == MapMode::Field)
+    {
+      // the field, then the transforms before it in a composite (affine)
+      double y[D];
+      MapField<D>(job.field, s.x, y);
       MapChain<D>(job.movingTransform, y, s.p);
     }
     else
@@ -846,6 +934,22 @@ AccumulatePoint(const DenseMetricJob & job, std::int64_t linear, double * sums, 
   {
     sink(linear, s.support, w, gradient);
   }
+  else if constexpr (M == MapMode::Field)
+  {
+    // this point's own parameters (dense domain: `linear` is its region
+    // offset); ITK: the composite Jacobian A (the field's is the identity)
+    // against the gradient, times the metric's factor
+    double * out = job.field.derivative + linear * D;
+    for (int d = 0; d < D; ++d)
+    {
+      double inner = 0.0;
+      for (int r = 0; r < D; ++r)
+      {
+        inner += job.field.outer[r][d] * gradient[r];
+      }
+      out[d] = w[0] * inner;
+    }
+  }
   else
   {
     double relative[D];
@@ -930,6 +1034,23 @@ AccumulateMattesHistogram(const DenseMetricJob & job, std::int64_t linear, TAdd 
  * moments.count and moments.status. */
 void
 MattesResults(const MattesHistogram & h, const double * histogram, double * pRatio, MetricMoments & moments);
+
+/** With a displacement field, the Mattes table times -1 / (movingBinSize
+ * n), ITK's pRatioArray with its sign (ComputeResults' local-support path),
+ * so that the derivative pass writes ITK's derivative itself. */
+inline void
+ScaleForField(const DenseMetricJob & job, const MetricMoments & moments, std::vector<double> & pRatio)
+{
+  if (job.field.displacements == nullptr || moments.status != 0)
+  {
+    return;
+  }
+  const double factor = 1.0 / (job.mattes.movingBinSize * moments.count);
+  for (double & v : pRatio)
+  {
+    v = -(v * factor);
+  }
+}
 
 /** The moments of a pass's sums into `moments`. */
 template <int D, Pass P>
