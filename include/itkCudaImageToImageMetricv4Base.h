@@ -78,6 +78,15 @@ namespace itk
  * point, in a fixed order). Per evaluation the coefficients go up and the
  * derivative (one double per parameter and weight set) comes down.
  *
+ * itk::DisplacementFieldTransform (and its Gaussian and B-spline
+ * smoothing-on-update subclasses) with its default
+ * VectorLinearInterpolateImageFunction, alone or as the last transform of
+ * a composite after fixed Linear ones, over the dense virtual domain:
+ * ITK's local-support path (D derivative entries per virtual point,
+ * written in place by the core; mean squares not averaged, Mattes with
+ * ITK's pRatioArray). Per evaluation the field goes up and the derivative
+ * comes down.
+ *
  * <b>Devices and data.</b> On the GPU, the fixed image, the moving image and
  * the moving gradient image (as float) are uploaded once after each
  * Initialize (ImageRegistrationMethodv4 calls it once per level); an
@@ -95,10 +104,12 @@ namespace itk
  * cubic BSplineInterpolateImageFunction, a
  * gradient calculator other than ITK's default, floating
  * point correction, transforms outside the Linear category other than
- * BSplineTransform of order 3 (displacement fields, B-splines of other
- * orders, composites of several transforms other than a B-spline after
- * fixed Linear ones), 4 dimensions, pixel types other than float and
- * double. In GPU mode those throw instead.
+ * BSplineTransform of order 3 and DisplacementFieldTransform (B-splines of
+ * other orders, composites of several transforms other than a B-spline or
+ * a field after fixed Linear ones), a displacement field with a sampled
+ * point set, the correlation metric or another interpolator, 4
+ * dimensions, pixel types other than float and double. In GPU mode those
+ * throw instead.
  *
  * <b>Accuracy.</b> The per-point arithmetic is ITK's, in double, without
  * fused multiply-adds on either device; the gradient image is read as

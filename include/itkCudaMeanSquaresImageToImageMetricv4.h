@@ -22,7 +22,8 @@ namespace itk
  *
  * Computed: the mean of (f - m)^2 over the valid points of the dense
  * virtual domain, and its derivative, the mean of 2 (f - m) grad m . J
- * (ITK's ProcessPoint), where grad m is the linear interpolation of the
+ * (ITK's ProcessPoint; per point and not averaged for a displacement
+ * field, ITK's local-support path), where grad m is the linear interpolation of the
  * metric's moving gradient image and J the moving transform's Jacobian.
  * Devices, transforms, what stays with ITK's code and the accuracy (value
  * within 1e-5 relative, derivative within 1e-4 relative in norm of ITK's
