@@ -19,6 +19,7 @@
 #include "itkGrayscaleErodeImageFilter.h"
 #include "itkMaskImageFilter.h"
 #include "itkMeanImageFilter.h"
+#include "itkSmoothingRecursiveGaussianImageFilter.h"
 
 #include <gtest/gtest.h>
 #include <algorithm>
@@ -203,6 +204,15 @@ ExpectToolEqualsItk(const std::string & device)
   shrink->Update();
   ExpectSame(
     ToolResult("bin-shrink", "--shrink-factors 2,3,2", device).GetPointer(), shrink->GetOutput(), "bin-shrink");
+
+  // the smoothing recursive Gaussian: sigma in mm, the file's spacing
+  auto smoothing = itk::SmoothingRecursiveGaussianImageFilter<Image, Image>::New();
+  smoothing->SetInput(input);
+  smoothing->SetSigma(1.5);
+  smoothing->Update();
+  ExpectSame(ToolResult("smoothing-recursive-gaussian", "--sigma 1.5", device).GetPointer(),
+             smoothing->GetOutput(),
+             "smoothing-recursive-gaussian");
 
   auto mean = itk::MeanImageFilter<Image, Image>::New();
   mean->SetInput(input);

@@ -109,6 +109,13 @@ _TWINS: Dict[str, Tuple[str, Callable[[Any], Dict[str, Any]]]] = {
     ),
     "BilateralImageFilter": ("bilateral_image_filter", _bilateral),
     "BinShrinkImageFilter": ("bin_shrink_image_filter", lambda f: {"shrink_factors": _per_axis(f.GetShrinkFactors())}),
+    "SmoothingRecursiveGaussianImageFilter": (
+        "smoothing_recursive_gaussian_image_filter",
+        lambda f: {
+            "sigma": [float(v) for v in f.GetSigmaArray()],
+            "normalize_across_scale": int(bool(f.GetNormalizeAcrossScale())),
+        },
+    ),
     "GradientAnisotropicDiffusionImageFilter": ("gradient_anisotropic_diffusion_image_filter", _diffusion),
     "CurvatureAnisotropicDiffusionImageFilter": ("curvature_anisotropic_diffusion_image_filter", _diffusion),
     "BSplineDecompositionImageFilter": (

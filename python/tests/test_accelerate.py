@@ -69,6 +69,7 @@ def check_functional(device, capfd, monkeypatch):
             "MeanImageFilter",
             "MedianImageFilter",
             "ResampleImageFilter",
+            "SmoothingRecursiveGaussianImageFilter",
         ]
     )
     try:

@@ -22,6 +22,7 @@ FILTERS = [
     (cif.rotating_mask_image_filter, {"number_of_iterations": 2}),
     (cif.binary_threshold_image_filter, {"lower_threshold": 100, "upper_threshold": 900}),
     (cif.bin_shrink_image_filter, {"shrink_factors": [2, 3, 2]}),
+    (cif.smoothing_recursive_gaussian_image_filter, {"sigma": [1.5, 2.0, 0.8]}),
 ]
 
 

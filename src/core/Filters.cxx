@@ -37,6 +37,8 @@ FilterDescriptor
 CurvatureAnisotropicDiffusionDescriptor();
 FilterDescriptor
 MaskDescriptor();
+FilterDescriptor
+SmoothingRecursiveGaussianDescriptor();
 
 const std::vector<const FilterDescriptor *> &
 Filters()
@@ -48,6 +50,7 @@ Filters()
       MedianDescriptor(),    MeanDescriptor(),      GrayscaleErodeDescriptor(),  RotatingMaskDescriptor(),
       BinShrinkDescriptor(), BilateralDescriptor(), BinaryThresholdDescriptor(), BSplinePrefilterDescriptor(),
       GradientAnisotropicDiffusionDescriptor(), CurvatureAnisotropicDiffusionDescriptor(), MaskDescriptor(),
+      SmoothingRecursiveGaussianDescriptor(),
     };
     auto * list = new std::vector<const FilterDescriptor *>;
     for (const auto & d : all)

@@ -1,11 +1,13 @@
 /*=========================================================================
  *  CudaImageFilters
  *=========================================================================*/
-// The factory's overrides of the smoothing twins: median, mean, bilateral.
+// The factory's overrides of the smoothing twins: median, mean, bilateral,
+// the smoothing recursive Gaussian.
 #include "itkCudaBilateralImageFilter.h"
 #include "itkCudaImageFiltersFactoryOverrides.h"
 #include "itkCudaMeanImageFilter.h"
 #include "itkCudaMedianImageFilter.h"
+#include "itkCudaSmoothingRecursiveGaussianImageFilter.h"
 
 namespace itk
 {
@@ -24,6 +26,8 @@ struct Smoothing
     OverrideDescribed<MedianImageFilter<I, I>, CudaMedianImageFilter<I, I>>(factory, "CUDA median");
     OverrideDescribed<MeanImageFilter<I, I>, CudaMeanImageFilter<I, I>>(factory, "CUDA mean");
     OverrideDescribed<BilateralImageFilter<I, I>, CudaBilateralImageFilter<I, I>>(factory, "CUDA bilateral");
+    OverrideDescribed<SmoothingRecursiveGaussianImageFilter<I, I>, CudaSmoothingRecursiveGaussianImageFilter<I, I>>(
+      factory, "CUDA smoothing recursive Gaussian");
   }
 };
 } // namespace

@@ -1,0 +1,171 @@
+/*=========================================================================
+ *  CudaImageFilters: the recursive Gaussian on the GPU
+ *  (cif/RecursiveGaussian.h): one thread per line, the line arithmetic of
+ *  cifRecursiveGaussianLine.h (the CPU core's), the causal pass kept in a
+ *  scratch of one double per sample laid out sample-major (so that the
+ *  threads of a warp, on neighbouring lines, touch neighbouring doubles).
+ *  Along y and z neighbouring threads read neighbouring x: coalesced;
+ *  along x each thread walks its own row (the rows' cache lines are
+ *  shared over the walk). Compiled without fused multiply-adds
+ *  (src/CMakeLists.txt), as the CPU core's arithmetic.
+ *=========================================================================*/
+#include "cif/CudaError.h"
+#include "cif/PooledBuffer.h"
+#include "cif/RecursiveGaussian.h"
+#include "cifCudaStream.h"
+#include "cifRecursiveGaussianLine.h"
+
+#include <cuda_runtime.h>
+#include <cstdint>
+#include <stdexcept>
+#include <type_traits>
+
+namespace cif
+{
+
+bool
+RecursiveGaussianCUDAIsCompiled()
+{
+  return true;
+}
+
+namespace
+{
+
+constexpr int kThreads = 128;
+
+template <typename TIn, typename TOut>
+__global__ void __launch_bounds__(kThreads)
+  AxisKernel(const TIn * input, TOut * output, RecursiveGaussianAxisJob job, std::int64_t lines, std::int64_t stride,
+             double * causal)
+{
+  const std::int64_t line = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
+  if (line >= lines)
+  {
+    return;
+  }
+  const int          axis = job.axis;
+  const std::int64_t length = job.size[axis];
+  const std::int64_t inner = axis == 0 ? 1 : stride;
+  const std::int64_t base = (line % inner) + (line / inner) * inner * length;
+  const TIn *        in = input + base;
+  TOut *             out = output + base;
+  double *           keep = causal + line;
+  recursive_gaussian::FilterLine(
+    job.coefficients,
+    length,
+    [&](std::int64_t i) { return static_cast<double>(in[i * stride]); },
+    [&](std::int64_t i, double v) { keep[i * lines] = v; },
+    [&](std::int64_t i) { return keep[i * lines]; },
+    [&](std::int64_t i, double v) { out[i * stride] = recursive_gaussian::Convert<TOut>(v); });
+}
+
+template <typename TIn, typename TOut>
+void
+RunAxis(const TIn * input, TOut * output, const RecursiveGaussianAxisJob & job, double * causal)
+{
+  const int          axis = job.axis;
+  const std::int64_t stride = axis == 0 ? 1 : (axis == 1 ? job.size[0] : job.size[0] * job.size[1]);
+  const std::int64_t lines = job.size[0] * job.size[1] * job.size[2] / job.size[axis];
+  const cudaStream_t stream = cif::Stream();
+  AxisKernel<TIn, TOut><<<static_cast<unsigned int>((lines + kThreads - 1) / kThreads), kThreads, 0, stream>>>(
+    input, output, job, lines, stride, causal);
+  CIF_CUDA_CHECK_LAUNCH("RecursiveGaussian AxisKernel");
+}
+
+template <typename T>
+__global__ void
+ConvertKernel(const float * in, T * out, std::int64_t count)
+{
+  for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < count;
+       i += static_cast<std::int64_t>(gridDim.x) * blockDim.x)
+  {
+    out[i] = recursive_gaussian::Convert<T>(static_cast<double>(in[i]));
+  }
+}
+
+} // namespace
+
+template <typename TIn, typename TOut>
+void
+RecursiveGaussianAxisCUDA(const TIn * input, TOut * output, const RecursiveGaussianAxisJob & job)
+{
+  const std::string problem = ValidateRecursiveGaussianAxisJob(job);
+  if (!problem.empty())
+  {
+    throw std::invalid_argument(problem);
+  }
+  const std::size_t  count = static_cast<std::size_t>(job.size[0] * job.size[1] * job.size[2]);
+  const cudaStream_t stream = cif::Stream();
+  PooledBuffer       causal(count * sizeof(double), stream);
+  RunAxis(input, output, job, static_cast<double *>(causal.GetPointer()));
+  CIF_CUDA_CHECK(cudaStreamSynchronize(stream));
+}
+
+template <typename T>
+void
+SmoothingRecursiveGaussianCUDA(const T * input, T * output, const SmoothingRecursiveGaussianJob & job)
+{
+  // ITK's NumericTraits<T>::FloatType: float for every T (double too)
+  using R = float;
+  const std::size_t  count = static_cast<std::size_t>(job.size[0] * job.size[1] * job.size[2]);
+  const cudaStream_t stream = cif::Stream();
+  // the internal image and the causal scratch
+  const std::size_t internalBytes = (count * sizeof(R) + 255) / 256 * 256;
+  PooledBuffer      memory(internalBytes + count * sizeof(double), stream);
+  R *               work = static_cast<R *>(memory.GetPointer());
+  double *          causal = reinterpret_cast<double *>(static_cast<char *>(memory.GetPointer()) + internalBytes);
+  for (int step = 0; step < job.dimension; ++step)
+  {
+    const int                axis = step == 0 ? job.dimension - 1 : step - 1;
+    RecursiveGaussianAxisJob a;
+    for (int k = 0; k < 3; ++k)
+    {
+      a.size[k] = job.size[k];
+    }
+    a.axis = axis;
+    a.coefficients = RecursiveGaussianSetUp(job.sigma[axis], job.spacing[axis], 0, job.normalizeAcrossScale);
+    const std::string problem = ValidateRecursiveGaussianAxisJob(a);
+    if (!problem.empty())
+    {
+      throw std::invalid_argument(problem);
+    }
+    if (step == 0)
+    {
+      RunAxis<T, R>(input, work, a, causal);
+    }
+    else
+    {
+      RunAxis<R, R>(work, work, a, causal);
+    }
+  }
+  ConvertKernel<T><<<static_cast<unsigned int>(std::min<std::size_t>((count + 255) / 256, 65535)), 256, 0, stream>>>(
+    work, output, static_cast<std::int64_t>(count));
+  CIF_CUDA_CHECK_LAUNCH("RecursiveGaussian ConvertKernel");
+  CIF_CUDA_CHECK(cudaStreamSynchronize(stream));
+}
+
+// the axis passes the smoothing uses (integers into float, float and
+// double in place) and the integer and float images into double
+#define CIF_INSTANTIATE_AXIS(TIN, TOUT) template void RecursiveGaussianAxisCUDA<TIN, TOUT>(const TIN *, TOUT *, const RecursiveGaussianAxisJob &);
+#define CIF_INSTANTIATE(T) template void SmoothingRecursiveGaussianCUDA<T>(const T *, T *, const SmoothingRecursiveGaussianJob &);
+CIF_INSTANTIATE(std::uint8_t)
+CIF_INSTANTIATE(std::int16_t)
+CIF_INSTANTIATE(std::uint16_t)
+CIF_INSTANTIATE(float)
+CIF_INSTANTIATE(double)
+CIF_INSTANTIATE_AXIS(std::uint8_t, std::uint8_t)
+CIF_INSTANTIATE_AXIS(std::uint8_t, float)
+CIF_INSTANTIATE_AXIS(std::uint8_t, double)
+CIF_INSTANTIATE_AXIS(std::int16_t, std::int16_t)
+CIF_INSTANTIATE_AXIS(std::int16_t, float)
+CIF_INSTANTIATE_AXIS(std::int16_t, double)
+CIF_INSTANTIATE_AXIS(std::uint16_t, std::uint16_t)
+CIF_INSTANTIATE_AXIS(std::uint16_t, float)
+CIF_INSTANTIATE_AXIS(std::uint16_t, double)
+CIF_INSTANTIATE_AXIS(float, float)
+CIF_INSTANTIATE_AXIS(float, double)
+CIF_INSTANTIATE_AXIS(double, double)
+#undef CIF_INSTANTIATE
+#undef CIF_INSTANTIATE_AXIS
+} // namespace cif
