@@ -31,12 +31,15 @@
 #include "itkBSplineInterpolateImageFunction.h"
 #include "itkCudaBSplineDecompositionImageFilter.h"
 #include "itkCudaBinShrinkImageFilter.h"
+#include "itkCudaSmoothingRecursiveGaussianImageFilter.h"
+#include "itkSmoothingRecursiveGaussianImageFilter.h"
 #include "itkCudaGradientAnisotropicDiffusionImageFilter.h"
 #include "itkBinShrinkImageFilter.h"
 #include "itkMultiThreaderBase.h"
 #include "itkCudaBilateralImageFilter.h"
 #include "itkCudaBinaryThresholdImageFilter.h"
 #include "itkCudaGrayscaleErodeImageFilter.h"
+#include "itkCudaFactorylessTwin.h"
 #include "itkCudaFilterImage.h"
 #include "itkCudaMaskImageFilter.h"
 #include "itkCudaMeanImageFilter.h"
@@ -482,6 +485,8 @@ using Resample = itk::CudaResampleImageFilter<TIn, TOut>;
 template <typename TIn, typename TOut>
 using BinShrink = itk::CudaBinShrinkImageFilter<TIn, TOut>;
 template <typename TIn, typename TOut>
+using Smoothing = itk::CudaSmoothingRecursiveGaussianImageFilter<TIn, TOut>;
+template <typename TIn, typename TOut>
 using GradientDiffusion = itk::CudaGradientAnisotropicDiffusionImageFilter<TIn, TOut>;
 /** The mask filter with a mask of unsigned char on the input's side: a
  * CudaFilterImage for device-resident inputs, a plain image otherwise. */
@@ -742,6 +747,29 @@ main(int argc, char * argv[])
         },
         reps);
       std::printf("  ITK BinShrinkImageFilter 2x2x2, %u threads, %zu^3 float: %.1f ms\n",
+                  itk::MultiThreaderBase::GetGlobalDefaultNumberOfThreads(),
+                  n,
+                  ms);
+    }
+    run("smoothing recursive Gaussian sigma 2",
+        [&](const std::string & name)
+        { return Measure<Smoothing, float, float>(name, n, values, reps, [](auto * f) { f->SetSigma(2.0); }); });
+    if (Wanted(only, "smoothing recursive Gaussian sigma 2") && itkRows)
+    {
+      // ITK's own filter on all cores, for the same job
+      using Image = itk::Image<float, 3>;
+      auto image = MakeImage<Image>(n, values);
+      auto itkSmoothing = itk::CudaFactorylessTwin<itk::SmoothingRecursiveGaussianImageFilter<Image, Image>>::New();
+      itkSmoothing->SetInput(image);
+      itkSmoothing->SetSigma(2.0);
+      const double ms = TimeWall(
+        [&]
+        {
+          itkSmoothing->Modified();
+          itkSmoothing->Update();
+        },
+        reps);
+      std::printf("  ITK SmoothingRecursiveGaussianImageFilter sigma 2, %u threads, %zu^3 float: %.1f ms\n",
                   itk::MultiThreaderBase::GetGlobalDefaultNumberOfThreads(),
                   n,
                   ms);
