@@ -105,6 +105,44 @@ template <typename T>
 void
 SmoothingRecursiveGaussianCUDA(const T * input, T * output, const SmoothingRecursiveGaussianJob & job);
 
+/** itk::GradientRecursiveGaussianImageFilter<T, Image<CovariantVector<TOut,
+ * D>>>: per axis d, the first derivative along d (order 1, ITK's sigma of
+ * its derivative filter: sigma[D - 1]) from the input into float (ITK's
+ * internal type), then order 0 along the other axes in increasing order,
+ * the i-th of them with sigma[i] (ITK's smoothing filter i keeps its sigma
+ * whichever axis it runs along), in place; component d of the output is
+ * that image divided by spacing[d], rounded to float (ITK stores it
+ * through an NthElementImageAdaptor of float). With useImageDirection, each pixel's
+ * gradient is then multiplied by `direction` (ITK's
+ * TransformLocalVectorToPhysicalVector, in double). The output holds D
+ * values per pixel (x fastest). */
+struct GradientRecursiveGaussianJob
+{
+  int          dimension{ 3 };
+  std::int64_t size[3]{ 1, 1, 1 };
+  double       sigma[3]{ 1, 1, 1 };
+  double       spacing[3]{ 1, 1, 1 };
+  double       direction[3][3]{ { 1, 0, 0 }, { 0, 1, 0 }, { 0, 0, 1 } };
+  bool         useImageDirection{ true };
+  bool         normalizeAcrossScale{ false };
+};
+
+/** Empty when the job is valid, else why not (sizes, at least 4 pixels
+ * along every axis, sigmas and spacings). */
+std::string
+ValidateGradientRecursiveGaussianJob(const GradientRecursiveGaussianJob & job);
+
+/** CPU core (T: the five pixel types; TOut: float or double). */
+template <typename T, typename TOut>
+void
+GradientRecursiveGaussianCPU(const T * input, TOut * output, const GradientRecursiveGaussianJob & job,
+                             int numberOfThreads);
+
+/** GPU core: device pointers; its internal image and scratch pooled. */
+template <typename T, typename TOut>
+void
+GradientRecursiveGaussianCUDA(const T * input, TOut * output, const GradientRecursiveGaussianJob & job);
+
 /** Whether this build has the GPU cores. */
 bool
 RecursiveGaussianCUDAIsCompiled();

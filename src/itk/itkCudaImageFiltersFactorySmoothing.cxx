@@ -2,10 +2,12 @@
  *  CudaImageFilters
  *=========================================================================*/
 // The factory's overrides of the smoothing twins: median, mean, bilateral,
-// the smoothing recursive Gaussian.
+// the smoothing recursive Gaussian, and the recursive Gaussian gradient (the
+// v4 metrics' default gradient filter: its CovariantVector<double, D> output).
 #include "itkCudaBilateralImageFilter.h"
 #include "itkCudaImageFiltersFactoryOverrides.h"
 #include "itkCudaMeanImageFilter.h"
+#include "itkCudaGradientRecursiveGaussianImageFilter.h"
 #include "itkCudaMedianImageFilter.h"
 #include "itkCudaSmoothingRecursiveGaussianImageFilter.h"
 
@@ -28,6 +30,9 @@ struct Smoothing
     OverrideDescribed<BilateralImageFilter<I, I>, CudaBilateralImageFilter<I, I>>(factory, "CUDA bilateral");
     OverrideDescribed<SmoothingRecursiveGaussianImageFilter<I, I>, CudaSmoothingRecursiveGaussianImageFilter<I, I>>(
       factory, "CUDA smoothing recursive Gaussian");
+    using Gradient = Image<CovariantVector<double, D>, D>;
+    Override<GradientRecursiveGaussianImageFilter<I, Gradient>, CudaGradientRecursiveGaussianImageFilter<I, Gradient>>(
+      factory, "CUDA recursive Gaussian gradient");
   }
 };
 } // namespace

@@ -30,6 +30,22 @@ SmoothingRecursiveGaussianCUDA(const T *, T *, const SmoothingRecursiveGaussianJ
   throw CudaFailure(-1, "CudaImageFilters was built without CUDA", "SmoothingRecursiveGaussianCUDA");
 }
 
+template <typename T, typename TOut>
+void
+GradientRecursiveGaussianCUDA(const T *, TOut *, const GradientRecursiveGaussianJob &)
+{
+  throw CudaFailure(-1, "CudaImageFilters was built without CUDA", "GradientRecursiveGaussianCUDA");
+}
+#define CIF_INSTANTIATE_GRADIENT(T)                                                                                  \
+  template void GradientRecursiveGaussianCUDA<T, float>(const T *, float *, const GradientRecursiveGaussianJob &);   \
+  template void GradientRecursiveGaussianCUDA<T, double>(const T *, double *, const GradientRecursiveGaussianJob &);
+CIF_INSTANTIATE_GRADIENT(std::uint8_t)
+CIF_INSTANTIATE_GRADIENT(std::int16_t)
+CIF_INSTANTIATE_GRADIENT(std::uint16_t)
+CIF_INSTANTIATE_GRADIENT(float)
+CIF_INSTANTIATE_GRADIENT(double)
+#undef CIF_INSTANTIATE_GRADIENT
+
 // the axis passes the smoothing uses (integers into float, float and
 // double in place) and the integer and float images into double
 #define CIF_INSTANTIATE_AXIS(TIN, TOUT) template void RecursiveGaussianAxisCUDA<TIN, TOUT>(const TIN *, TOUT *, const RecursiveGaussianAxisJob &);

@@ -142,6 +142,53 @@ FilterLine(const RecursiveGaussianCoefficients & c, std::int64_t length, TLoad &
   }
 }
 
+/** The gradient's passes for component d (GradientRecursiveGaussianJob):
+ * pass(first, axisJob) for the derivative along d (first true: from the
+ * input) and then each smoothing along the other axes. */
+template <typename TPass>
+inline void
+GradientPasses(const GradientRecursiveGaussianJob & job, int d, TPass && pass)
+{
+  RecursiveGaussianAxisJob a;
+  for (int k = 0; k < 3; ++k)
+  {
+    a.size[k] = job.size[k];
+  }
+  a.axis = d;
+  a.coefficients =
+    RecursiveGaussianSetUp(job.sigma[job.dimension - 1], job.spacing[d], 1, job.normalizeAcrossScale);
+  pass(true, a);
+  for (int i = 0; i + 1 < job.dimension; ++i)
+  {
+    const int j = i < d ? i : i + 1;
+    a.axis = j;
+    a.coefficients = RecursiveGaussianSetUp(job.sigma[i], job.spacing[j], 0, job.normalizeAcrossScale);
+    pass(false, a);
+  }
+}
+
+/** Pixel p's gradient (D values of `g`, read as double) times the
+ * direction matrix, into `out` (ITK's TransformLocalVectorToPhysicalVector). */
+template <int D, typename TOut>
+CIF_RG_HD void
+ApplyDirection(const double (&direction)[3][3], TOut * g)
+{
+  double in[D];
+  for (int j = 0; j < D; ++j)
+  {
+    in[j] = static_cast<double>(g[j]);
+  }
+  for (int i = 0; i < D; ++i)
+  {
+    double sum = 0.0;
+    for (int j = 0; j < D; ++j)
+    {
+      sum += direction[i][j] * in[j];
+    }
+    g[i] = static_cast<TOut>(sum);
+  }
+}
+
 } // namespace recursive_gaussian
 } // namespace cif
 
