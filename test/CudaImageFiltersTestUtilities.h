@@ -8,6 +8,7 @@
 #include "itkCommand.h"
 #include "itkCudaExecution.h"
 #include "itkImage.h"
+#include "itkCastImageFilter.h"
 #include "itkImageFileReader.h"
 #include "itkImageRegionConstIterator.h"
 #include "itkImageRegionIterator.h"
@@ -72,6 +73,19 @@ ReadImage(const std::string & path)
   reader->SetFileName(path);
   reader->Update();
   return reader->GetOutput();
+}
+
+/** `image` converted to TImage by ITK's CastImageFilter (static_cast per pixel). */
+template <typename TImage, typename TSource>
+typename TImage::Pointer
+CastImage(const TSource * image)
+{
+  auto cast = itk::CastImageFilter<TSource, TImage>::New();
+  cast->SetInput(image);
+  cast->Update();
+  typename TImage::Pointer out = cast->GetOutput();
+  out->DisconnectPipeline();
+  return out;
 }
 
 /** A size from its components (x first). */

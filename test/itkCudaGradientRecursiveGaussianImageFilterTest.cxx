@@ -10,7 +10,6 @@
  *  metrics then compute their gradient images with it.
  *=========================================================================*/
 #include "CudaImageFiltersTestUtilities.h"
-#include "itkCastImageFilter.h"
 #include "itkCudaFactorylessTwin.h"
 #include "itkCudaGradientRecursiveGaussianImageFilter.h"
 #include "itkCudaImageFiltersFactory.h"
@@ -34,18 +33,6 @@ template <typename TImage>
 using ItkGradient = itk::CudaFactorylessTwin<itk::GradientRecursiveGaussianImageFilter<TImage, Gradient<TImage>>>;
 template <typename TImage>
 using OurGradient = itk::CudaGradientRecursiveGaussianImageFilter<TImage, Gradient<TImage>>;
-
-template <typename TImage, typename TSource>
-typename TImage::Pointer
-As(const TSource * image)
-{
-  auto cast = itk::CastImageFilter<TSource, TImage>::New();
-  cast->SetInput(image);
-  cast->Update();
-  typename TImage::Pointer out = cast->GetOutput();
-  out->DisconnectPipeline();
-  return out;
-}
 
 struct Settings
 {
@@ -114,7 +101,7 @@ Brain2D(Mode mode)
 {
   using Image = itk::Image<TPixel, 2>;
   const auto source = ReadImage<itk::Image<unsigned char, 2>>(ExampleData("BrainProtonDensitySlice.png"));
-  auto       image = As<Image>(source.GetPointer());
+  auto       image = CastImage<Image>(source.GetPointer());
   typename Image::SpacingType spacing;
   spacing[0] = 0.8;
   spacing[1] = 1.3;
@@ -137,7 +124,7 @@ Kmeans3D(Mode mode)
 {
   using Image = itk::Image<TPixel, 3>;
   const auto source = ReadImage<itk::Image<unsigned char, 3>>(ExampleData("KmeansTest_T1UCharRaw.nii.gz"));
-  const auto image = As<Image>(source.GetPointer());
+  const auto image = CastImage<Image>(source.GetPointer());
   double     largest = 0;
   for (unsigned int a = 0; a < 3; ++a)
   {
@@ -211,7 +198,7 @@ TEST(GradientRecursiveGaussian, TheMetricsComputeTheirGradientsWithItThroughTheF
   // ITK's own metric (its factory override aside): its default gradient filter is the module's
   using Metric = itk::CudaFactorylessTwin<itk::MeanSquaresImageToImageMetricv4<Image, Image>>;
   auto       metric = Metric::New();
-  const auto volume = As<Image>(ReadImage<itk::Image<unsigned char, 3>>(ExampleData("KmeansTest_T1UCharRaw.nii.gz")).GetPointer());
+  const auto volume = CastImage<Image>(ReadImage<itk::Image<unsigned char, 3>>(ExampleData("KmeansTest_T1UCharRaw.nii.gz")).GetPointer());
   metric->SetFixedImage(volume);
   metric->SetMovingImage(volume);
   metric->SetMovingTransform(itk::TranslationTransform<double, 3>::New());

@@ -496,6 +496,51 @@ RandomBSpline(const TImage * image, unsigned int mesh, double amplitude, bool pa
   return transform;
 }
 
+/** The fixed initial transforms the composites' tests put before a
+ * B-spline or a displacement field: a 2D affine, and a 3D rigid. */
+itk::AffineTransform<double, 2>::Pointer
+InitialAffine2D()
+{
+  auto         initial = itk::AffineTransform<double, 2>::New();
+  auto         parameters = initial->GetParameters();
+  const double values[6] = { 0.97, 0.05, -0.03, 1.02, 2.5, -1.75 };
+  for (unsigned int i = 0; i < 6; ++i)
+  {
+    parameters[i] = values[i];
+  }
+  initial->SetParameters(parameters);
+  return initial;
+}
+
+itk::Euler3DTransform<double>::Pointer
+InitialRigid3D()
+{
+  auto initial = itk::Euler3DTransform<double>::New();
+  initial->SetRotation(0.03, -0.02, 0.05);
+  itk::Vector<double, 3> translation;
+  translation[0] = 1.5;
+  translation[1] = -2.0;
+  translation[2] = 0.75;
+  initial->SetTranslation(translation);
+  return initial;
+}
+
+/** KmeansTest_T1UCharRaw shrunk by 2 (64 x 64 x 31: ITK's metric forms
+ * the full Jacobian of a B-spline at every point, so the whole volume
+ * takes it long). */
+F3::Pointer
+SmallVolume()
+{
+  const auto volume = ReadImage<F3>(ExampleData("KmeansTest_T1UCharRaw.nii.gz"));
+  auto       shrink = itk::ShrinkImageFilter<F3, F3>::New();
+  shrink->SetInput(volume);
+  shrink->SetShrinkFactors(2);
+  shrink->Update();
+  F3::Pointer small = shrink->GetOutput();
+  small->DisconnectPipeline();
+  return small;
+}
+
 /** B-spline moving transforms in 2D: BrainProtonDensitySliceBorder20
  * against ...BSplined10 (the images of ITK's DeformableRegistration
  * examples): an 8 x 8 mesh, a grid over the middle half of the image, a
@@ -517,14 +562,7 @@ BSplineTransforms2D(itk::CudaExecutionMode mode)
   {
     // after a moving initial transform, as ImageRegistrationMethodv4 composes
     // them: an affine (exact map), then a translation and an affine (probed)
-    auto initial = itk::AffineTransform<double, 2>::New();
-    auto parameters = initial->GetParameters();
-    const double values[6] = { 0.97, 0.05, -0.03, 1.02, 2.5, -1.75 };
-    for (unsigned int i = 0; i < 6; ++i)
-    {
-      parameters[i] = values[i];
-    }
-    initial->SetParameters(parameters);
+    auto initial = InitialAffine2D();
     auto after = itk::CompositeTransform<double, 2>::New();
     after->AddTransform(initial);
     after->AddTransform(RandomBSpline(fixed.GetPointer(), 6, 2.0));
@@ -552,22 +590,11 @@ template <typename TPair>
 void
 BSplineTransforms3D(itk::CudaExecutionMode mode)
 {
-  const auto volume = ReadImage<F3>(ExampleData("KmeansTest_T1UCharRaw.nii.gz"));
-  auto       shrink = itk::ShrinkImageFilter<F3, F3>::New();
-  shrink->SetInput(volume);
-  shrink->SetShrinkFactors(2);
-  shrink->Update();
-  const F3::Pointer small = shrink->GetOutput();
+  const F3::Pointer small = SmallVolume();
   auto              t = RandomBSpline(small.GetPointer(), 4, 3.0);
   ExpectItksAnswer<TPair>(small.GetPointer(), small.GetPointer(), t.GetPointer(), mode);
   // after a rigid moving initial transform
-  auto initial = itk::Euler3DTransform<double>::New();
-  initial->SetRotation(0.03, -0.02, 0.05);
-  itk::Vector<double, 3> translation;
-  translation[0] = 1.5;
-  translation[1] = -2.0;
-  translation[2] = 0.75;
-  initial->SetTranslation(translation);
+  auto initial = InitialRigid3D();
   auto composite = itk::CompositeTransform<double, 3>::New();
   composite->AddTransform(initial);
   composite->AddTransform(RandomBSpline(small.GetPointer(), 3, 2.0));
@@ -657,14 +684,7 @@ FieldTransforms(itk::CudaExecutionMode mode)
     ExpectItksAnswer<TPair>(fixed.GetPointer(), moving.GetPointer(), alone.GetPointer(), mode);
     auto between = SmoothField<itk::DisplacementFieldTransform>(fixed.GetPointer(), 4.0, 12, 4e-7);
     ExpectItksAnswer<TPair>(fixed.GetPointer(), moving.GetPointer(), between.GetPointer(), mode);
-    auto initial = itk::AffineTransform<double, 2>::New();
-    auto parameters = initial->GetParameters();
-    const double values[6] = { 0.97, 0.05, -0.03, 1.02, 2.5, -1.75 };
-    for (unsigned int i = 0; i < 6; ++i)
-    {
-      parameters[i] = values[i];
-    }
-    initial->SetParameters(parameters);
+    auto initial = InitialAffine2D();
     auto composite = itk::CompositeTransform<double, 2>::New();
     composite->AddTransform(initial);
     composite->AddTransform(
@@ -672,21 +692,10 @@ FieldTransforms(itk::CudaExecutionMode mode)
     composite->SetOnlyMostRecentTransformToOptimizeOn();
     ExpectItksAnswer<TPair>(fixed.GetPointer(), moving.GetPointer(), composite.GetPointer(), mode);
   }
-  const auto volume = ReadImage<F3>(ExampleData("KmeansTest_T1UCharRaw.nii.gz"));
-  auto       shrink = itk::ShrinkImageFilter<F3, F3>::New();
-  shrink->SetInput(volume);
-  shrink->SetShrinkFactors(2);
-  shrink->Update();
-  const F3::Pointer small = shrink->GetOutput();
+  const F3::Pointer small = SmallVolume();
   auto alone = SmoothField<itk::DisplacementFieldTransform>(small.GetPointer(), 3.0, 14);
   ExpectItksAnswer<TPair>(small.GetPointer(), small.GetPointer(), alone.GetPointer(), mode);
-  auto initial = itk::Euler3DTransform<double>::New();
-  initial->SetRotation(0.03, -0.02, 0.05);
-  itk::Vector<double, 3> translation;
-  translation[0] = 1.5;
-  translation[1] = -2.0;
-  translation[2] = 0.75;
-  initial->SetTranslation(translation);
+  auto initial = InitialRigid3D();
   auto composite = itk::CompositeTransform<double, 3>::New();
   composite->AddTransform(initial);
   composite->AddTransform(SmoothField<itk::DisplacementFieldTransform>(small.GetPointer(), 2.0, 15));

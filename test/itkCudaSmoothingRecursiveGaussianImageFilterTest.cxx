@@ -9,7 +9,6 @@
  *  the module's class.
  *=========================================================================*/
 #include "CudaImageFiltersTestUtilities.h"
-#include "itkCastImageFilter.h"
 #include "itkCudaFactorylessTwin.h"
 #include "itkCudaImageFiltersFactory.h"
 #include "itkCudaSmoothingRecursiveGaussianImageFilter.h"
@@ -30,19 +29,6 @@ template <typename TImage>
 using ItkSmoothing = itk::CudaFactorylessTwin<itk::SmoothingRecursiveGaussianImageFilter<TImage, TImage>>;
 template <typename TImage>
 using OurSmoothing = itk::CudaSmoothingRecursiveGaussianImageFilter<TImage, TImage>;
-
-/** `image` as TImage (a cast, as ITK's CastImageFilter does). */
-template <typename TImage, typename TSource>
-typename TImage::Pointer
-As(const TSource * image)
-{
-  auto cast = itk::CastImageFilter<TSource, TImage>::New();
-  cast->SetInput(image);
-  cast->Update();
-  typename TImage::Pointer out = cast->GetOutput();
-  out->DisconnectPipeline();
-  return out;
-}
 
 template <typename TFilter, typename TImage>
 typename TImage::Pointer
@@ -96,7 +82,7 @@ ExpectItksSmoothing(const TImage * input, std::initializer_list<double> sigmas, 
     EXPECT_LE(difference, 1e-6 * range) << "range " << range;
   }
   // the smoothing changed the image (a core that copied would fail)
-  EXPECT_GT(MaxAbsDifference(got.GetPointer(), As<TImage>(input).GetPointer()), 1e-3 * range);
+  EXPECT_GT(MaxAbsDifference(got.GetPointer(), CastImage<TImage>(input).GetPointer()), 1e-3 * range);
   std::cout << TImage::ImageDimension << "D " << typeid(Pixel).name() << " sigma " << sigma << ": largest difference "
             << difference << " (" << difference / range << " of the range); " << report.Message << "\n";
 }
@@ -108,7 +94,7 @@ Brain2D(Mode mode)
   using Image = itk::Image<TPixel, 2>;
   using Source = itk::Image<unsigned char, 2>;
   const auto source = ReadImage<Source>(ExampleData("BrainProtonDensitySlice.png"));
-  auto       image = As<Image>(source.GetPointer());
+  auto       image = CastImage<Image>(source.GetPointer());
   // physical units: a spacing that is not 1
   typename Image::SpacingType spacing;
   spacing[0] = 0.8;
@@ -126,7 +112,7 @@ Kmeans3D(Mode mode)
   using Image = itk::Image<TPixel, 3>;
   using Source = itk::Image<unsigned char, 3>;
   const auto source = ReadImage<Source>(ExampleData("KmeansTest_T1UCharRaw.nii.gz"));
-  const auto image = As<Image>(source.GetPointer());
+  const auto image = CastImage<Image>(source.GetPointer());
   ExpectItksSmoothing(image.GetPointer(), { 2.5 }, false, mode);
   ExpectItksSmoothing(image.GetPointer(), { 1.0, 2.0, 3.5 }, false, mode);
 }

@@ -116,38 +116,29 @@ SmoothingRecursiveGaussianCUDA(const T * input, T * output, const SmoothingRecur
   PooledBuffer      memory(internalBytes + count * sizeof(double), stream);
   R *               work = static_cast<R *>(memory.GetPointer());
   double *          causal = reinterpret_cast<double *>(static_cast<char *>(memory.GetPointer()) + internalBytes);
-  for (int step = 0; step < job.dimension; ++step)
-  {
-    const int                axis = step == 0 ? job.dimension - 1 : step - 1;
-    RecursiveGaussianAxisJob a;
-    for (int k = 0; k < 3; ++k)
-    {
-      a.size[k] = job.size[k];
-    }
-    a.axis = axis;
-    a.coefficients = RecursiveGaussianSetUp(job.sigma[axis], job.spacing[axis], 0, job.normalizeAcrossScale);
-    const std::string problem = ValidateRecursiveGaussianAxisJob(a);
-    if (!problem.empty())
-    {
-      throw std::invalid_argument(problem);
-    }
-    if (step == 0)
-    {
-      RunAxis<T, R>(input, work, a, causal);
-    }
-    else
-    {
-      RunAxis<R, R>(work, work, a, causal);
-    }
-  }
+  recursive_gaussian::SmoothingPasses(job,
+                                      [&](int step, const RecursiveGaussianAxisJob & a)
+                                      {
+                                        const std::string problem = ValidateRecursiveGaussianAxisJob(a);
+                                        if (!problem.empty())
+                                        {
+                                          throw std::invalid_argument(problem);
+                                        }
+                                        if (step == 0)
+                                        {
+                                          RunAxis<T, R>(input, work, a, causal);
+                                        }
+                                        else
+                                        {
+                                          RunAxis<R, R>(work, work, a, causal);
+                                        }
+                                      });
   ConvertKernel<T><<<static_cast<unsigned int>(std::min<std::size_t>((count + 255) / 256, 65535)), 256, 0, stream>>>(
     work, output, static_cast<std::int64_t>(count));
   CIF_CUDA_CHECK_LAUNCH("RecursiveGaussian ConvertKernel");
   CIF_CUDA_CHECK(cudaStreamSynchronize(stream));
 }
 
-// the axis passes the smoothing uses (integers into float, float and
-// double in place) and the integer and float images into double
 namespace
 {
 template <typename TOut>
@@ -227,35 +218,5 @@ GradientRecursiveGaussianCUDA(const T * input, TOut * output, const GradientRecu
   CIF_CUDA_CHECK(cudaStreamSynchronize(stream));
 }
 
-#define CIF_INSTANTIATE_GRADIENT(T)                                                                                  \
-  template void GradientRecursiveGaussianCUDA<T, float>(const T *, float *, const GradientRecursiveGaussianJob &);   \
-  template void GradientRecursiveGaussianCUDA<T, double>(const T *, double *, const GradientRecursiveGaussianJob &);
-CIF_INSTANTIATE_GRADIENT(std::uint8_t)
-CIF_INSTANTIATE_GRADIENT(std::int16_t)
-CIF_INSTANTIATE_GRADIENT(std::uint16_t)
-CIF_INSTANTIATE_GRADIENT(float)
-CIF_INSTANTIATE_GRADIENT(double)
-#undef CIF_INSTANTIATE_GRADIENT
-
-#define CIF_INSTANTIATE_AXIS(TIN, TOUT) template void RecursiveGaussianAxisCUDA<TIN, TOUT>(const TIN *, TOUT *, const RecursiveGaussianAxisJob &);
-#define CIF_INSTANTIATE(T) template void SmoothingRecursiveGaussianCUDA<T>(const T *, T *, const SmoothingRecursiveGaussianJob &);
-CIF_INSTANTIATE(std::uint8_t)
-CIF_INSTANTIATE(std::int16_t)
-CIF_INSTANTIATE(std::uint16_t)
-CIF_INSTANTIATE(float)
-CIF_INSTANTIATE(double)
-CIF_INSTANTIATE_AXIS(std::uint8_t, std::uint8_t)
-CIF_INSTANTIATE_AXIS(std::uint8_t, float)
-CIF_INSTANTIATE_AXIS(std::uint8_t, double)
-CIF_INSTANTIATE_AXIS(std::int16_t, std::int16_t)
-CIF_INSTANTIATE_AXIS(std::int16_t, float)
-CIF_INSTANTIATE_AXIS(std::int16_t, double)
-CIF_INSTANTIATE_AXIS(std::uint16_t, std::uint16_t)
-CIF_INSTANTIATE_AXIS(std::uint16_t, float)
-CIF_INSTANTIATE_AXIS(std::uint16_t, double)
-CIF_INSTANTIATE_AXIS(float, float)
-CIF_INSTANTIATE_AXIS(float, double)
-CIF_INSTANTIATE_AXIS(double, double)
-#undef CIF_INSTANTIATE
-#undef CIF_INSTANTIATE_AXIS
+CIF_RECURSIVE_GAUSSIAN_CUDA_INSTANTIATIONS
 } // namespace cif

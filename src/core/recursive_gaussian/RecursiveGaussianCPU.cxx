@@ -239,25 +239,6 @@ namespace
  * float for every pixel type of the cores (double included). */
 using Internal = float;
 
-template <typename T, typename TAxis>
-void
-SmoothingAxes(const SmoothingRecursiveGaussianJob & job, TAxis && axisPass)
-{
-  // ITK's order: the last axis (input to internal), then axes 0 .. D - 2
-  // (internal to internal), then the conversion to T
-  for (int step = 0; step < job.dimension; ++step)
-  {
-    const int                axis = step == 0 ? job.dimension - 1 : step - 1;
-    RecursiveGaussianAxisJob a;
-    for (int k = 0; k < 3; ++k)
-    {
-      a.size[k] = job.size[k];
-    }
-    a.axis = axis;
-    a.coefficients = RecursiveGaussianSetUp(job.sigma[axis], job.spacing[axis], 0, job.normalizeAcrossScale);
-    axisPass(step, a);
-  }
-}
 } // namespace
 
 template <typename T>
@@ -268,7 +249,7 @@ SmoothingRecursiveGaussianCPU(const T * input, T * output, const SmoothingRecurs
   using R = Internal;
   const std::size_t count = static_cast<std::size_t>(job.size[0] * job.size[1] * job.size[2]);
   std::vector<R>    work(count);
-  SmoothingAxes<T>(job,
+  recursive_gaussian::SmoothingPasses(job,
                    [&](int step, const RecursiveGaussianAxisJob & a)
                    {
                      if (step == 0)
@@ -386,34 +367,14 @@ GradientRecursiveGaussianCPU(const T * input, TOut * output, const GradientRecur
 #define CIF_INSTANTIATE_GRADIENT(T)                                                                                  \
   template void GradientRecursiveGaussianCPU<T, float>(const T *, float *, const GradientRecursiveGaussianJob &, int); \
   template void GradientRecursiveGaussianCPU<T, double>(const T *, double *, const GradientRecursiveGaussianJob &, int);
-CIF_INSTANTIATE_GRADIENT(std::uint8_t)
-CIF_INSTANTIATE_GRADIENT(std::int16_t)
-CIF_INSTANTIATE_GRADIENT(std::uint16_t)
-CIF_INSTANTIATE_GRADIENT(float)
-CIF_INSTANTIATE_GRADIENT(double)
+CIF_RECURSIVE_GAUSSIAN_PIXELS(CIF_INSTANTIATE_GRADIENT)
 #undef CIF_INSTANTIATE_GRADIENT
 
-// the axis passes the smoothing uses (integers into float, float and
-// double in place) and the integer and float images into double
-#define CIF_INSTANTIATE_AXIS(TIN, TOUT) template void RecursiveGaussianAxisCPU<TIN, TOUT>(const TIN *, TOUT *, const RecursiveGaussianAxisJob &, int);
 #define CIF_INSTANTIATE(T) template void SmoothingRecursiveGaussianCPU<T>(const T *, T *, const SmoothingRecursiveGaussianJob &, int);
-CIF_INSTANTIATE(std::uint8_t)
-CIF_INSTANTIATE(std::int16_t)
-CIF_INSTANTIATE(std::uint16_t)
-CIF_INSTANTIATE(float)
-CIF_INSTANTIATE(double)
-CIF_INSTANTIATE_AXIS(std::uint8_t, std::uint8_t)
-CIF_INSTANTIATE_AXIS(std::uint8_t, float)
-CIF_INSTANTIATE_AXIS(std::uint8_t, double)
-CIF_INSTANTIATE_AXIS(std::int16_t, std::int16_t)
-CIF_INSTANTIATE_AXIS(std::int16_t, float)
-CIF_INSTANTIATE_AXIS(std::int16_t, double)
-CIF_INSTANTIATE_AXIS(std::uint16_t, std::uint16_t)
-CIF_INSTANTIATE_AXIS(std::uint16_t, float)
-CIF_INSTANTIATE_AXIS(std::uint16_t, double)
-CIF_INSTANTIATE_AXIS(float, float)
-CIF_INSTANTIATE_AXIS(float, double)
-CIF_INSTANTIATE_AXIS(double, double)
+#define CIF_INSTANTIATE_AXIS(TIN, TOUT)                                                                              \
+  template void RecursiveGaussianAxisCPU<TIN, TOUT>(const TIN *, TOUT *, const RecursiveGaussianAxisJob &, int);
+CIF_RECURSIVE_GAUSSIAN_PIXELS(CIF_INSTANTIATE)
+CIF_RECURSIVE_GAUSSIAN_AXIS_PAIRS(CIF_INSTANTIATE_AXIS)
 #undef CIF_INSTANTIATE
 #undef CIF_INSTANTIATE_AXIS
 } // namespace cif

@@ -18,6 +18,39 @@
 #  define CIF_RG_HD inline
 #endif
 
+/** The cores' pixel types (X(T)), and the axis passes' input-output pairs
+ * (X(TIn, TOut)): the integers into float (the smoothing's and the
+ * gradient's first pass) or into themselves or double, float and double
+ * in place, float into double. Every core file instantiates these lists. */
+#define CIF_RECURSIVE_GAUSSIAN_PIXELS(X) X(std::uint8_t) X(std::int16_t) X(std::uint16_t) X(float) X(double)
+#define CIF_RECURSIVE_GAUSSIAN_AXIS_PAIRS(X)                                                                          \
+  X(std::uint8_t, std::uint8_t)                                                                                      \
+  X(std::uint8_t, float)                                                                                             \
+  X(std::uint8_t, double)                                                                                            \
+  X(std::int16_t, std::int16_t)                                                                                      \
+  X(std::int16_t, float)                                                                                             \
+  X(std::int16_t, double)                                                                                            \
+  X(std::uint16_t, std::uint16_t)                                                                                    \
+  X(std::uint16_t, float)                                                                                            \
+  X(std::uint16_t, double)                                                                                           \
+  X(float, float)                                                                                                    \
+  X(float, double)                                                                                                   \
+  X(double, double)
+
+/** The explicit instantiations of the GPU entry points (the CUDA file's,
+ * and the stubs' in a build without nvcc). */
+#define CIF_RECURSIVE_GAUSSIAN_CUDA_GRADIENT(T)                                                                       \
+  template void GradientRecursiveGaussianCUDA<T, float>(const T *, float *, const GradientRecursiveGaussianJob &);   \
+  template void GradientRecursiveGaussianCUDA<T, double>(const T *, double *, const GradientRecursiveGaussianJob &);
+#define CIF_RECURSIVE_GAUSSIAN_CUDA_SMOOTHING(T)                                                                      \
+  template void SmoothingRecursiveGaussianCUDA<T>(const T *, T *, const SmoothingRecursiveGaussianJob &);
+#define CIF_RECURSIVE_GAUSSIAN_CUDA_AXIS(TIN, TOUT)                                                                   \
+  template void RecursiveGaussianAxisCUDA<TIN, TOUT>(const TIN *, TOUT *, const RecursiveGaussianAxisJob &);
+#define CIF_RECURSIVE_GAUSSIAN_CUDA_INSTANTIATIONS                                                                    \
+  CIF_RECURSIVE_GAUSSIAN_PIXELS(CIF_RECURSIVE_GAUSSIAN_CUDA_GRADIENT)                                                 \
+  CIF_RECURSIVE_GAUSSIAN_PIXELS(CIF_RECURSIVE_GAUSSIAN_CUDA_SMOOTHING)                                                \
+  CIF_RECURSIVE_GAUSSIAN_AXIS_PAIRS(CIF_RECURSIVE_GAUSSIAN_CUDA_AXIS)
+
 namespace cif
 {
 namespace recursive_gaussian
@@ -139,6 +172,27 @@ FilterLine(const RecursiveGaussianCoefficients & c, std::int64_t length, TLoad &
     g3 = g2;
     g2 = g1;
     g1 = z;
+  }
+}
+
+/** The smoothing's passes (SmoothingRecursiveGaussianJob), ITK's order:
+ * pass(step, axisJob) for the last axis (step 0: input to internal), then
+ * axes 0 .. D - 2 (internal to internal). */
+template <typename TPass>
+inline void
+SmoothingPasses(const SmoothingRecursiveGaussianJob & job, TPass && pass)
+{
+  for (int step = 0; step < job.dimension; ++step)
+  {
+    const int                axis = step == 0 ? job.dimension - 1 : step - 1;
+    RecursiveGaussianAxisJob a;
+    for (int k = 0; k < 3; ++k)
+    {
+      a.size[k] = job.size[k];
+    }
+    a.axis = axis;
+    a.coefficients = RecursiveGaussianSetUp(job.sigma[axis], job.spacing[axis], 0, job.normalizeAcrossScale);
+    pass(step, a);
   }
 }
 
