@@ -16,6 +16,8 @@
 #include "itkCudaDescribedImageFilter.h"
 #include "itkImageToImageFilter.h"
 
+#include <algorithm>
+#include <cmath>
 #include <string>
 
 namespace cif
@@ -106,6 +108,11 @@ protected:
   GenerateOutputInformation() override
   {
     Superclass::GenerateOutputInformation();
+    if (Description().grid == cif::OutputGrid::Subsample)
+    {
+      SubsampleOutputInformation();
+      return;
+    }
     if (Description().grid != cif::OutputGrid::Bin)
     {
       return;
@@ -155,6 +162,16 @@ protected:
         region.SetSize(a, out.GetSize(a) * static_cast<itk::SizeValueType>(f));
       }
     }
+    else if (Description().grid == cif::OutputGrid::Subsample)
+    {
+      // output index i samples input index i f + offset (itk::ShrinkImageFilter)
+      for (unsigned int a = 0; a < ImageDimension; ++a)
+      {
+        const auto f = static_cast<itk::IndexValueType>(cif::Value(parameters, "shrink_factors", static_cast<int>(a)));
+        region.SetIndex(a, out.GetIndex(a) * f + itk::CudaShrinkOffset(input, this->GetOutput(), a, f));
+        region.SetSize(a, (out.GetSize(a) - 1) * static_cast<itk::SizeValueType>(f) + 1);
+      }
+    }
     else if (NeedsWholeImage(parameters))
     {
       region = whole;
@@ -193,6 +210,37 @@ protected:
   }
 
 private:
+  /** itk::ShrinkImageFilter's output grid: floor(n / f) pixels (at least
+   * 1), spacing times f, start index ceil(start / f), and the origin that
+   * puts the output's centre on the input's. */
+  void
+  SubsampleOutputInformation()
+  {
+    const TImage *                         input = this->GetInput();
+    TOutputImage *                         output = this->GetOutput();
+    const cif::Parameters                  parameters = Completed();
+    const auto                             whole = input->GetLargestPossibleRegion();
+    typename TOutputImage::SpacingType     spacing = input->GetSpacing();
+    typename TOutputImage::RegionType      region;
+    itk::ContinuousIndex<double, ImageDimension> inputCentre, outputCentre;
+    for (unsigned int a = 0; a < ImageDimension; ++a)
+    {
+      const double f = cif::Value(parameters, "shrink_factors", static_cast<int>(a));
+      spacing[a] *= f;
+      const auto n = static_cast<double>(whole.GetSize(a));
+      region.SetSize(a, std::max<itk::SizeValueType>(1, static_cast<itk::SizeValueType>(std::floor(n / f))));
+      region.SetIndex(a, static_cast<itk::IndexValueType>(std::ceil(static_cast<double>(whole.GetIndex(a)) / f)));
+      inputCentre[a] = static_cast<double>(whole.GetIndex(a)) + (n - 1.0) / 2.0;
+      outputCentre[a] = static_cast<double>(region.GetIndex(a)) + (static_cast<double>(region.GetSize(a)) - 1.0) / 2.0;
+    }
+    output->SetSpacing(spacing);
+    typename TOutputImage::PointType inputCentrePoint, outputCentrePoint;
+    input->TransformContinuousIndexToPhysicalPoint(inputCentre, inputCentrePoint);
+    output->TransformContinuousIndexToPhysicalPoint(outputCentre, outputCentrePoint);
+    output->SetOrigin(input->GetOrigin() + (inputCentrePoint - outputCentrePoint));
+    output->SetLargestPossibleRegion(region);
+  }
+
   /** The parameters with their defaults (an itk::ExceptionObject when they
    * do not pass the description's checks of single values; the update
    * checks them all). */

@@ -21,6 +21,25 @@
 namespace itk
 {
 
+/** itk::ShrinkImageFilter's map from the output's index to the input's
+ * along `axis`: output index i samples input index i f + offset, where the
+ * offset puts the output's first index on the input index nearest to the
+ * same physical point (ITK's TransformIndexToPhysicalPoint and
+ * TransformPhysicalPointToIndex), and is at least 0 (ITK's arithmetic, so
+ * the grids agree with ITK's wherever its rounding lands). */
+template <typename TInputImage, typename TOutputImage>
+IndexValueType
+CudaShrinkOffset(const TInputImage * input, const TOutputImage * output, unsigned int axis, IndexValueType factor)
+{
+  const typename TOutputImage::IndexType first = output->GetLargestPossibleRegion().GetIndex();
+  typename TOutputImage::PointType       point;
+  output->TransformIndexToPhysicalPoint(first, point);
+  const typename TInputImage::IndexType inputIndex = input->TransformPhysicalPointToIndex(point);
+  const IndexValueType                  offset = inputIndex[axis] - first[axis] * factor;
+  return offset > 0 ? offset : 0;
+}
+
+
 /** A radius, shrink factors or any per-axis setting of D values as a
  * description's per-axis values. */
 template <unsigned int D, typename TArray>
@@ -357,14 +376,21 @@ protected:
     const auto outRegion = this->GetOutput()->GetRequestedRegion();
     cif::Job   job;
     job.dimension = static_cast<int>(ImageDimension);
+    const cif::OutputGrid grid = this->Derived().Description().grid;
     for (unsigned int a = 0; a < ImageDimension && a < 3; ++a)
     {
       job.inputSize[a] = static_cast<std::int64_t>(inRegion.GetSize(a));
       job.outputSize[a] = static_cast<std::int64_t>(outRegion.GetSize(a));
-      const auto first =
-        this->Derived().Description().grid == cif::OutputGrid::Bin
-          ? outRegion.GetIndex(a) * static_cast<IndexValueType>(cif::Value(parameters, "shrink_factors", a))
-          : outRegion.GetIndex(a);
+      IndexValueType first = outRegion.GetIndex(a);
+      if (grid != cif::OutputGrid::Same)
+      {
+        const auto f = static_cast<IndexValueType>(cif::Value(parameters, "shrink_factors", a));
+        first *= f;
+        if (grid == cif::OutputGrid::Subsample)
+        {
+          first += CudaShrinkOffset(this->GetInput(), this->GetOutput(), a, f);
+        }
+      }
       job.outputStart[a] = first - inRegion.GetIndex(a);
     }
     job.progress = [this](double f) { this->UpdateProgress(static_cast<float>(f)); };

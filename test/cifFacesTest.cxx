@@ -12,6 +12,9 @@
 #include "cif/PackedMask.h"
 #include "itkBSplineDecompositionImageFilter.h"
 #include "itkBinShrinkImageFilter.h"
+#include "itkShrinkImageFilter.h"
+#include "itkDiscreteGaussianImageFilter.h"
+#include "itkRecursiveGaussianImageFilter.h"
 #include "itkCurvatureAnisotropicDiffusionImageFilter.h"
 #include "itkGradientAnisotropicDiffusionImageFilter.h"
 #include "itkBinaryThresholdImageFilter.h"
@@ -205,6 +208,13 @@ ExpectToolEqualsItk(const std::string & device)
   ExpectSame(
     ToolResult("bin-shrink", "--shrink-factors 2,3,2", device).GetPointer(), shrink->GetOutput(), "bin-shrink");
 
+  // the shrink: every f-th pixel on ITK's centred grid (its origin, its offset)
+  auto subsample = itk::ShrinkImageFilter<Image, Image>::New();
+  subsample->SetInput(input);
+  subsample->SetShrinkFactors(f);
+  subsample->Update();
+  ExpectSame(ToolResult("shrink", "--shrink-factors 2,3,2", device).GetPointer(), subsample->GetOutput(), "shrink");
+
   // the smoothing recursive Gaussian: sigma in mm, the file's spacing
   auto smoothing = itk::SmoothingRecursiveGaussianImageFilter<Image, Image>::New();
   smoothing->SetInput(input);
@@ -213,6 +223,26 @@ ExpectToolEqualsItk(const std::string & device)
   ExpectSame(ToolResult("smoothing-recursive-gaussian", "--sigma 1.5", device).GetPointer(),
              smoothing->GetOutput(),
              "smoothing-recursive-gaussian");
+
+  // the discrete Gaussian: variance in mm^2, the file's spacing
+  auto discrete = itk::DiscreteGaussianImageFilter<Image, Image>::New();
+  discrete->SetInput(input);
+  discrete->SetVariance(2.5);
+  discrete->Update();
+  ExpectSame(ToolResult("discrete-gaussian", "--variance 2.5", device).GetPointer(),
+             discrete->GetOutput(),
+             "discrete-gaussian");
+
+  // the recursive Gaussian's second derivative along y
+  auto recursive = itk::RecursiveGaussianImageFilter<Image, Image>::New();
+  recursive->SetInput(input);
+  recursive->SetSigma(2.0);
+  recursive->SetDirection(1);
+  recursive->SetSecondOrder();
+  recursive->Update();
+  ExpectSame(ToolResult("recursive-gaussian", "--sigma 2 --direction 1 --order second", device).GetPointer(),
+             recursive->GetOutput(),
+             "recursive-gaussian");
 
   auto mean = itk::MeanImageFilter<Image, Image>::New();
   mean->SetInput(input);

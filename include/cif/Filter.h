@@ -183,7 +183,8 @@ private:
  * starting at outputStart (in input pixels) inside the input; for the Bin
  * grid outputStart is where the first output pixel's bin starts in the
  * input buffer (in input pixels too): output pixel i bins input pixels
- * [outputStart + i f, outputStart + i f + f). The slab runner cuts jobs of
+ * [outputStart + i f, outputStart + i f + f); for the Subsample grid
+ * output pixel i is input pixel outputStart + i f. The slab runner cuts jobs of
  * the first kind (cif::SlabGeometry). */
 struct Job
 {
@@ -235,7 +236,12 @@ enum class OutputGrid : std::uint8_t
   /** shrunk by the integer factors of the parameter "shrink_factors":
    * size floor(n / f) (at least 1), spacing times f, origin at the centre
    * of the first bin (itk::BinShrinkImageFilter) */
-  Bin
+  Bin,
+  /** subsampled by the integer factors of the parameter "shrink_factors":
+   * size floor(n / f) (at least 1), spacing times f, the output's centre on
+   * the input's (itk::ShrinkImageFilter); output pixel i is input pixel
+   * outputStart + i f */
+  Subsample
 };
 
 /** What an entry point tells of its run: a note for the execution report
@@ -467,6 +473,13 @@ ChoiceValue(const FilterDescriptor & filter, const std::string & name, const std
 /** The output extent of a call (after CheckParameters). */
 Extent
 OutputExtent(const FilterDescriptor & filter, const Parameters & parameters, const Extent & image);
+
+/** The whole-image job of a filter on an image whose index starts at 0:
+ * the output extent of its grid, and for the Subsample grid the input
+ * pixel output pixel 0 samples (cif::ShrinkFirstIndex, ITK's centred
+ * grid). `parameters` are checked. */
+Job
+WholeImageJob(const FilterDescriptor & filter, const Parameters & parameters, const Extent & input);
 
 /** A parameter's value along axis a (after CheckParameters). */
 double

@@ -81,6 +81,22 @@ def _bin_geometry(geometry: _arrays.Geometry, factors: Sequence[int]) -> _arrays
     return _arrays.Geometry(spacing, origin, geometry.direction)
 
 
+def _subsample_geometry(
+    geometry: _arrays.Geometry, factors: Sequence[int], shape_itk: Sequence[int]
+) -> _arrays.Geometry:
+    """itk::ShrinkImageFilter's output grid of an image indexed from 0:
+    spacing times f, floor(n / f) pixels (at least 1), the output's centre on
+    the input's (continuous index (n - 1) / 2 - f (m - 1) / 2 of the input
+    for output index 0)."""
+    spacing = tuple(s * f for s, f in zip(geometry.spacing, factors))
+    shift = []
+    for s, f, n in zip(geometry.spacing, factors, shape_itk):
+        m = max(1, n // f)
+        shift.append(((n - 1) / 2.0 - f * (m - 1) / 2.0) * s)
+    origin = tuple(float(v) for v in np.asarray(geometry.origin) + np.asarray(geometry.direction) @ np.array(shift))
+    return _arrays.Geometry(spacing, origin, geometry.direction)
+
+
 def _same_grid(name: str, what: str, image: _arrays.ImageArg, companion: _arrays.ImageArg) -> None:
     """An itk.Image companion must lie on the image's grid, as ITK checks its
     inputs (ImageToImageFilter::VerifyInputInformation: its tolerances)."""
@@ -102,6 +118,7 @@ def _runner(d: Dict[str, Any]) -> Callable[..., Any]:
     command = d["command"]
     companion_name = d["companion"]["name"] if d.get("companion") else None
     bins = d["grid"] == "bin"
+    subsamples = d["grid"] == "subsample"
     # the image's spacing, when the filter takes it (ParameterSpec::fromImage)
     takes_spacing = any(p["from_image"] and p["name"] == "spacing" for p in d["parameters"])
     from ._runtime import _record
@@ -139,6 +156,10 @@ def _runner(d: Dict[str, Any]) -> Callable[..., Any]:
         geometry = None
         if bins and arg.kind == _arrays.ITK:
             geometry = _bin_geometry(arg.geometry, _per_axis_values(values["shrink_factors"], arg.ndim))
+        elif subsamples and arg.kind == _arrays.ITK:
+            geometry = _subsample_geometry(
+                arg.geometry, _per_axis_values(values["shrink_factors"], arg.ndim), arg.shape[::-1]
+            )
         result, out = _arrays.empty_output(arg, shape, np.dtype(out_dtype), geometry)
         _record(
             _cif.run_checked(

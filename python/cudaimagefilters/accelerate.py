@@ -109,10 +109,31 @@ _TWINS: Dict[str, Tuple[str, Callable[[Any], Dict[str, Any]]]] = {
     ),
     "BilateralImageFilter": ("bilateral_image_filter", _bilateral),
     "BinShrinkImageFilter": ("bin_shrink_image_filter", lambda f: {"shrink_factors": _per_axis(f.GetShrinkFactors())}),
+    "ShrinkImageFilter": ("shrink_image_filter", lambda f: {"shrink_factors": _per_axis(f.GetShrinkFactors())}),
     "SmoothingRecursiveGaussianImageFilter": (
         "smoothing_recursive_gaussian_image_filter",
         lambda f: {
             "sigma": [float(v) for v in f.GetSigmaArray()],
+            "normalize_across_scale": int(bool(f.GetNormalizeAcrossScale())),
+        },
+    ),
+    "DiscreteGaussianImageFilter": (
+        "discrete_gaussian_image_filter",
+        lambda f: {
+            "variance": [float(v) for v in f.GetVariance()],
+            "maximum_error": [float(v) for v in f.GetMaximumError()],
+            # ITK's GaussianOperator takes the width as unsigned
+            "maximum_kernel_width": int(f.GetMaximumKernelWidth()) % 2**32,
+            "use_image_spacing": int(bool(f.GetUseImageSpacing())),
+            "filter_dimensionality": min(int(f.GetFilterDimensionality()), 3),
+        },
+    ),
+    "RecursiveGaussianImageFilter": (
+        "recursive_gaussian_image_filter",
+        lambda f: {
+            "sigma": float(f.GetSigma()),
+            "direction": int(f.GetDirection()),
+            "order": ("zero", "first", "second")[int(f.GetOrder())],
             "normalize_across_scale": int(bool(f.GetNormalizeAcrossScale())),
         },
     ),

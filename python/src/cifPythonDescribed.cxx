@@ -346,7 +346,7 @@ RunChecked(const CheckedCall &            call,
   }
   const cif::Pixel        pixel = call.pixel;
   const cif::Parameters & parameters = call.parameters;
-  cif::Job                job = cif::WholeImageJob(inExtent, call.output);
+  cif::Job                job = cif::WholeImageJob(filter, parameters, inExtent);
   if (call.outputPixel)
   {
     job.outputPixel = *call.outputPixel;
@@ -426,7 +426,7 @@ Descriptions()
     d["details"] = f->details;
     d["min_dimension"] = f->minDimension;
     d["max_dimension"] = f->maxDimension;
-    d["grid"] = f->grid == cif::OutputGrid::Bin ? "bin" : "same";
+    d["grid"] = f->grid == cif::OutputGrid::Bin ? "bin" : f->grid == cif::OutputGrid::Subsample ? "subsample" : "same";
     nb::list gpu, cpu;
     for (auto p : f->gpuPixels)
     {

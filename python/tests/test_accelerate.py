@@ -55,6 +55,7 @@ def check_functional(device, capfd, monkeypatch):
         ("mean_image_filter", dict(radius=[2, 1])),
         ("binary_threshold_image_filter", dict(lower_threshold=100, upper_threshold=180, inside_value=255)),
         ("bin_shrink_image_filter", dict(shrink_factors=[2, 3])),
+        ("shrink_image_filter", dict(shrink_factors=[3, 2])),
     ]
     references = {name: getattr(itk, name)(image, **kw) for name, kw in cases}
     assert cif.accelerate_itk() == sorted(
@@ -64,11 +65,14 @@ def check_functional(device, capfd, monkeypatch):
             "BinShrinkImageFilter",
             "BinaryThresholdImageFilter",
             "CurvatureAnisotropicDiffusionImageFilter",
+            "DiscreteGaussianImageFilter",
             "GradientAnisotropicDiffusionImageFilter",
             "MaskImageFilter",
             "MeanImageFilter",
             "MedianImageFilter",
+            "RecursiveGaussianImageFilter",
             "ResampleImageFilter",
+            "ShrinkImageFilter",
             "SmoothingRecursiveGaussianImageFilter",
         ]
     )

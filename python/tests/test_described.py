@@ -91,6 +91,44 @@ def test_bin_shrink_of_a_real_image_with_a_rotated_direction(brain3d):
     np.testing.assert_array_equal(itk.array_from_matrix(out.GetDirection()), direction)
 
 
+def itk_shrink(image, factors):
+    f = itk.ShrinkImageFilter[type(image), type(image)].New(image)
+    f.SetShrinkFactors([int(v) for v in factors])
+    f.Update()
+    return f.GetOutput()
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.int16, np.uint16, np.float32, np.float64])
+@pytest.mark.parametrize(
+    "shape,factors",
+    # even and odd remainders (the centred offset), a factor past the image (one pixel)
+    [((23, 37), (2, 3)), ((9, 14, 11), (3, 2, 4)), ((10, 12, 8), (1, 1, 1)), ((7, 12, 5), (4, 5, 9))],
+)
+def test_shrink_equals_itk(dtype, shape, factors):
+    a = random_image(shape, dtype, seed=5)
+    image = itk.image_view_from_array(a)
+    image.SetSpacing([0.5, 1.0, 2.0][: a.ndim])
+    image.SetOrigin([-4.0 + i for i in range(a.ndim)])
+    expected = itk_shrink(image, factors)
+    for device in ("auto", "cpu"):
+        out = cif.shrink_image_filter(image, list(factors), device=device)
+        np.testing.assert_array_equal(itk.array_view_from_image(out), itk.array_view_from_image(expected))
+        np.testing.assert_allclose(np.array(out.GetSpacing()), np.array(expected.GetSpacing()))
+        np.testing.assert_allclose(np.array(out.GetOrigin()), np.array(expected.GetOrigin()), atol=1e-12)
+    np.testing.assert_array_equal(cif.shrink_image_filter(a, shrink_factors=factors), itk.array_view_from_image(expected))
+
+
+def test_shrink_of_a_real_image_with_a_rotated_direction(brain3d):
+    image = brain3d
+    direction = np.array([[0.0, -1.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, 1.0]])
+    image.SetDirection(itk.matrix_from_array(direction))
+    expected = itk_shrink(image, (2, 3, 4))
+    out = cif.shrink_image_filter(image, (2, 3, 4))
+    np.testing.assert_array_equal(itk.array_view_from_image(out), itk.array_view_from_image(expected))
+    np.testing.assert_allclose(np.array(out.GetOrigin()), np.array(expected.GetOrigin()), atol=1e-9)
+    np.testing.assert_array_equal(itk.array_from_matrix(out.GetDirection()), direction)
+
+
 def itk_smoothing(image, sigma, normalize=False):
     f = itk.SmoothingRecursiveGaussianImageFilter[type(image), type(image)].New(image)
     f.SetSigmaArray([float(v) for v in sigma])
@@ -120,6 +158,65 @@ def test_smoothing_recursive_gaussian_equals_itk(dtype, shape, sigma):
     spacing = [0.7 + 0.2 * i for i in range(a.ndim)]
     got = cif.smoothing_recursive_gaussian_image_filter(a, sigma=list(sigma[: a.ndim]), spacing=spacing)
     assert np.abs(got.astype(np.float64) - expected).max() <= tolerance
+
+
+def itk_discrete_gaussian(image, variance, maximum_error=0.01, width=32, use_spacing=True):
+    f = itk.DiscreteGaussianImageFilter[type(image), type(image)].New(image)
+    f.SetVariance([float(v) for v in variance])
+    f.SetMaximumError([float(maximum_error)] * image.GetImageDimension())
+    f.SetMaximumKernelWidth(width)
+    f.SetUseImageSpacing(use_spacing)
+    f.Update()
+    return f.GetOutput()
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.int16, np.uint16, np.float32, np.float64])
+@pytest.mark.parametrize("shape,variance", [((23, 37), (2.0, 5.0)), ((9, 14, 11), (0.8, 4.0, 1.5))])
+def test_discrete_gaussian_equals_itk(dtype, shape, variance):
+    # PyPI itk's filter (ITK 5.4) against the module's (ITK 5.2's arithmetic):
+    # within 1e-6 of the range, integers within 1 (a truncation that a
+    # rounding difference moves)
+    a = random_image(shape, dtype, seed=13)
+    image = itk.image_view_from_array(a)
+    image.SetSpacing([0.7 + 0.2 * i for i in range(a.ndim)])
+    v = list(variance[: a.ndim])
+    expected = itk.array_view_from_image(itk_discrete_gaussian(image, v)).astype(np.float64)
+    span = float(expected.max() - expected.min())
+    tolerance = 1.0 if np.issubdtype(dtype, np.integer) else 1e-6 * span
+    for device in ("auto", "cpu"):
+        out = cif.discrete_gaussian_image_filter(image, v, device=device)
+        got = itk.array_view_from_image(out).astype(np.float64)
+        assert np.abs(got - expected).max() <= tolerance, device
+    # in pixels (use_image_spacing off), a small maximum error, a truncated kernel
+    expected = itk.array_view_from_image(itk_discrete_gaussian(image, v, 0.001, 3, False)).astype(np.float64)
+    with pytest.warns(RuntimeWarning, match="truncated"):
+        got = cif.discrete_gaussian_image_filter(
+            a, v, maximum_error=0.001, maximum_kernel_width=3, use_image_spacing=0
+        ).astype(np.float64)
+    assert np.abs(got - expected).max() <= tolerance
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.int16, np.float32, np.float64])
+@pytest.mark.parametrize("order", ["zero", "first", "second"])
+def test_recursive_gaussian_equals_itk(dtype, order):
+    a = random_image((12, 17, 23), dtype, seed=17)
+    image = itk.image_view_from_array(a)
+    image.SetSpacing([0.6, 1.1, 1.4])
+    for direction, sigma in ((0, 1.7), (2, 0.9)):
+        f = itk.RecursiveGaussianImageFilter[type(image), type(image)].New(image)
+        f.SetSigma(sigma)
+        f.SetDirection(direction)
+        f.SetOrder(("zero", "first", "second").index(order))
+        f.SetNormalizeAcrossScale(order == "second")
+        f.Update()
+        expected = itk.array_view_from_image(f.GetOutput()).astype(np.float64)
+        span = max(float(expected.max() - expected.min()), 1.0)
+        tolerance = 1.0 if np.issubdtype(dtype, np.integer) else 1e-6 * span
+        for device in ("auto", "cpu"):
+            got = cif.recursive_gaussian_image_filter(
+                image, sigma, direction=direction, order=order, normalize_across_scale=int(order == "second"), device=device
+            )
+            assert np.abs(itk.array_view_from_image(got).astype(np.float64) - expected).max() <= tolerance, device
 
 
 def test_described_functions_check_their_parameters_once():

@@ -22,7 +22,10 @@ FILTERS = [
     (cif.rotating_mask_image_filter, {"number_of_iterations": 2}),
     (cif.binary_threshold_image_filter, {"lower_threshold": 100, "upper_threshold": 900}),
     (cif.bin_shrink_image_filter, {"shrink_factors": [2, 3, 2]}),
+    (cif.shrink_image_filter, {"shrink_factors": [3, 2, 4]}),
     (cif.smoothing_recursive_gaussian_image_filter, {"sigma": [1.5, 2.0, 0.8]}),
+    (cif.discrete_gaussian_image_filter, {"variance": [2.0, 4.0, 1.0]}),
+    (cif.recursive_gaussian_image_filter, {"sigma": 1.5, "direction": 1, "order": "first"}),
 ]
 
 

@@ -4,6 +4,7 @@
  *  extent, and the slabs of a call on host buffers.
  *=========================================================================*/
 #include "cif/Filter.h"
+#include "cif/Shrink.h"
 #include "cif/Slabs.h"
 
 #include <algorithm>
@@ -26,6 +27,8 @@ RotatingMaskDescriptor();
 FilterDescriptor
 BinShrinkDescriptor();
 FilterDescriptor
+ShrinkDescriptor();
+FilterDescriptor
 BilateralDescriptor();
 FilterDescriptor
 BinaryThresholdDescriptor();
@@ -39,6 +42,10 @@ FilterDescriptor
 MaskDescriptor();
 FilterDescriptor
 SmoothingRecursiveGaussianDescriptor();
+FilterDescriptor
+DiscreteGaussianDescriptor();
+FilterDescriptor
+RecursiveGaussianDescriptor();
 
 const std::vector<const FilterDescriptor *> &
 Filters()
@@ -48,9 +55,9 @@ Filters()
   {
     static const FilterDescriptor all[] = {
       MedianDescriptor(),    MeanDescriptor(),      GrayscaleErodeDescriptor(),  RotatingMaskDescriptor(),
-      BinShrinkDescriptor(), BilateralDescriptor(), BinaryThresholdDescriptor(), BSplinePrefilterDescriptor(),
+      BinShrinkDescriptor(), ShrinkDescriptor(), BilateralDescriptor(), BinaryThresholdDescriptor(), BSplinePrefilterDescriptor(),
       GradientAnisotropicDiffusionDescriptor(), CurvatureAnisotropicDiffusionDescriptor(), MaskDescriptor(),
-      SmoothingRecursiveGaussianDescriptor(),
+      SmoothingRecursiveGaussianDescriptor(), DiscreteGaussianDescriptor(), RecursiveGaussianDescriptor(),
     };
     auto * list = new std::vector<const FilterDescriptor *>;
     for (const auto & d : all)
@@ -463,7 +470,7 @@ Extent
 OutputExtent(const FilterDescriptor & filter, const Parameters & parameters, const Extent & image)
 {
   Extent out = image;
-  if (filter.grid == OutputGrid::Bin)
+  if (filter.grid == OutputGrid::Bin || filter.grid == OutputGrid::Subsample)
   {
     for (int a = 0; a < image.dimension; ++a)
     {
@@ -472,6 +479,21 @@ OutputExtent(const FilterDescriptor & filter, const Parameters & parameters, con
     }
   }
   return out;
+}
+
+Job
+WholeImageJob(const FilterDescriptor & filter, const Parameters & parameters, const Extent & input)
+{
+  Job job = WholeImageJob(input, OutputExtent(filter, parameters, input));
+  if (filter.grid == OutputGrid::Subsample)
+  {
+    for (int a = 0; a < input.dimension; ++a)
+    {
+      job.outputStart[a] =
+        ShrinkFirstIndex(input.size[a], static_cast<std::int64_t>(Value(parameters, "shrink_factors", a)));
+    }
+  }
+  return job;
 }
 
 void

@@ -3,6 +3,7 @@
  *=========================================================================*/
 // The factory's overrides of the threshold, erosion, shrink and mask twins.
 #include "itkCudaBinShrinkImageFilter.h"
+#include "itkCudaShrinkImageFilter.h"
 #include "itkCudaBinaryThresholdImageFilter.h"
 #include "itkCudaGrayscaleErodeImageFilter.h"
 #include "itkCudaImageFiltersFactoryOverrides.h"
@@ -35,6 +36,7 @@ struct Segmentation
         factory, "CUDA binary threshold");
     }
     OverrideDescribed<BinShrinkImageFilter<I, I>, CudaBinShrinkImageFilter<I, I>>(factory, "CUDA bin shrink");
+    OverrideDescribed<ShrinkImageFilter<I, I>, CudaShrinkImageFilter<I, I>>(factory, "CUDA shrink");
     // the mask: every mask type the description takes, the output of the image's type
     AddMask<D, unsigned char, short, unsigned short, float, double>(factory);
   }

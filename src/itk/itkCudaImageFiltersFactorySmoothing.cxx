@@ -2,14 +2,23 @@
  *  CudaImageFilters
  *=========================================================================*/
 // The factory's overrides of the smoothing twins: median, mean, bilateral,
-// the smoothing recursive Gaussian, and the recursive Gaussian gradient (the
+// the smoothing recursive and the discrete Gaussian (the latter integers
+// into float too), and the recursive Gaussian gradient (the
 // v4 metrics' default gradient filter: its CovariantVector<double, D> output).
+// RecursiveGaussianImageFilter is not overridden: it is the building block
+// inside ITK's own composite filters (the smoothing's and the gradient's
+// fallbacks, Hessians, edge detectors), whose answers must stay ITK's and
+// which would pay a device round trip per axis; the module's
+// CudaRecursiveGaussianImageFilter is used by name (or by accelerate_itk).
 #include "itkCudaBilateralImageFilter.h"
+#include "itkCudaDiscreteGaussianImageFilter.h"
 #include "itkCudaImageFiltersFactoryOverrides.h"
 #include "itkCudaMeanImageFilter.h"
 #include "itkCudaGradientRecursiveGaussianImageFilter.h"
 #include "itkCudaMedianImageFilter.h"
 #include "itkCudaSmoothingRecursiveGaussianImageFilter.h"
+
+#include <type_traits>
 
 namespace itk
 {
@@ -30,6 +39,14 @@ struct Smoothing
     OverrideDescribed<BilateralImageFilter<I, I>, CudaBilateralImageFilter<I, I>>(factory, "CUDA bilateral");
     OverrideDescribed<SmoothingRecursiveGaussianImageFilter<I, I>, CudaSmoothingRecursiveGaussianImageFilter<I, I>>(
       factory, "CUDA smoothing recursive Gaussian");
+    OverrideDescribed<DiscreteGaussianImageFilter<I, I>, CudaDiscreteGaussianImageFilter<I, I>>(
+      factory, "CUDA discrete Gaussian");
+    if constexpr (std::is_integral<T>::value)
+    {
+      using F = Image<float, D>;
+      OverrideDescribed<DiscreteGaussianImageFilter<I, F>, CudaDiscreteGaussianImageFilter<I, F>>(
+        factory, "CUDA discrete Gaussian");
+    }
     using Gradient = Image<CovariantVector<double, D>, D>;
     Override<GradientRecursiveGaussianImageFilter<I, Gradient>, CudaGradientRecursiveGaussianImageFilter<I, Gradient>>(
       factory, "CUDA recursive Gaussian gradient");

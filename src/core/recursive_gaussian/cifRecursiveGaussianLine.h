@@ -8,6 +8,7 @@
 #define cifRecursiveGaussianLine_h
 
 #include "cif/RecursiveGaussian.h"
+#include "cifItkCast.h"
 
 #include <cstdint>
 #include <type_traits>
@@ -62,21 +63,12 @@ Sum4(double a1, double b1, double a2, double b2, double a3, double b3, double a4
   return a1 * b1 + a2 * b2 + a3 * b3 + a4 * b4;
 }
 
-/** ITK's static_cast from the line's double: a cast for real outputs; for
- * integer outputs the truncation through a 32-bit int that x86-64 code
- * does (so that both devices give ITK's value, wrap-around included). */
+/** ITK's static_cast from the line's double (cifItkCast.h). */
 template <typename TOut>
 CIF_RG_HD TOut
 Convert(double v)
 {
-  if constexpr (std::is_floating_point<TOut>::value)
-  {
-    return static_cast<TOut>(v);
-  }
-  else
-  {
-    return static_cast<TOut>(static_cast<std::int32_t>(v));
-  }
+  return ItkCast<TOut>(v);
 }
 
 /** Filters one line of `length` >= 4 samples: load(i) gives sample i as
