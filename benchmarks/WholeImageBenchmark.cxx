@@ -32,6 +32,10 @@
 #include "itkCudaBSplineDecompositionImageFilter.h"
 #include "itkCudaBinShrinkImageFilter.h"
 #include "itkCudaSmoothingRecursiveGaussianImageFilter.h"
+#include "itkCudaDiscreteGaussianImageFilter.h"
+#include "itkCudaShrinkImageFilter.h"
+#include "itkDiscreteGaussianImageFilter.h"
+#include "itkShrinkImageFilter.h"
 #include "itkSmoothingRecursiveGaussianImageFilter.h"
 #include "itkCudaGradientAnisotropicDiffusionImageFilter.h"
 #include "itkBinShrinkImageFilter.h"
@@ -466,6 +470,32 @@ Measure(const std::string & name, std::size_t n, const std::vector<float> & valu
   return r;
 }
 
+/** ITK's own filter TItk<Image, Image> (made without the factory) on all
+ * cores, for the job of the row before it: "ITK <label>, T threads, n^3
+ * float: ms". */
+template <template <typename, typename> class TItk, typename TConfigure>
+void
+ItkRow(const char * label, std::size_t n, const std::vector<float> & values, int reps, TConfigure configure)
+{
+  using Image = itk::Image<float, 3>;
+  auto image = MakeImage<Image>(n, values);
+  auto filter = itk::CudaFactorylessTwin<TItk<Image, Image>>::New();
+  filter->SetInput(image);
+  configure(filter.GetPointer());
+  const double ms = TimeWall(
+    [&]
+    {
+      filter->Modified();
+      filter->Update();
+    },
+    reps);
+  std::printf("  ITK %s, %u threads, %zu^3 float: %.1f ms\n",
+              label,
+              itk::MultiThreaderBase::GetGlobalDefaultNumberOfThreads(),
+              n,
+              ms);
+}
+
 template <typename TIn, typename TOut>
 using Median = itk::CudaMedianImageFilter<TIn, TOut>;
 template <typename TIn, typename TOut>
@@ -486,6 +516,10 @@ template <typename TIn, typename TOut>
 using BinShrink = itk::CudaBinShrinkImageFilter<TIn, TOut>;
 template <typename TIn, typename TOut>
 using Smoothing = itk::CudaSmoothingRecursiveGaussianImageFilter<TIn, TOut>;
+template <typename TIn, typename TOut>
+using DiscreteGaussian = itk::CudaDiscreteGaussianImageFilter<TIn, TOut>;
+template <typename TIn, typename TOut>
+using Shrink = itk::CudaShrinkImageFilter<TIn, TOut>;
 template <typename TIn, typename TOut>
 using GradientDiffusion = itk::CudaGradientAnisotropicDiffusionImageFilter<TIn, TOut>;
 /** The mask filter with a mask of unsigned char on the input's side: a
@@ -733,46 +767,30 @@ main(int argc, char * argv[])
         });
     if (Wanted(only, "bin shrink 2x2x2") && itkRows)
     {
-      // ITK's own filter on all cores, for the same job
-      using Image = itk::Image<float, 3>;
-      auto image = MakeImage<Image>(n, values);
-      auto itkShrink = itk::BinShrinkImageFilter<Image, Image>::New();
-      itkShrink->SetInput(image);
-      itkShrink->SetShrinkFactors(2u);
-      const double ms = TimeWall(
-        [&]
-        {
-          itkShrink->Modified();
-          itkShrink->Update();
-        },
-        reps);
-      std::printf("  ITK BinShrinkImageFilter 2x2x2, %u threads, %zu^3 float: %.1f ms\n",
-                  itk::MultiThreaderBase::GetGlobalDefaultNumberOfThreads(),
-                  n,
-                  ms);
+      ItkRow<itk::BinShrinkImageFilter>("BinShrinkImageFilter 2x2x2", n, values, reps, [](auto * f) { f->SetShrinkFactors(2u); });
+    }
+    run("shrink 2x2x2",
+        [&](const std::string & name)
+        { return Measure<Shrink, float, float>(name, n, values, reps, [](auto * f) { f->SetShrinkFactors(2u); }); });
+    if (Wanted(only, "shrink 2x2x2") && itkRows)
+    {
+      ItkRow<itk::ShrinkImageFilter>("ShrinkImageFilter 2x2x2", n, values, reps, [](auto * f) { f->SetShrinkFactors(2u); });
     }
     run("smoothing recursive Gaussian sigma 2",
         [&](const std::string & name)
         { return Measure<Smoothing, float, float>(name, n, values, reps, [](auto * f) { f->SetSigma(2.0); }); });
     if (Wanted(only, "smoothing recursive Gaussian sigma 2") && itkRows)
     {
-      // ITK's own filter on all cores, for the same job
-      using Image = itk::Image<float, 3>;
-      auto image = MakeImage<Image>(n, values);
-      auto itkSmoothing = itk::CudaFactorylessTwin<itk::SmoothingRecursiveGaussianImageFilter<Image, Image>>::New();
-      itkSmoothing->SetInput(image);
-      itkSmoothing->SetSigma(2.0);
-      const double ms = TimeWall(
-        [&]
-        {
-          itkSmoothing->Modified();
-          itkSmoothing->Update();
-        },
-        reps);
-      std::printf("  ITK SmoothingRecursiveGaussianImageFilter sigma 2, %u threads, %zu^3 float: %.1f ms\n",
-                  itk::MultiThreaderBase::GetGlobalDefaultNumberOfThreads(),
-                  n,
-                  ms);
+      ItkRow<itk::SmoothingRecursiveGaussianImageFilter>(
+        "SmoothingRecursiveGaussianImageFilter sigma 2", n, values, reps, [](auto * f) { f->SetSigma(2.0); });
+    }
+    run("discrete Gaussian variance 4",
+        [&](const std::string & name)
+        { return Measure<DiscreteGaussian, float, float>(name, n, values, reps, [](auto * f) { f->SetVariance(4.0); }); });
+    if (Wanted(only, "discrete Gaussian variance 4") && itkRows)
+    {
+      ItkRow<itk::DiscreteGaussianImageFilter>(
+        "DiscreteGaussianImageFilter variance 4", n, values, reps, [](auto * f) { f->SetVariance(4.0); });
     }
     run("gradient anisotropic diffusion, 5 iterations",
         [&](const std::string & name)

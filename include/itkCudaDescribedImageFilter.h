@@ -500,7 +500,13 @@ private:
     const bool sameType = std::is_same<InputPixelType, OutputPixelType>::value || !description.outputPixels.empty();
     const cif::Entry & cpu = sameType ? description.cpu : description.cpuFloatOutput;
     const cif::Entry & cuda = sameType ? description.cuda : description.cudaFloatOutput;
-    const std::string  gpuProblem = GpuProblemOf(parameters, largest);
+    std::string        gpuProblem = GpuProblemOf(parameters, largest);
+    if (gpuProblem.empty() && description.hostCPUReason && this->GetExecutionMode() == CudaExecutionMode::Automatic &&
+        CudaHostImages(input, output))
+    {
+      // host images the CPU core serves better (the report says why)
+      gpuProblem = description.hostCPUReason(parameters);
+    }
     cif::EntryResult   result;
     this->RunOnGPUOrCPU(
       gpuProblem,

@@ -272,6 +272,21 @@ TEST(Shrink, IsADropInAndTheFactoryGivesIt)
   EXPECT_NE(dynamic_cast<OurShrink<Image> *>(made.GetPointer()), nullptr) << made->GetNameOfClass();
 }
 
+TEST(ShrinkGpu, AutomaticModeKeepsHostImagesOnTheCpuAndSaysWhy)
+{
+  // (without a device, the missing device is the reason given)
+  CIF_REQUIRE_GPU_OR_SKIP();
+  using Image = itk::Image<float, 3>;
+  const auto input = Input<Image>({ 30, 20, 10 }, 6, false);
+  auto       ours = OurShrink<Image>::New();
+  ours->SetInput(input);
+  ours->SetShrinkFactors(2u);
+  ours->Update();
+  EXPECT_EQ(ours->GetLastExecutedOn(), itk::CudaExecutedOn::CPU);
+  EXPECT_NE(ours->GetLastExecutionReport().Message.find("faster for host images"), std::string::npos)
+    << ours->GetLastExecutionReport().Message;
+}
+
 TEST(Shrink, TheDescriptionsFirstIndexIsItksCentring)
 {
   // (n - 1) / 2 - f (m - 1) / 2 rounded half up, for every n and f up to 12

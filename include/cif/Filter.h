@@ -348,6 +348,11 @@ struct FilterDescriptor
   /** Why the GPU cannot take the call (empty if it can; may be empty); the
    * pixel type and a build without CUDA are checked apart. */
   std::function<std::string(const Parameters &, const Extent &)> gpuProblem;
+  /** Why, for host images in automatic mode, the CPU core is the better
+   * choice (the shrink reads 1/f of its input, which the GPU would have to
+   * upload whole); empty: the GPU. An explicit GPU request still runs the
+   * GPU; device-resident images always do. May be empty. */
+  std::function<std::string(const Parameters &)> hostCPUReason;
   /** Whether the CUDA code is compiled in. */
   std::function<bool()> cudaCompiled;
   Entry                 cpu;

@@ -84,6 +84,11 @@ ShrinkDescriptor()
   d.grid = OutputGrid::Subsample;
   d.halo = [](const Parameters &, int) { return std::array<std::int64_t, 3>{ 0, 0, 0 }; };
   d.slabPolicy = [](const Parameters &, Pixel) { return SlabPolicy{ false, false, 0 }; };
+  d.hostCPUReason = [](const Parameters &)
+  {
+    return std::string("the CPU core is faster for host images: the shrink copies one input pixel in f0 f1 f2, and "
+                       "the GPU would upload the whole input first (docs/PyramidFilters.md)");
+  };
   d.cudaCompiled = &ShrinkCUDAIsCompiled;
   d.cpu = [](Pixel pixel, const void * in, void * out, const Job & job, const Parameters & p, int threads)
   {
