@@ -174,6 +174,26 @@ def main():
             np.float32,
             (n // 2,) * 3,
         ),
+        (
+            # CuPy's peer is a truncated FIR Gaussian (4 sigma), not ITK's recursive approximation
+            "smoothing recursive Gaussian sigma 2 float32",
+            f32,
+            lambda a: cif.smoothing_recursive_gaussian_image_filter(a, sigma=2.0),
+            lambda d: cndi.gaussian_filter(d, sigma=2.0, mode="nearest"),
+            ["smoothing-recursive-gaussian", "--sigma", "2"],
+            np.float32,
+            f32.shape,
+        ),
+        (
+            # ITK's Bessel kernel of variance 4; CuPy's peer the sampled Gaussian of sigma 2
+            "discrete Gaussian variance 4 float32",
+            f32,
+            lambda a: cif.discrete_gaussian_image_filter(a, variance=4.0),
+            lambda d: cndi.gaussian_filter(d, sigma=2.0, mode="nearest"),
+            ["discrete-gaussian", "--variance", "4"],
+            np.float32,
+            f32.shape,
+        ),
     ]
     for name, host, ours, peer, args, out_dtype, out_shape in jobs:
         in_bytes = host.nbytes
