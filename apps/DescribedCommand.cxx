@@ -550,10 +550,7 @@ RunDescribed(const DescribedRun & run, const cif::Parameters & checked)
     companion = CompanionReader<D>(run.Companion, run.CompanionInput->Pixel);
     core->SetCompanion(companion->GetOutputs()[0]);
   }
-  if (run.Mode == itk::CudaExecutionMode::Automatic)
-  {
-    cif::Runtime::IsDeviceAvailable(); // discover the device now, outside the timing
-  }
+  StartDeviceOutsideTiming(run.Mode); // the CUDA context now, outside the timing
   if (run.Streaming.Stream)
   {
     return RunStreamed<ImageType, OutputImageType>(core.GetPointer(),

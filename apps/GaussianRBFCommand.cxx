@@ -230,10 +230,7 @@ RunGrbf(const GrbfOptions & options)
   {
     CheckGPURequest(filter->GetGPUUnsupportedReason());
   }
-  else if (options.ExecutionMode == itk::CudaExecutionMode::Automatic)
-  {
-    cif::Runtime::IsDeviceAvailable(); // discover the device now, outside the timing
-  }
+  StartDeviceOutsideTiming(options.ExecutionMode); // the CUDA context now, outside the timing
   const double       milliseconds = UpdateTimed(filter, CommandName, options.Quiet);
   std::ostringstream method;
   if (options.Block)

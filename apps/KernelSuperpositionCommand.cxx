@@ -525,10 +525,7 @@ RunKernelSuperposition(const KernelSuperpositionOptions & options)
   {
     CheckGPURequest(filter->GetGPUUnsupportedReason());
   }
-  else if (options.ExecutionMode == itk::CudaExecutionMode::Automatic)
-  {
-    cif::Runtime::IsDeviceAvailable(); // discover the device now, outside the timing
-  }
+  StartDeviceOutsideTiming(options.ExecutionMode); // the CUDA context now, outside the timing
   const double milliseconds = UpdateTimed(filter, CommandName, options.Quiet);
   const auto   radius = filter->ComputeLargestRadius();
   const bool   ranOnGpu = filter->GetLastExecutedOn() == itk::CudaExecutedOn::GPU;

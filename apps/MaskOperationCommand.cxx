@@ -189,10 +189,7 @@ RunMaskOperation(const MaskRun & run)
   const itk::ProcessObject::Pointer filter = MakeFilter<T, D>(run);
   auto * control = dynamic_cast<itk::CudaExecutionControl *>(filter.GetPointer());
   control->SetExecutionMode(run.Mode);
-  if (run.Mode == itk::CudaExecutionMode::Automatic)
-  {
-    cif::Runtime::IsDeviceAvailable(); // discover the device now, outside the timing
-  }
+  StartDeviceOutsideTiming(run.Mode); // the CUDA context now, outside the timing
   const double milliseconds = UpdateTimed(filter.GetPointer(), operation.command.c_str(), run.Quiet);
   std::ostringstream settings;
   for (const auto & value : operation.values)

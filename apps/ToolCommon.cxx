@@ -516,6 +516,15 @@ CheckImageOutput(const std::string & fileName)
 }
 
 void
+StartDeviceOutsideTiming(itk::CudaExecutionMode mode)
+{
+  if (mode != itk::CudaExecutionMode::CPU && cif::Runtime::IsDeviceAvailable())
+  {
+    cif::Runtime::GetFreeMemory();
+  }
+}
+
+void
 CheckGPUAvailable()
 {
   if (!cif::Runtime::IsDeviceAvailable())

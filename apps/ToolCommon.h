@@ -236,6 +236,14 @@ SizeToString(const TSize & size)
 void
 CheckGPUAvailable();
 
+/** Before a command's timed update: unless `mode` is CPU and when a
+ * device is usable, creates the current device's CUDA context now
+ * (cudaMemGetInfo does), so that the filter time the command prints holds
+ * the filter's work (uploads, kernels, downloads) and not the driver's
+ * start-up, which goes with the process's start. */
+void
+StartDeviceOutsideTiming(itk::CudaExecutionMode mode);
+
 /** For --device gpu: CheckGPUAvailable(), then a UsageError when the filter
  * cannot run the request on the GPU (`gpuUnsupportedReason` not empty). */
 void
