@@ -38,6 +38,7 @@ void
 InfoUsage(std::ostream & os);
 
 const Subcommand Subcommands[] = {
+  { "demons", "demons registration: a displacement field", DemonsMain, DemonsUsage },
   { "grbf", "Gaussian RBF interpolation onto a zoomed or reference grid", GaussianRBFMain, GaussianRBFUsage },
   { "info", "whether CUDA is compiled in, and the GPU", InfoMain, InfoUsage },
   { "kernel-superposition",

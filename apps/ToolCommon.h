@@ -552,6 +552,11 @@ KernelSuperpositionMain(const std::vector<std::string> & args);
 void
 KernelSuperpositionUsage(std::ostream & os);
 
+int
+DemonsMain(const std::vector<std::string> & args);
+void
+DemonsUsage(std::ostream & os);
+
 } // namespace tool
 } // namespace cif
 

@@ -8,7 +8,8 @@ foreach(image BrainProtonDensitySlice.png KmeansTest_T1UCharRaw.nii.gz
     BrainProtonDensitySliceBorder20.png BrainProtonDensitySliceShifted13x17y.png
     BrainProtonDensitySliceRotated10.png BrainProtonDensitySliceR10X13Y17.png
     BrainProtonDensitySliceR10X13Y17S12.png BrainT1SliceBorder20.png
-    BrainProtonDensitySliceBSplined10.png)
+    BrainProtonDensitySliceBSplined10.png
+    RatLungSlice1.mha RatLungSlice1.raw RatLungSlice2.mha RatLungSlice2.raw)
   if(NOT EXISTS "${CudaImageFilters_EXAMPLES_DATA}/${image}")
     message(FATAL_ERROR "Test image ${CudaImageFilters_EXAMPLES_DATA}/${image} is missing: "
       "install Debian's insighttoolkit5-examples or set CudaImageFilters_EXAMPLES_DATA")

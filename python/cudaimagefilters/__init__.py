@@ -51,6 +51,7 @@ from ._described import FUNCTIONS as _DESCRIBED
 from .gaussian_rbf import gaussian_rbf_evaluate, gaussian_rbf_interpolation_image_filter
 from .kernel_superposition import kernel_superposition_image_filter
 from .pipeline import image_filter
+from .registration import DemonsResult, demons_registration
 from .resample import BSplineInterpolator, resample_image_filter
 
 __version__ = "0.1.0"
@@ -59,6 +60,7 @@ __all__ = [
     "BSplineInterpolator",
     "CudaError",
     "CudaOutOfMemoryError",
+    "DemonsResult",
     "ExecutionReport",
     "GpuUnavailableError",
     "PackedMask",
@@ -69,6 +71,7 @@ __all__ = [
     "b_spline_decomposition_image_filter",
     "bilateral_image_filter",
     "bspline_decomposition_image_filter",
+    "demons_registration",
     "device_description",
     "gpu_unavailable_reason",
     "gaussian_rbf_evaluate",

@@ -72,29 +72,32 @@ def _doc(d: Dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def _bin_geometry(geometry: _arrays.Geometry, factors: Sequence[int]) -> _arrays.Geometry:
-    """itk::BinShrinkImageFilter's output grid: spacing times f, origin at the
-    centre of the first bin (continuous index (f - 1) / 2)."""
+def _shrunk_geometry(
+    geometry: _arrays.Geometry, factors: Sequence[int], first: Sequence[float]
+) -> _arrays.Geometry:
+    """The output grid of a shrink by `factors` whose output index 0 lies at
+    the input's continuous index `first` (x first): spacing times f, the
+    origin at that point."""
     spacing = tuple(s * f for s, f in zip(geometry.spacing, factors))
-    shift = np.array([(f - 1) / 2.0 * s for s, f in zip(geometry.spacing, factors)])
+    shift = np.array([c * s for c, s in zip(first, geometry.spacing)])
     origin = tuple(float(v) for v in np.asarray(geometry.origin) + np.asarray(geometry.direction) @ shift)
     return _arrays.Geometry(spacing, origin, geometry.direction)
+
+
+def _bin_geometry(geometry: _arrays.Geometry, factors: Sequence[int]) -> _arrays.Geometry:
+    """itk::BinShrinkImageFilter's output grid: the centre of the first bin
+    (continuous index (f - 1) / 2)."""
+    return _shrunk_geometry(geometry, factors, [(f - 1) / 2.0 for f in factors])
 
 
 def _subsample_geometry(
     geometry: _arrays.Geometry, factors: Sequence[int], shape_itk: Sequence[int]
 ) -> _arrays.Geometry:
     """itk::ShrinkImageFilter's output grid of an image indexed from 0:
-    spacing times f, floor(n / f) pixels (at least 1), the output's centre on
-    the input's (continuous index (n - 1) / 2 - f (m - 1) / 2 of the input
-    for output index 0)."""
-    spacing = tuple(s * f for s, f in zip(geometry.spacing, factors))
-    shift = []
-    for s, f, n in zip(geometry.spacing, factors, shape_itk):
-        m = max(1, n // f)
-        shift.append(((n - 1) / 2.0 - f * (m - 1) / 2.0) * s)
-    origin = tuple(float(v) for v in np.asarray(geometry.origin) + np.asarray(geometry.direction) @ np.array(shift))
-    return _arrays.Geometry(spacing, origin, geometry.direction)
+    floor(n / f) pixels (at least 1), the output's centre on the input's
+    (continuous index (n - 1) / 2 - f (m - 1) / 2 for output index 0)."""
+    first = [(n - 1) / 2.0 - f * (max(1, n // f) - 1) / 2.0 for f, n in zip(factors, shape_itk)]
+    return _shrunk_geometry(geometry, factors, first)
 
 
 def _same_grid(name: str, what: str, image: _arrays.ImageArg, companion: _arrays.ImageArg) -> None:

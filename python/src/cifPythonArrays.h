@@ -220,6 +220,8 @@ RegisterGaussianRBF(nb::module_ & m);
 void
 RegisterKernelSuperposition(nb::module_ & m);
 void
+RegisterDemons(nb::module_ & m);
+void
 RegisterDescribed(nb::module_ & m);
 
 } // namespace cifpy

@@ -452,5 +452,6 @@ NB_MODULE(_cif, m)
   RegisterResample(m);
   RegisterGaussianRBF(m);
   RegisterKernelSuperposition(m);
+  RegisterDemons(m);
   RegisterDescribed(m);
 }

@@ -538,3 +538,31 @@ def test_kernel_superposition_torch_and_the_callers_stream(torch_cuda):
     assert isinstance(out, torch.Tensor) and out.is_cuda and out.dtype == torch.float32
     assert cif.last_execution_report().device == "GPU"
     assert np.abs(result.numpy() - expected).max() <= _ks_bound(expected)
+
+
+def test_demons_gpu_equals_the_cpu_core(gpu):
+    """demons_registration on the GPU: the CPU core's field bit for bit (the
+    same arithmetic, no fused multiply-adds), whose agreement with ITK's
+    filter test_demons.py checks."""
+    smooth = smooth_image((40, 48, 56), np.float32, seed=3)
+    moved = np.roll(smooth, (1, 2, -1), axis=(0, 1, 2)).copy()
+    kwargs = dict(number_of_iterations=20, spacing=(1.0, 1.2, 0.8), smooth_update_field=True, return_metrics=True)
+    cpu = cif.demons_registration(smooth, moved, device="cpu", **kwargs)
+    on_gpu = cif.demons_registration(smooth, moved, device="gpu", **kwargs)
+    assert cif.last_execution_report().device == "GPU"
+    np.testing.assert_array_equal(on_gpu.field, cpu.field)
+    np.testing.assert_allclose(on_gpu.metrics, cpu.metrics, rtol=1e-12)
+
+
+def test_demons_cupy_and_torch_stay_on_the_gpu(cupy, torch_cuda):
+    a = smooth_image((64, 64), np.float32, seed=4)
+    b = np.roll(a, 1, axis=0).copy()
+    cpu = cif.demons_registration(a, b, number_of_iterations=8, device="cpu")
+    cif.reset_transfer_counters()
+    out = cif.demons_registration(cupy.asarray(a), cupy.asarray(b), number_of_iterations=8)
+    assert cif.transfer_counters() == cif.TransferCounters(0, 0, 0, 0)
+    assert isinstance(out, cupy.ndarray) and out.shape == (64, 64, 2)
+    np.testing.assert_array_equal(cupy.asnumpy(out), cpu)
+    t = cif.demons_registration(torch_cuda.from_numpy(a).cuda(), torch_cuda.from_numpy(b).cuda(), number_of_iterations=8)
+    assert t.is_cuda
+    np.testing.assert_array_equal(t.cpu().numpy(), cpu)

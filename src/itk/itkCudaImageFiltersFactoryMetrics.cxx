@@ -2,8 +2,11 @@
  *  CudaImageFilters
  *=========================================================================*/
 // The factory's overrides of ITK's v4 image metrics (float and double
-// images, 2 and 3 dimensions, ITK's default template arguments).
+// images, 2 and 3 dimensions, ITK's default template arguments) and of the
+// demons registration filter (images of the types its cores take, a float
+// vector field).
 #include "itkCudaCorrelationImageToImageMetricv4.h"
+#include "itkCudaDemonsRegistrationFilter.h"
 #include "itkCudaImageFiltersFactoryOverrides.h"
 #include "itkCudaMattesMutualInformationImageToImageMetricv4.h"
 #include "itkCudaMeanSquaresImageToImageMetricv4.h"
@@ -30,12 +33,27 @@ struct Metrics
       factory, "CUDA Mattes mutual information metric");
   }
 };
+
+template <typename T>
+struct Demons
+{
+  template <unsigned int D>
+  static void
+  Add(CudaImageFiltersFactory & factory)
+  {
+    using I = Image<T, D>;
+    using F = Image<Vector<float, D>, D>;
+    Override<DemonsRegistrationFilter<I, I, F>, CudaDemonsRegistrationFilter<I, I, F>>(
+      factory, "CUDA demons registration filter");
+  }
+};
 } // namespace
 
 void
 AddMetricOverrides(CudaImageFiltersFactory & factory)
 {
   ForImagesOf<Metrics, float, double>(factory);
+  ForImagesOf<Demons, unsigned char, short, unsigned short, float>(factory);
 }
 
 } // namespace CudaFactoryDetail

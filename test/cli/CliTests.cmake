@@ -12,7 +12,7 @@ set(cli_tool $<TARGET_FILE:cudaimagefilters>)
 set(cli_dir ${CMAKE_CURRENT_LIST_DIR})           # the tables and the check scripts
 
 # What ${...} stands for in the tables (nothing else is replaced).
-set(cli_table_variables source out testdata image_2d image_3d float_2d never)
+set(cli_table_variables source out testdata image_2d image_3d float_2d never data)
 set(cli_source ${PROJECT_SOURCE_DIR})              # the source tree
 set(cli_out ${CMAKE_CURRENT_BINARY_DIR})           # where outputs go
 set(cli_testdata ${cli_out}/testdata)              # copies of apps/testdata's files (below)
@@ -20,6 +20,7 @@ set(cli_image_2d ${CudaImageFilters_TEST_DATA}/BrainProtonDensitySlice.png)  # u
 set(cli_image_3d ${CudaImageFilters_TEST_DATA}/KmeansTest_T1UCharRaw.nii.gz) # short
 set(cli_float_2d ${cli_out}/brain_coefficients.nii.gz) # written by cli.bspline_prefilter_2d
 set(cli_never ${cli_out}/never.nrrd)               # an output an error test must not get to
+set(cli_data ${CudaImageFilters_TEST_DATA})        # ITK's example images copied into the build tree
 
 # cli_table_value(VAR TEXT LOCATION): TEXT with the tables' ${...} replaced.
 function(cli_table_value var text location)
@@ -228,3 +229,4 @@ cli_add_tests_from_table(filters.txt)
 cli_add_tests_from_table(grbf.txt)
 cli_add_tests_from_table(kernel-superposition-images.txt)
 cli_add_tests_from_table(files-and-memory.txt)
+cli_add_tests_from_table(registration.txt)
