@@ -101,13 +101,16 @@ CudaDemonsRegistrationFilter<TFixedImage, TMovingImage, TDisplacementField>::Get
   }
   const FixedImageType * fixed = this->GetFixedImage();
   const auto *           output = this->GetOutput();
-  if (fixed != nullptr && fixed->GetBufferedRegion() != output->GetRequestedRegion())
+  // (known once the pipeline has propagated the regions: before an update
+  // the output's requested region is still empty)
+  const bool regionsKnown = output->GetRequestedRegion().GetNumberOfPixels() > 0;
+  if (regionsKnown && fixed != nullptr && fixed->GetBufferedRegion() != output->GetRequestedRegion())
   {
     return "an output region other than the fixed image's buffered region";
   }
   const DisplacementFieldType * initial = this->GetInitialDisplacementField();
   if (initial != nullptr && fixed != nullptr &&
-      (initial->GetBufferedRegion() != output->GetRequestedRegion() ||
+      ((regionsKnown && initial->GetBufferedRegion() != output->GetRequestedRegion()) ||
        !CudaDemonsDetail::SameGeometry(fixed, initial)))
   {
     return "an initial displacement field on another grid than the fixed image's";

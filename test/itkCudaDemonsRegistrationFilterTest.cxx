@@ -333,7 +333,12 @@ TEST(DemonsCpu, UnsupportedRequestsRunItksCodeAndSayWhy)
   EXPECT_NE(message.find("UseMovingImageGradient"), std::string::npos) << message;
   EXPECT_NE(message.find("ITK's own"), std::string::npos) << message;
   EXPECT_EQ(FieldDifference(got.field.GetPointer(), expected.field.GetPointer()).second, 0.0);
-  EXPECT_EQ(got.metrics, expected.metrics);
+  // (ITK's per-thread sums: two runs of ITK's code may differ in the last bits)
+  ASSERT_EQ(got.metrics.size(), expected.metrics.size());
+  for (std::size_t i = 0; i < got.metrics.size(); ++i)
+  {
+    EXPECT_NEAR(got.metrics[i], expected.metrics[i], 1e-12 * expected.metrics[i]);
+  }
 
   // GPU mode cannot run it: a clear exception
   auto gpu = OurDemons<Image2>::New();

@@ -119,7 +119,9 @@ def test_initial_field_and_halting():
     f.SetNumberOfIterations(5)
     f.Update()
     assert _rms(itk.array_view_from_image(continued), itk.array_from_image(f.GetOutput()), (1, 1)) <= 1e-4
-    assert _rms(itk.array_view_from_image(continued), itk.array_view_from_image(direct), (1, 1)) > 0  # not a restart
+    # the iterations depend on the field alone: 5 from 5 are 10 from zero
+    np.testing.assert_array_equal(itk.array_view_from_image(continued), itk.array_view_from_image(direct))
+    assert _rms(itk.array_view_from_image(continued), itk.array_view_from_image(first), (1, 1)) > 0.01
     # ITK's halting: stop once the RMS change falls below maximum_rms_error
     # (a threshold a little above the smallest change of iterations 5 to 30)
     trace = cif.demons_registration(fixed, moving, number_of_iterations=30, device="cpu", return_metrics=True)
@@ -137,7 +139,7 @@ def test_bad_input_raises():
     a = itk.array_from_image(fixed)
     with pytest.raises(TypeError, match="float64"):
         cif.demons_registration(a.astype(np.float64), a, device="cpu")
-    with pytest.raises(ValueError, match="both 2D or both 3D"):
+    with pytest.raises(ValueError, match="2D or both 3D"):
         cif.demons_registration(a, np.zeros((4, 5, 6), np.float32), device="cpu")
     with pytest.raises(ValueError, match="empty"):
         cif.demons_registration(np.zeros((0, 5), np.float32), a, device="cpu")
