@@ -80,7 +80,7 @@ BlockSum(double value, double * shared)
 }
 
 template <int D, bool InPlace>
-__global__ void
+__global__ void __launch_bounds__(kThreads, 3)
 UpdateKernel(DemonsJob job, double normalizer, const float * fixed, const float * moving, float * field,
              float * updates, double * partial, std::int64_t count)
 {
@@ -213,8 +213,11 @@ public:
     }
     if (!kernels.empty())
     {
+      // parameters, not image data: not a counted transfer (as the other
+      // cores' kernels)
       m_Kernels.Allocate(kernels.size() * sizeof(float));
-      m_Kernels.CopyFromHost(kernels.data(), kernels.size() * sizeof(float));
+      CIF_CUDA_CHECK(cudaMemcpyAsync(
+        m_Kernels.GetPointer(), kernels.data(), kernels.size() * sizeof(float), cudaMemcpyHostToDevice, Stream()));
     }
     int device = 0;
     int sms = 1;
