@@ -24,6 +24,7 @@
 //
 //   DemonsBenchmark [--size N] [--iterations I] [--itk-iterations K] [--reps R] [--skip-itk]
 #include "BenchmarkCommon.h"
+#include "BenchmarkVolumes.h"
 #include "cif/Demons.h"
 #include "itkAffineTransform.h"
 #include "itkCudaDemonsRegistrationFilter.h"
@@ -47,26 +48,6 @@ using Field = itk::Image<itk::Vector<float, 3>, 3>;
 using ItkDemons = itk::CudaFactorylessTwin<itk::DemonsRegistrationFilter<F3, F3, Field>>;
 using OurDemons = itk::CudaDemonsRegistrationFilter<F3, F3, Field>;
 
-F3::Pointer
-Resampled(const F3 * volume, unsigned int n, const itk::Transform<double, 3, 3> * transform)
-{
-  auto resample = itk::CudaFactorylessTwin<itk::ResampleImageFilter<F3, F3>>::New();
-  resample->SetInput(volume);
-  resample->SetTransform(transform);
-  F3::SizeType    size;
-  F3::SpacingType spacing;
-  for (unsigned int a = 0; a < 3; ++a)
-  {
-    size[a] = n;
-    spacing[a] = volume->GetSpacing()[a] * volume->GetLargestPossibleRegion().GetSize()[a] / n;
-  }
-  resample->SetSize(size);
-  resample->SetOutputSpacing(spacing);
-  resample->SetOutputOrigin(volume->GetOrigin());
-  resample->SetOutputDirection(volume->GetDirection());
-  resample->Update();
-  return resample->GetOutput();
-}
 
 template <typename TFilter>
 Field::Pointer
@@ -156,8 +137,8 @@ main(int argc, char * argv[])
   parameters[9] = 1.5;
   parameters[10] = -2.0;
   affine->SetParameters(parameters);
-  const F3::Pointer fixed = Resampled(reader->GetOutput(), size, identity);
-  const F3::Pointer moving = Resampled(reader->GetOutput(), size, affine);
+  const F3::Pointer fixed = cif_bench::ResampledVolume(reader->GetOutput(), size, identity);
+  const F3::Pointer moving = cif_bench::ResampledVolume(reader->GetOutput(), size, affine);
   const double      voxels = static_cast<double>(size) * size * size;
   const double      bytesPerIteration = 104.0 * voxels;
   std::vector<Row>  rows;

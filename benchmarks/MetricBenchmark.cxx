@@ -27,6 +27,7 @@
 // field: a displacement field transform with mean squares and Mattes, whose
 // derivative has 3 parameters per point)
 #include "BenchmarkCommon.h"
+#include "BenchmarkVolumes.h"
 #include "itkAffineTransform.h"
 #include "itkBSplineTransform.h"
 #include "itkBSplineTransformInitializer.h"
@@ -58,26 +59,6 @@ namespace
 {
 using F3 = itk::Image<float, 3>;
 
-F3::Pointer
-Resampled(const F3 * volume, unsigned int n, const itk::Transform<double, 3, 3> * transform)
-{
-  auto resample = itk::CudaFactorylessTwin<itk::ResampleImageFilter<F3, F3>>::New();
-  resample->SetInput(volume);
-  resample->SetTransform(transform);
-  F3::SizeType    size;
-  F3::SpacingType spacing;
-  for (unsigned int a = 0; a < 3; ++a)
-  {
-    size[a] = n;
-    spacing[a] = volume->GetSpacing()[a] * volume->GetLargestPossibleRegion().GetSize()[a] / n;
-  }
-  resample->SetSize(size);
-  resample->SetOutputSpacing(spacing);
-  resample->SetOutputOrigin(volume->GetOrigin());
-  resample->SetOutputDirection(volume->GetDirection());
-  resample->Update();
-  return resample->GetOutput();
-}
 
 } // namespace
 
@@ -120,26 +101,9 @@ main(int argc, char * argv[])
 
   const auto volume = itk::ReadImage<F3>(std::string(CIF_EXAMPLES_DATA) + "/KmeansTest_T1UCharRaw.nii.gz");
   auto       identity = itk::AffineTransform<double, 3>::New();
-  auto       warp = itk::AffineTransform<double, 3>::New();
-  {
-    itk::Point<double, 3> center;
-    itk::ContinuousIndex<double, 3> middle;
-    for (unsigned int a = 0; a < 3; ++a)
-    {
-      middle[a] = 0.5 * (volume->GetLargestPossibleRegion().GetSize()[a] - 1);
-    }
-    volume->TransformContinuousIndexToPhysicalPoint(middle, center);
-    warp->SetCenter(center);
-    auto         p = warp->GetParameters();
-    const double values[12] = { 1.02, 0.02, -0.01, -0.015, 0.99, 0.03, 0.01, -0.02, 1.01, 1.5, -2.0, 1.0 };
-    for (unsigned int i = 0; i < 12; ++i)
-    {
-      p[i] = values[i];
-    }
-    warp->SetParameters(p);
-  }
-  const auto fixed = Resampled(volume, n, identity);
-  const auto moving = Resampled(volume, n, warp);
+  const auto warp = cif_bench::BenchmarkAffineWarp(volume);
+  const auto fixed = cif_bench::ResampledVolume(volume, n, identity);
+  const auto moving = cif_bench::ResampledVolume(volume, n, warp);
   std::printf("pair: %u^3 float (%.1f M points), from KmeansTest_T1UCharRaw\n",
               n,
               static_cast<double>(fixed->GetLargestPossibleRegion().GetNumberOfPixels()) * 1e-6);
@@ -395,8 +359,8 @@ main(int argc, char * argv[])
     F3::Pointer itkMoving = moving;
     if (itkBSplineSize > 0 && itkBSplineSize != n)
     {
-      itkFixed = Resampled(volume, itkBSplineSize, identity);
-      itkMoving = Resampled(volume, itkBSplineSize, warp);
+      itkFixed = cif_bench::ResampledVolume(volume, itkBSplineSize, identity);
+      itkMoving = cif_bench::ResampledVolume(volume, itkBSplineSize, warp);
     }
     auto itkBSpline = bsplineOver(itkFixed);
     run(itkMeanSquares, ourMeanSquares, size + "B-spline 10^3 mean squares", bspline, itkFixed, itkMoving, itkBSpline);

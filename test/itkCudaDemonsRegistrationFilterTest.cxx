@@ -315,6 +315,43 @@ TEST(DemonsGpu, EqualsTheCpuCore)
   EXPECT_EQ(difference.second, 0.0) << "RMS " << difference.first;
 }
 
+TEST(DemonsGpu, OutOfMemoryFallsBackToTheCpuOrThrowsAndMemoryIsReturned)
+{
+  CIF_REQUIRE_GPU_OR_SKIP();
+  const Pair3 &    t1 = T1Pair();
+  Settings<Image3> s;
+  s.iterations = 5;
+  auto       cpu = OurDemons<Image3>::New();
+  cpu->SetExecutionMode(Mode::CPU);
+  const auto expected = Register(cpu.GetPointer(), t1.fixed.GetPointer(), t1.moving.GetPointer(), s);
+
+  // no room for the images and fields: automatic mode runs the CPU core and says why
+  const std::size_t before = cif::Runtime::GetBytesAllocated();
+  cif::Runtime::SetAllocationLimit(before + 64);
+  auto       ours = OurDemons<Image3>::New();
+  const auto fellBack = Register(ours.GetPointer(), t1.fixed.GetPointer(), t1.moving.GetPointer(), s);
+  EXPECT_EQ(ours->GetLastExecutedOn(), itk::CudaExecutedOn::CPU);
+  EXPECT_TRUE(ours->GetLastExecutionReport().FellBackAfterOutOfMemory);
+  EXPECT_NE(ours->GetLastExecutionReport().Message.find("out of memory"), std::string::npos);
+  EXPECT_EQ(FieldDifference(fellBack.field.GetPointer(), expected.field.GetPointer()).second, 0.0);
+  EXPECT_EQ(fellBack.metrics.size(), 5u);
+  // GPU mode throws instead
+  auto gpu = OurDemons<Image3>::New();
+  gpu->SetExecutionMode(Mode::GPU);
+  EXPECT_THROW(Register(gpu.GetPointer(), t1.fixed.GetPointer(), t1.moving.GetPointer(), s), itk::ExceptionObject);
+  cif::Runtime::SetAllocationLimit(0);
+
+  // the device memory is flat over registrations: all of it returned after each
+  for (int run = 0; run < 3; ++run)
+  {
+    auto again = OurDemons<Image3>::New();
+    again->SetExecutionMode(Mode::GPU);
+    const auto r = Register(again.GetPointer(), t1.fixed.GetPointer(), t1.moving.GetPointer(), s);
+    EXPECT_EQ(FieldDifference(r.field.GetPointer(), expected.field.GetPointer()).second, 0.0);
+    EXPECT_EQ(cif::Runtime::GetBytesAllocated(), before) << "after registration " << run;
+  }
+}
+
 TEST(DemonsCpu, UnsupportedRequestsRunItksCodeAndSayWhy)
 {
   const auto       fixed = Lung(1);
