@@ -165,10 +165,12 @@ protected:
     else if (Description().grid == cif::OutputGrid::Subsample)
     {
       // output index i samples input index i f + offset (itk::ShrinkImageFilter)
+      const auto factor = [&](unsigned int a) { return cif::Value(parameters, "shrink_factors", static_cast<int>(a)); };
+      const auto offsets = itk::CudaShrinkOffsets(input, this->GetOutput(), factor);
       for (unsigned int a = 0; a < ImageDimension; ++a)
       {
-        const auto f = static_cast<itk::IndexValueType>(cif::Value(parameters, "shrink_factors", static_cast<int>(a)));
-        region.SetIndex(a, out.GetIndex(a) * f + itk::CudaShrinkOffset(input, this->GetOutput(), a, f));
+        const auto f = static_cast<itk::IndexValueType>(factor(a));
+        region.SetIndex(a, out.GetIndex(a) * f + offsets[a]);
         region.SetSize(a, (out.GetSize(a) - 1) * static_cast<itk::SizeValueType>(f) + 1);
       }
     }

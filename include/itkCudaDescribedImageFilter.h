@@ -21,22 +21,28 @@
 namespace itk
 {
 
-/** itk::ShrinkImageFilter's map from the output's index to the input's
- * along `axis`: output index i samples input index i f + offset, where the
- * offset puts the output's first index on the input index nearest to the
- * same physical point (ITK's TransformIndexToPhysicalPoint and
- * TransformPhysicalPointToIndex), and is at least 0 (ITK's arithmetic, so
- * the grids agree with ITK's wherever its rounding lands). */
-template <typename TInputImage, typename TOutputImage>
-IndexValueType
-CudaShrinkOffset(const TInputImage * input, const TOutputImage * output, unsigned int axis, IndexValueType factor)
+/** itk::ShrinkImageFilter's map from the output's index to the input's:
+ * along axis a, output index i samples input index i f[a] + offset[a],
+ * where the offsets put the output's first index on the input index nearest
+ * to the same physical point (ITK's TransformIndexToPhysicalPoint and
+ * TransformPhysicalPointToIndex, once for all axes), each at least 0 (ITK's
+ * arithmetic, so the grids agree with ITK's wherever its rounding lands).
+ * `factor(a)` gives the factor of axis a. */
+template <typename TInputImage, typename TOutputImage, typename TFactor>
+typename TInputImage::IndexType
+CudaShrinkOffsets(const TInputImage * input, const TOutputImage * output, TFactor factor)
 {
   const typename TOutputImage::IndexType first = output->GetLargestPossibleRegion().GetIndex();
   typename TOutputImage::PointType       point;
   output->TransformIndexToPhysicalPoint(first, point);
   const typename TInputImage::IndexType inputIndex = input->TransformPhysicalPointToIndex(point);
-  const IndexValueType                  offset = inputIndex[axis] - first[axis] * factor;
-  return offset > 0 ? offset : 0;
+  typename TInputImage::IndexType       offsets;
+  for (unsigned int a = 0; a < TInputImage::ImageDimension; ++a)
+  {
+    const IndexValueType offset = inputIndex[a] - first[a] * static_cast<IndexValueType>(factor(a));
+    offsets[a] = offset > 0 ? offset : 0;
+  }
+  return offsets;
 }
 
 
@@ -377,6 +383,13 @@ protected:
     cif::Job   job;
     job.dimension = static_cast<int>(ImageDimension);
     const cif::OutputGrid grid = this->Derived().Description().grid;
+    const auto factor = [&](unsigned int a) { return cif::Value(parameters, "shrink_factors", static_cast<int>(a)); };
+    typename InputImageType::IndexType offsets;
+    offsets.Fill(0);
+    if (grid == cif::OutputGrid::Subsample)
+    {
+      offsets = CudaShrinkOffsets(this->GetInput(), this->GetOutput(), factor);
+    }
     for (unsigned int a = 0; a < ImageDimension && a < 3; ++a)
     {
       job.inputSize[a] = static_cast<std::int64_t>(inRegion.GetSize(a));
@@ -384,12 +397,7 @@ protected:
       IndexValueType first = outRegion.GetIndex(a);
       if (grid != cif::OutputGrid::Same)
       {
-        const auto f = static_cast<IndexValueType>(cif::Value(parameters, "shrink_factors", a));
-        first *= f;
-        if (grid == cif::OutputGrid::Subsample)
-        {
-          first += CudaShrinkOffset(this->GetInput(), this->GetOutput(), a, f);
-        }
+        first = first * static_cast<IndexValueType>(factor(a)) + offsets[a];
       }
       job.outputStart[a] = first - inRegion.GetIndex(a);
     }
@@ -455,9 +463,11 @@ private:
     }
   }
 
-  /** Why the GPU cannot run checked parameters on an image of `extent`. */
+  /** Why the GPU cannot run checked parameters on an image of `extent`
+   * (with `hostImages`, in automatic mode, also why host images stay on
+   * the CPU: cif::GpuProblem). */
   std::string
-  GpuProblemOf(const cif::Parameters & parameters, const cif::Extent & extent) const
+  GpuProblemOf(const cif::Parameters & parameters, const cif::Extent & extent, bool hostImages = false) const
   {
     const cif::FilterDescriptor & description = this->Derived().Description();
     if (!std::is_same<InputPixelType, OutputPixelType>::value && description.outputPixels.empty() &&
@@ -465,7 +475,8 @@ private:
     {
       return "the GPU does not write float from integer pixels for this filter";
     }
-    return cif::GpuProblem(description, cif::PixelTypeOf<InputPixelType>(), parameters, extent);
+    return cif::GpuProblem(
+      description, cif::PixelTypeOf<InputPixelType>(), parameters, extent, this->GetExecutionMode(), hostImages);
   }
 
   void
@@ -500,13 +511,7 @@ private:
     const bool sameType = std::is_same<InputPixelType, OutputPixelType>::value || !description.outputPixels.empty();
     const cif::Entry & cpu = sameType ? description.cpu : description.cpuFloatOutput;
     const cif::Entry & cuda = sameType ? description.cuda : description.cudaFloatOutput;
-    std::string        gpuProblem = GpuProblemOf(parameters, largest);
-    if (gpuProblem.empty() && description.hostCPUReason && this->GetExecutionMode() == CudaExecutionMode::Automatic &&
-        CudaHostImages(input, output))
-    {
-      // host images the CPU core serves better (the report says why)
-      gpuProblem = description.hostCPUReason(parameters);
-    }
+    const std::string  gpuProblem = GpuProblemOf(parameters, largest, CudaHostImages(input, output));
     cif::EntryResult   result;
     this->RunOnGPUOrCPU(
       gpuProblem,

@@ -258,6 +258,41 @@ MaxAbsDifference(const TA * a, const TB * b)
   return worst;
 }
 
+/** ITK's BrainProtonDensitySlice as TImage (a 2D image type) with an
+ * anisotropic spacing (0.8, 1.3): the Gaussian filters' real 2D input. */
+template <typename TImage>
+typename TImage::Pointer
+AnisotropicBrainSlice()
+{
+  const auto source = ReadImage<itk::Image<unsigned char, 2>>(ExampleData("BrainProtonDensitySlice.png"));
+  auto       image = CastImage<TImage>(source.GetPointer());
+  typename TImage::SpacingType spacing;
+  spacing[0] = 0.8;
+  spacing[1] = 1.3;
+  image->SetSpacing(spacing);
+  return image;
+}
+
+/** The comparison of a filter that is ITK's arithmetic with ITK's output:
+ * integer outputs identical, real ones within `relative` of `range`;
+ * returns the largest difference. `what` goes into the failure message. */
+template <typename TImage>
+double
+ExpectItkExactOrWithin(const TImage * got, const TImage * expected, double range, double relative,
+                       const std::string & what = {})
+{
+  const double difference = MaxAbsDifference(got, expected);
+  if (std::is_integral<typename TImage::PixelType>::value)
+  {
+    EXPECT_EQ(difference, 0.0) << "integer outputs equal ITK's; " << what;
+  }
+  else
+  {
+    EXPECT_LE(difference, relative * range) << "range " << range << "; " << what;
+  }
+  return difference;
+}
+
 /** The output of an updated filter, detached from its pipeline. */
 template <typename TFilter>
 auto

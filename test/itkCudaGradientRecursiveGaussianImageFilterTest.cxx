@@ -100,12 +100,7 @@ void
 Brain2D(Mode mode)
 {
   using Image = itk::Image<TPixel, 2>;
-  const auto source = ReadImage<itk::Image<unsigned char, 2>>(ExampleData("BrainProtonDensitySlice.png"));
-  auto       image = CastImage<Image>(source.GetPointer());
-  typename Image::SpacingType spacing;
-  spacing[0] = 0.8;
-  spacing[1] = 1.3;
-  image->SetSpacing(spacing);
+  auto image = AnisotropicBrainSlice<Image>();
   typename Image::DirectionType direction;
   const double                  angle = 0.3;
   direction[0][0] = std::cos(angle);

@@ -70,17 +70,9 @@ ExpectItksSmoothing(const TImage * input, std::initializer_list<double> sigmas, 
   EXPECT_EQ(got->GetSpacing(), expected->GetSpacing());
   EXPECT_EQ(got->GetOrigin(), expected->GetOrigin());
   const double range = DynamicRange(expected.GetPointer());
-  const double difference = MaxAbsDifference(got.GetPointer(), expected.GetPointer());
   ASSERT_GT(range, 0.0);
   using Pixel = typename TImage::PixelType;
-  if (std::is_integral<Pixel>::value)
-  {
-    EXPECT_EQ(difference, 0.0) << "integer outputs equal ITK's";
-  }
-  else
-  {
-    EXPECT_LE(difference, 1e-6 * range) << "range " << range;
-  }
+  const double difference = ExpectItkExactOrWithin(got.GetPointer(), expected.GetPointer(), range, 1e-6);
   // the smoothing changed the image (a core that copied would fail)
   EXPECT_GT(MaxAbsDifference(got.GetPointer(), CastImage<TImage>(input).GetPointer()), 1e-3 * range);
   std::cout << TImage::ImageDimension << "D " << typeid(Pixel).name() << " sigma " << sigma << ": largest difference "
@@ -92,14 +84,8 @@ void
 Brain2D(Mode mode)
 {
   using Image = itk::Image<TPixel, 2>;
-  using Source = itk::Image<unsigned char, 2>;
-  const auto source = ReadImage<Source>(ExampleData("BrainProtonDensitySlice.png"));
-  auto       image = CastImage<Image>(source.GetPointer());
   // physical units: a spacing that is not 1
-  typename Image::SpacingType spacing;
-  spacing[0] = 0.8;
-  spacing[1] = 1.3;
-  image->SetSpacing(spacing);
+  const auto image = AnisotropicBrainSlice<Image>();
   ExpectItksSmoothing(image.GetPointer(), { 2.0 }, false, mode);
   ExpectItksSmoothing(image.GetPointer(), { 1.2, 4.5 }, true, mode);
   ExpectItksSmoothing(image.GetPointer(), { 0.3 }, false, mode);

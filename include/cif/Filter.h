@@ -497,6 +497,16 @@ ChoiceIndex(const Parameters & parameters, const std::string & name);
  * filter's own gpuProblem (empty if it can). */
 std::string
 GpuProblem(const FilterDescriptor & filter, Pixel pixel, const Parameters & parameters, const Extent & image);
+/** The same for a run in `mode` on host data (`hostData`) or device data:
+ * for host data in automatic mode, also the filter's hostCPUReason (host
+ * images its CPU core serves better). The one place the faces ask it. */
+std::string
+GpuProblem(const FilterDescriptor & filter,
+           Pixel                    pixel,
+           const Parameters &       parameters,
+           const Extent &           image,
+           ExecutionMode            mode,
+           bool                     hostData);
 
 /** The GPU job of a checked call on host buffers: `whole()` (the one-piece
  * job) when it fits the device, else the filter's CUDA entry on slabs read

@@ -372,12 +372,7 @@ RunChecked(const CheckedCall &            call,
     onHost.companion = companion ? companion->data : nullptr;
     slabs = cif::RunOnHostBuffersCUDA(filter, pixel, in.data, out.data, onHost, parameters, whole, note);
   };
-  std::string gpuProblem = cif::GpuProblem(filter, pixel, parameters, inExtent);
-  if (gpuProblem.empty() && filter.hostCPUReason && device == "auto" && !in.onGpu)
-  {
-    // host arrays the CPU core serves better (the report says why)
-    gpuProblem = filter.hostCPUReason(parameters);
-  }
+  const std::string gpuProblem = cif::GpuProblem(filter, pixel, parameters, inExtent, ParseMode(device), !in.onGpu);
   Report report = RunJob(
     function,
     device,

@@ -541,6 +541,23 @@ GpuProblem(const FilterDescriptor & filter, Pixel pixel, const Parameters & para
 }
 
 std::string
+GpuProblem(const FilterDescriptor & filter,
+           Pixel                    pixel,
+           const Parameters &       parameters,
+           const Extent &           image,
+           ExecutionMode            mode,
+           bool                     hostData)
+{
+  std::string problem = GpuProblem(filter, pixel, parameters, image);
+  if (problem.empty() && filter.hostCPUReason && mode == ExecutionMode::Automatic && hostData)
+  {
+    // host images the CPU core serves better (the report says why)
+    problem = filter.hostCPUReason(parameters);
+  }
+  return problem;
+}
+
+std::string
 RunOnHostBuffersCUDA(const FilterDescriptor &      filter,
                      Pixel                         pixel,
                      const void *                  in,

@@ -83,28 +83,22 @@ BinShrinkDescriptor()
   d.halo = [](const Parameters &, int) { return std::array<std::int64_t, 3>{ 0, 0, 0 }; };
   d.slabPolicy = [](const Parameters &, Pixel) { return SlabPolicy{ false, false, 0 }; };
   d.cudaCompiled = &BinShrinkCUDAIsCompiled;
-  d.cpu = [](Pixel pixel, const void * in, void * out, const Job & job, const Parameters & p, int threads)
-  {
-    return DispatchPixel(Pixels{},
-                         pixel,
-                         [&](auto tag)
-                         {
-                           using T = decltype(tag);
-                           BinShrinkCPU(static_cast<const T *>(in), static_cast<T *>(out), GeometryOf(job, p), threads);
-                           return std::string();
-                         });
-  };
-  d.cuda = [](Pixel pixel, const void * in, void * out, const Job & job, const Parameters & p, int)
-  {
-    return DispatchPixel(Pixels{},
-                         pixel,
-                         [&](auto tag)
-                         {
-                           using T = decltype(tag);
-                           BinShrinkCUDA(static_cast<const T *>(in), static_cast<T *>(out), GeometryOf(job, p));
-                           return std::string("one thread per output pixel, double sums");
-                         });
-  };
+  SetSameTypeEntry(d,
+                   false,
+                   Pixels{},
+                   [](const auto * in, auto * out, const Job & job, const Parameters & p, int threads)
+                   {
+                     BinShrinkCPU(in, out, GeometryOf(job, p), threads);
+                     return "";
+                   });
+  SetSameTypeEntry(d,
+                   true,
+                   Pixels{},
+                   [](const auto * in, auto * out, const Job & job, const Parameters & p, int)
+                   {
+                     BinShrinkCUDA(in, out, GeometryOf(job, p));
+                     return "one thread per output pixel, double sums";
+                   });
   return d;
 }
 } // namespace cif

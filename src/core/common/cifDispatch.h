@@ -160,6 +160,16 @@ SetTypedEntries(FilterDescriptor & d, bool cuda, PixelList<Ts...>, TCore core)
   SetTypedEntries<Ts...>(d, cuda, core);
 }
 
+/** The same-type entry alone (d.cpu, or with `cuda` d.cuda: the output of
+ * the input's type) of a core over the types of a list, for filters that
+ * write no float output of integer inputs. */
+template <typename... Ts, typename TCore>
+void
+SetSameTypeEntry(FilterDescriptor & d, bool cuda, PixelList<Ts...> types, TCore core)
+{
+  (cuda ? d.cuda : d.cpu) = detail::TypedEntry<false>(types, core);
+}
+
 /** The `spacing` parameter of a filter in physical units: positive, per
  * axis, filled from the image by every face (ParameterSpec::fromImage). */
 inline ParameterSpec

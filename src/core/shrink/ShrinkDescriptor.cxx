@@ -90,28 +90,22 @@ ShrinkDescriptor()
                        "the GPU would upload the whole input first (docs/PyramidFilters.md)");
   };
   d.cudaCompiled = &ShrinkCUDAIsCompiled;
-  d.cpu = [](Pixel pixel, const void * in, void * out, const Job & job, const Parameters & p, int threads)
-  {
-    return DispatchPixel(Pixels{},
-                         pixel,
-                         [&](auto tag)
-                         {
-                           using T = decltype(tag);
-                           ShrinkCPU(static_cast<const T *>(in), static_cast<T *>(out), CheckedGeometryOf(job, p), threads);
-                           return std::string();
-                         });
-  };
-  d.cuda = [](Pixel pixel, const void * in, void * out, const Job & job, const Parameters & p, int)
-  {
-    return DispatchPixel(Pixels{},
-                         pixel,
-                         [&](auto tag)
-                         {
-                           using T = decltype(tag);
-                           ShrinkCUDA(static_cast<const T *>(in), static_cast<T *>(out), CheckedGeometryOf(job, p));
-                           return std::string("one thread per output pixel, a strided copy");
-                         });
-  };
+  SetSameTypeEntry(d,
+                   false,
+                   Pixels{},
+                   [](const auto * in, auto * out, const Job & job, const Parameters & p, int threads)
+                   {
+                     ShrinkCPU(in, out, CheckedGeometryOf(job, p), threads);
+                     return "";
+                   });
+  SetSameTypeEntry(d,
+                   true,
+                   Pixels{},
+                   [](const auto * in, auto * out, const Job & job, const Parameters & p, int)
+                   {
+                     ShrinkCUDA(in, out, CheckedGeometryOf(job, p));
+                     return "one thread per output pixel, a strided copy";
+                   });
   return d;
 }
 } // namespace cif
