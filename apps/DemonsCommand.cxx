@@ -77,6 +77,14 @@ using FloatImage = itk::Image<float, D>;
 template <unsigned int D>
 using FieldImage = itk::Image<itk::Vector<float, D>, D>;
 
+/** The per-axis settings of a D-dimensional run, checked once. */
+template <unsigned int D>
+struct PerAxisSettings
+{
+  itk::FixedArray<double, D> StandardDeviations;
+  itk::FixedArray<double, D> UpdateStandardDeviations;
+};
+
 /** The filter (ours, or ITK's own for --verify) set up as the options say. */
 template <unsigned int D, typename TFilter>
 void
@@ -84,7 +92,8 @@ Configure(TFilter *                     filter,
           const FloatImage<D> *         fixed,
           const FloatImage<D> *         moving,
           const FieldImage<D> *         initial,
-          const DemonsOptions &         o)
+          const DemonsOptions &         o,
+          const PerAxisSettings<D> &    axes)
 {
   filter->SetFixedImage(fixed);
   filter->SetMovingImage(moving);
@@ -93,11 +102,10 @@ Configure(TFilter *                     filter,
     filter->SetInitialDisplacementField(initial);
   }
   filter->SetNumberOfIterations(o.Iterations);
-  filter->SetStandardDeviations(PerAxis<D>(o.StandardDeviations, "--standard-deviations"));
+  filter->SetStandardDeviations(axes.StandardDeviations);
   filter->SetSmoothDisplacementField(o.SmoothField);
   filter->SetSmoothUpdateField(o.SmoothUpdate);
-  filter->SetUpdateFieldStandardDeviations(
-    PerAxis<D>(o.UpdateStandardDeviations, "--update-standard-deviations"));
+  filter->SetUpdateFieldStandardDeviations(axes.UpdateStandardDeviations);
   filter->SetIntensityDifferenceThreshold(o.IntensityThreshold);
   filter->SetMaximumRMSError(o.MaximumRMSError);
 }
@@ -108,8 +116,14 @@ RunDemons(const DemonsOptions & o)
 {
   using Image = FloatImage<D>;
   using Field = FieldImage<D>;
+  // the command line's per-axis values, before any pixel is read
+  const PerAxisSettings<D> axes{ PerAxis<D>(o.StandardDeviations, "--standard-deviations"),
+                                 PerAxis<D>(o.UpdateStandardDeviations, "--update-standard-deviations") };
   const auto fixed = ReadImageFile<Image>(o.Fixed);
-  auto       moving = ReadImageFile<Image>(o.Moving);
+  // MOVING as read (what --warped resamples, as DeformableRegistration2
+  // does), and what the registration takes (histogram-matched on request)
+  const auto original = ReadImageFile<Image>(o.Moving);
+  auto       moving = original;
   typename Field::Pointer initial;
   if (!o.InitialField.empty())
   {
@@ -125,7 +139,7 @@ RunDemons(const DemonsOptions & o)
   {
     // DeformableRegistration2's settings
     auto matcher = itk::HistogramMatchingImageFilter<Image, Image>::New();
-    matcher->SetInput(moving);
+    matcher->SetInput(original);
     matcher->SetReferenceImage(fixed);
     matcher->SetNumberOfHistogramLevels(1024);
     matcher->SetNumberOfMatchPoints(7);
@@ -135,7 +149,7 @@ RunDemons(const DemonsOptions & o)
     moving->DisconnectPipeline();
   }
   auto filter = itk::CudaDemonsRegistrationFilter<Image, Image, Field>::New();
-  Configure<D>(filter.GetPointer(), fixed.GetPointer(), moving.GetPointer(), initial.GetPointer(), o);
+  Configure<D>(filter.GetPointer(), fixed.GetPointer(), moving.GetPointer(), initial.GetPointer(), o, axes);
   filter->SetExecutionMode(o.ExecutionMode);
   if (o.ExecutionMode == itk::CudaExecutionMode::GPU)
   {
@@ -153,10 +167,9 @@ RunDemons(const DemonsOptions & o)
   WriteImageFile(filter->GetOutput(), o.Output);
   if (!o.Warped.empty())
   {
-    // DeformableRegistration2's warp: the moving image read again, through
-    // the field's transform onto the fixed grid, linear interpolation
-    const auto original = ReadImageFile<Image>(o.Moving);
-    auto       transform = itk::DisplacementFieldTransform<float, D>::New();
+    // DeformableRegistration2's warp: MOVING as read, through the field's
+    // transform onto the fixed grid, linear interpolation
+    auto transform = itk::DisplacementFieldTransform<float, D>::New();
     transform->SetDisplacementField(filter->GetOutput());
     auto warper = itk::ResampleImageFilter<Image, Image, double, float>::New();
     warper->SetInput(original);
@@ -169,7 +182,7 @@ RunDemons(const DemonsOptions & o)
   if (o.Verify)
   {
     auto reference = FactorylessReference<itk::DemonsRegistrationFilter<Image, Image, Field>>::New();
-    Configure<D>(reference.GetPointer(), fixed.GetPointer(), moving.GetPointer(), initial.GetPointer(), o);
+    Configure<D>(reference.GetPointer(), fixed.GetPointer(), moving.GetPointer(), initial.GetPointer(), o, axes);
     try
     {
       reference->Update();

@@ -117,14 +117,10 @@ MakeDemonsSolverCPU(const DemonsJob & job, const float * fixed, const float * mo
  * device, without a host round trip), then per iteration launches the
  * passes on the current stream and reads back only the three sums. Throws
  * cif::CudaFailure (cif::CudaOutOfMemory when the images and the fields do
- * not fit: DemonsCUDABytes). */
+ * not fit). */
 std::unique_ptr<DemonsSolver>
 MakeDemonsSolverCUDA(const DemonsJob & job, const float * fixed, const float * moving, const float * initialField,
                      bool onDevice = false);
-
-/** The device memory MakeDemonsSolverCUDA allocates for `job`, in bytes. */
-std::size_t
-DemonsCUDABytes(const DemonsJob & job);
 
 /** Whether this build has the GPU core. */
 bool

@@ -230,22 +230,29 @@ def image_arg(x: Any, *, what: str = "image", spacing=None, origin=None, directi
     return ImageArg(x, kind, arr, on_gpu, stream_of(x, kind), ndim, None, copied, keywords)
 
 
-def empty_output(arg: ImageArg, shape: Sequence[int], dtype, geometry: Optional[Geometry] = None):
+def empty_output(
+    arg: ImageArg, shape: Sequence[int], dtype, geometry: Optional[Geometry] = None, components: int = 0
+):
     """An uninitialised result of the argument's kind and side: (result, array the core writes).
 
     For an itk.Image argument the result is an itk.Image of the pixel type
     `dtype`, with the input's buffered region and geometry when the shape is
     the input's (or `geometry` and index 0 when given), and the array is a
-    view of its buffer."""
+    view of its buffer. With `components` > 0 each pixel is a vector of that
+    many `dtype` values (an itk.Image of itk.Vector pixels; arrays get a last
+    axis of that length)."""
     shape = tuple(int(n) for n in shape)
+    full = shape + ((int(components),) if components else ())
     if arg.kind == NUMPY:
-        out = np.empty(shape, dtype=np.dtype(dtype))
+        out = np.empty(full, dtype=np.dtype(dtype))
         return out, out
     if arg.kind == ITK:
         import itk
 
-        pixel = _ITK_PIXEL[np.dtype(dtype).name]
-        image = itk.Image[getattr(itk, pixel), len(shape)].New()
+        pixel = getattr(itk, _ITK_PIXEL[np.dtype(dtype).name])
+        if components:
+            pixel = itk.Vector[pixel, int(components)]
+        image = itk.Image[pixel, len(shape)].New()
         if geometry is None and shape == arg.shape:
             image.SetRegions(arg.original.GetBufferedRegion())
             image.CopyInformation(arg.original)
@@ -259,10 +266,10 @@ def empty_output(arg: ImageArg, shape: Sequence[int], dtype, geometry: Optional[
     if arg.kind == CUPY:
         cp = _cupy()
         with arg.original.device:
-            out = cp.empty(shape, dtype=np.dtype(dtype))
+            out = cp.empty(full, dtype=np.dtype(dtype))
         return out, out
     torch = _torch()
-    out = torch.empty(shape, dtype=torch_dtype(dtype), device=arg.array.device)
+    out = torch.empty(full, dtype=torch_dtype(dtype), device=arg.array.device)
     return out, out
 
 

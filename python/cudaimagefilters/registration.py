@@ -42,36 +42,9 @@ def _as_float32(arg: _arrays.ImageArg, what: str) -> Any:
     return arg.array.astype(np.float32)
 
 
-def _matrices(g: _arrays.Geometry):
-    index_to_point = np.asarray(g.direction, dtype=np.float64) @ np.diag(np.asarray(g.spacing, dtype=np.float64))
-    return index_to_point, np.linalg.inv(index_to_point)
-
-
-def _field_output(arg: _arrays.ImageArg, d: int):
-    """The field's result (the fixed image's kind and side, D float32
-    components per pixel) and the array the core writes."""
-    shape = tuple(arg.shape) + (d,)
-    if arg.kind == _arrays.ITK:
-        import itk
-
-        image = itk.Image[itk.Vector[itk.F, d], d].New()
-        image.SetRegions(arg.original.GetBufferedRegion())
-        image.CopyInformation(arg.original)
-        image.Allocate()
-        return image, itk.array_view_from_image(image)
-    if arg.kind == _arrays.NUMPY:
-        out = np.empty(shape, dtype=np.float32)
-        return out, out
-    if arg.kind == _arrays.CUPY:
-        import cupy as cp
-
-        with arg.original.device:
-            out = cp.empty(shape, dtype=np.float32)
-        return out, out
-    import torch
-
-    out = torch.empty(shape, dtype=torch.float32, device=arg.array.device)
-    return out, out
+def _point_to_index(g: _arrays.Geometry) -> np.ndarray:
+    """ITK's physical-point-to-index matrix of a grid: (direction diag(spacing))^-1."""
+    return np.linalg.inv(np.asarray(g.direction, dtype=np.float64) @ np.diag(np.asarray(g.spacing, dtype=np.float64)))
 
 
 def demons_registration(
@@ -151,8 +124,6 @@ def demons_registration(
         initial_dtype = _arrays.numpy_dtype(initial)
         if initial_dtype.name != "float32":
             raise TypeError(f"demons_registration: the initial field must be float32, not {initial_dtype.name}")
-    fixed_index_to_point, _ = _matrices(f.geometry)
-    _, moving_point_to_index = _matrices(m.geometry)
     sd = [float(standard_deviations)] * d if np.isscalar(standard_deviations) else [float(v) for v in standard_deviations]
     usd = (
         [float(update_field_standard_deviations)] * d
@@ -161,17 +132,17 @@ def demons_registration(
     )
     if len(sd) != d or len(usd) != d:
         raise ValueError(f"demons_registration: standard deviations need 1 or {d} values (x first)")
-    result, out = _field_output(f, d)
+    result, out = _arrays.empty_output(f, f.shape, np.float32, components=d)
     report, metrics, changes = _cif.demons(
         fixed_values,
         moving_values,
         initial,
         out,
         list(f.geometry.origin),
-        [float(v) for v in fixed_index_to_point.ravel()],
+        list(f.geometry.spacing),
         [float(v) for v in np.asarray(f.geometry.direction, dtype=np.float64).ravel()],
         list(m.geometry.origin),
-        [float(v) for v in moving_point_to_index.ravel()],
+        [float(v) for v in _point_to_index(m.geometry).ravel()],
         int(number_of_iterations),
         sd,
         bool(smooth_displacement_field),

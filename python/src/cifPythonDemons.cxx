@@ -1,8 +1,8 @@
 /*=========================================================================
  *  CudaImageFilters Python extension: demons registration (cif/Demons.h).
  *  The Python layer gives float32 fixed and moving images, their grids
- *  (origin, index-to-point matrix, and for the moving image its inverse,
- *  x first), the optional initial field and the output field (float32,
+ *  (the fixed image's origin, spacing and direction; the moving image's
+ *  origin and point-to-index matrix; x first), the optional initial field and the output field (float32,
  *  the fixed image's shape plus D components), and ITK's parameters; this
  *  binding runs ITK's iteration loop (its halting on MaximumRMSError too)
  *  and returns the metric and RMS change of every iteration.
@@ -52,7 +52,7 @@ Demons(const InArray &                fixed,
        const std::optional<InArray> & initial,
        const OutArray &               output,
        const std::vector<double> &    fixedOrigin,
-       const std::vector<double> &    fixedIndexToPoint,
+       const std::vector<double> &    fixedSpacing,
        const std::vector<double> &    fixedDirection,
        const std::vector<double> &    movingOrigin,
        const std::vector<double> &    movingPointToIndex,
@@ -118,15 +118,16 @@ Demons(const InArray &                fixed,
   }
   cif::DemonsJob job;
   job.dimension = d;
+  double spacing[3]{ 1, 1, 1 };
   double sd[3]{ 1, 1, 1 };
   double usd[3]{ 1, 1, 1 };
   double fo[3]{ 0, 0, 0 };
   double mo[3]{ 0, 0, 0 };
   Axes(standardDeviations, sd, 1.0, "standard_deviations");
   Axes(updateStandardDeviations, usd, 1.0, "update_standard_deviations");
+  Axes(fixedSpacing, spacing, 1.0, "fixed spacing");
   Axes(fixedOrigin, fo, 0.0, "fixed origin");
   Axes(movingOrigin, mo, 0.0, "moving origin");
-  Matrix(fixedIndexToPoint, d, job.indexToPoint, "the fixed index-to-point matrix");
   Matrix(fixedDirection, d, job.direction, "the fixed direction");
   Matrix(movingPointToIndex, d, job.moving.pointToIndex, "the moving point-to-index matrix");
   for (int a = 0; a < d; ++a)
@@ -137,13 +138,12 @@ Demons(const InArray &                fixed,
     job.moving.origin[a] = mo[a];
     job.standardDeviations[a] = sd[a];
     job.updateStandardDeviations[a] = usd[a];
-    // the spacing: the length of the index-to-point matrix's column
-    double s = 0.0;
+    job.spacing[a] = spacing[a];
+    // ITK's index-to-point matrix: direction times diag(spacing)
     for (int r = 0; r < d; ++r)
     {
-      s += job.indexToPoint[r][a] * job.indexToPoint[r][a];
+      job.indexToPoint[r][a] = job.direction[r][a] * spacing[a];
     }
-    job.spacing[a] = std::sqrt(s);
   }
   job.smoothField = smoothField;
   job.smoothUpdate = smoothUpdate;
@@ -232,7 +232,7 @@ RegisterDemons(nb::module_ & m)
         "initial"_a.none(),
         "output"_a,
         "fixed_origin"_a,
-        "fixed_index_to_point"_a,
+        "fixed_spacing"_a,
         "fixed_direction"_a,
         "moving_origin"_a,
         "moving_point_to_index"_a,

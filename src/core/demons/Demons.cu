@@ -12,7 +12,6 @@
  *  multiply-adds (src/CMakeLists.txt), as the CPU core's arithmetic.
  *=========================================================================*/
 #include "cif/CudaError.h"
-#include "cif/PooledBuffer.h"
 #include "cif/Runtime.h"
 #include "cifCudaStream.h"
 #include "cifDemonsPoint.h"

@@ -7,7 +7,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <sstream>
 #include <stdexcept>
 
 namespace cif
@@ -262,15 +261,6 @@ MakeDemonsSolverCPU(const DemonsJob & job, const float * fixed, const float * mo
     return std::make_unique<demons::DemonsCPU<2>>(job, fixed, moving, initialField, numberOfThreads);
   }
   return std::make_unique<demons::DemonsCPU<3>>(job, fixed, moving, initialField, numberOfThreads);
-}
-
-std::size_t
-DemonsCUDABytes(const DemonsJob & job)
-{
-  const std::size_t count = static_cast<std::size_t>(job.size[0] * job.size[1] * job.size[2]);
-  const std::size_t moving = static_cast<std::size_t>(job.moving.size[0] * job.moving.size[1] * job.moving.size[2]);
-  const std::size_t fields = job.smoothUpdate ? 3 : 2;
-  return (count + moving + fields * count * static_cast<std::size_t>(job.dimension)) * sizeof(float);
 }
 
 } // namespace cif
