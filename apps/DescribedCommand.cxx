@@ -21,6 +21,7 @@
 
 #include "cif/Filter.h"
 #include "cif/Runtime.h"
+#include "itkCovariantVector.h"
 #include "itkCudaExecution.h"
 
 #include <algorithm>
@@ -325,6 +326,17 @@ SettingsText(const cif::FilterDescriptor & filter, const cif::Parameters & param
     {
       settings << spec.choices[static_cast<std::size_t>(values[0])];
     }
+    else if (spec.matrix)
+    {
+      // row by row: (1,0,0;0,0,-1;0,1,0)
+      const auto rows = static_cast<std::size_t>(dimension);
+      settings << '(';
+      for (std::size_t i = 0; i < values.size(); ++i)
+      {
+        settings << (i == 0 ? "" : i % rows == 0 ? ";" : ",") << Number(values[i] + 0.0); // no -0
+      }
+      settings << ')';
+    }
     else
     {
       list(settings, values);
@@ -532,12 +544,30 @@ CompanionReader(const std::string & fileName, PixelKind kind)
   return ReaderOf<float, D>(fileName);
 }
 
+/** "float", or "float vectors of 3" for a vector pixel. */
+template <typename TPixel>
+std::string
+OutputPixelText()
+{
+  if constexpr (std::is_arithmetic<TPixel>::value)
+  {
+    return itk::CudaPixelTypeName<TPixel>();
+  }
+  else
+  {
+    using Component = typename itk::NumericTraits<TPixel>::ValueType;
+    return std::string(itk::CudaPixelTypeName<Component>()) + " vectors of " +
+           std::to_string(sizeof(TPixel) / sizeof(Component));
+  }
+}
+
 template <typename T, typename TOut, unsigned int D>
 int
 RunDescribed(const DescribedRun & run, const cif::Parameters & checked)
 {
   using ImageType = itk::Image<T, D>;
   using OutputImageType = itk::Image<TOut, D>;
+  constexpr bool Scalar = std::is_arithmetic<TOut>::value;
   using FilterType = DescribedImageFilter<ImageType, OutputImageType>;
   const cif::FilterDescriptor & filter = *run.Filter;
   auto                          core = FilterType::New();
@@ -551,26 +581,33 @@ RunDescribed(const DescribedRun & run, const cif::Parameters & checked)
     core->SetCompanion(companion->GetOutputs()[0]);
   }
   StartDeviceOutsideTiming(run.Mode); // the CUDA context now, outside the timing
-  if (run.Streaming.Stream)
+  if constexpr (Scalar)
   {
-    return RunStreamed<ImageType, OutputImageType>(core.GetPointer(),
-                                  filter.command,
-                                  run.Input,
-                                  run.Output,
-                                  run.Streaming.Memory,
-                                  run.Quiet,
-                                  [&] { return SettingsText(filter, checked, static_cast<int>(D)); });
+    if (run.Streaming.Stream)
+    {
+      return RunStreamed<ImageType, OutputImageType>(core.GetPointer(),
+                                                     filter.command,
+                                                     run.Input,
+                                                     run.Output,
+                                                     run.Streaming.Memory,
+                                                     run.Quiet,
+                                                     [&]
+                                                     { return SettingsText(filter, checked, static_cast<int>(D)); });
+    }
   }
   const auto input = ReadImageFile<ImageType>(run.Input);
   core->SetInput(input);
   const double milliseconds = UpdateTimed(core, filter.command.c_str(), run.Quiet);
+  // the parameters the filter ran with (IN's own spacing and direction), checked before the run
+  cif::Parameters ran = FilterType::DescribedParameters(core.GetPointer());
+  cif::CompleteParameters(filter, ran, static_cast<int>(D));
   std::cout << filter.command << ": " << SizeToString(input->GetLargestPossibleRegion().GetSize()) << " pixels ("
             << itk::CudaPixelTypeName<T>() << ") to "
             << SizeToString(core->GetOutput()->GetLargestPossibleRegion().GetSize())
-            << (std::is_same<T, TOut>::value ? std::string() : std::string(" (") + itk::CudaPixelTypeName<TOut>() + ")")
-            << "; "
-            << SettingsText(filter, checked, static_cast<int>(D)) << "; ran on " << core->GetLastExecutionReport().Message
-            << "; filter time " << std::fixed << std::setprecision(3) << milliseconds << " ms" << std::endl;
+            << (std::is_same<T, TOut>::value ? std::string() : std::string(" (") + OutputPixelText<TOut>() + ")")
+            << "; " << SettingsText(filter, ran, static_cast<int>(D)) << "; ran on "
+            << core->GetLastExecutionReport().Message << "; filter time " << std::fixed << std::setprecision(3)
+            << milliseconds << " ms" << std::endl;
   std::cout.unsetf(std::ios_base::floatfield);
   std::cout << std::setprecision(6);
   WriteImageFile(core->GetOutput(), run.Output);
@@ -578,22 +615,26 @@ RunDescribed(const DescribedRun & run, const cif::Parameters & checked)
   {
     return ExitSuccess;
   }
-  const auto written = ReadImageFile<OutputImageType>(run.Output);
-  // the parameters the filter ran with (IN's own spacing), checked before the run
-  cif::Parameters ran = FilterType::DescribedParameters(core.GetPointer());
-  cif::CompleteParameters(filter, ran, static_cast<int>(D));
-  const auto checks = RunDescribedVerifier<T, TOut, D>(*run.Verify,
-                                                 input.GetPointer(),
-                                                 written.GetPointer(),
-                                                 run.Output,
-                                                 run.Bounds ? &*run.Bounds : nullptr,
-                                                 ran,
-                                                 core->GetLastExecutedOn() == itk::CudaExecutedOn::GPU);
-  for (const auto & check : checks)
+  if constexpr (!Scalar)
   {
-    PrintStageCheck(check);
+    throw RuntimeFailure(filter.command + ": --verify has no check of vector images");
   }
-  return StageChecksStatus(checks);
+  else
+  {
+    const auto written = ReadImageFile<OutputImageType>(run.Output);
+    const auto checks = RunDescribedVerifier<T, TOut, D>(*run.Verify,
+                                                         input.GetPointer(),
+                                                         written.GetPointer(),
+                                                         run.Output,
+                                                         run.Bounds ? &*run.Bounds : nullptr,
+                                                         ran,
+                                                         core->GetLastExecutedOn() == itk::CudaExecutedOn::GPU);
+    for (const auto & check : checks)
+    {
+      PrintStageCheck(check);
+    }
+    return StageChecksStatus(checks);
+  }
 }
 } // namespace
 
@@ -623,7 +664,14 @@ DescribedUsage(const cif::FilterDescriptor & filter, std::ostream & os)
   }
   const bool integersToFloat =
     cif::FloatOutputOnly(filter, cif::Pixel::UInt8) || cif::FloatOutputOnly(filter, cif::Pixel::Int16);
-  if (filter.outputPixels.empty() && integersToFloat)
+  if (filter.vectorOutput)
+  {
+    PrintOptionHelp(os,
+                    "  OUT",
+                    "output image of float vectors, one component per axis (x first; ITK's CovariantVector): "
+                    ".nii.gz, .nii, .nrrd, .nhdr, .mha, .mhd");
+  }
+  else if (filter.outputPixels.empty() && integersToFloat)
   {
     PrintOptionHelp(os,
                     "  OUT",
@@ -658,7 +706,7 @@ DescribedUsage(const cif::FilterDescriptor & filter, std::ostream & os)
   os << "\nOptions:\n";
   for (const auto & spec : filter.parameters)
   {
-    std::string head = "  " + OptionOf(spec.name) + (spec.perAxis ? " V[,V,V]" : " V");
+    std::string head = "  " + OptionOf(spec.name) + (spec.perAxis ? " V[,V,V]" : spec.matrix ? " V,V,..." : " V");
     std::string help = spec.help;
     if (spec.commandLineRequired)
     {
@@ -848,6 +896,11 @@ DescribedMain(const cif::FilterDescriptor & filter, const std::vector<std::strin
                           {
                             using T = typename decltype(pixel)::Type;
                             constexpr unsigned int D = decltype(dimension)::value;
+                            if (filter.vectorOutput)
+                            {
+                              // a gradient: float vectors of D components
+                              return RunDescribed<T, itk::CovariantVector<float, D>, D>(run, checked);
+                            }
                             switch (run.OutputKind == input.Pixel ? input.Pixel : run.OutputKind)
                             {
                               case PixelKind::UnsignedChar:

@@ -27,9 +27,10 @@ namespace tool
 
 /** Runs the description `SetDescription` names on an image of TImage into
  * one of TOutputImage (the input's type, or for descriptions with
- * outputPixels or floatOutputPixels the output type they choose), with
- * `SetParameters`' values; parameters the description fills from the image
- * (ParameterSpec::fromImage: the spacing) come from the input unless given.
+ * outputPixels or floatOutputPixels the output type they choose; vectors of
+ * D components for vectorOutput ones), with `SetParameters`' values;
+ * parameters the description fills from the image (ParameterSpec::fromImage:
+ * the spacing, the direction) come from the input unless given.
  * The pixel types and dimensions must be ones the description takes (the
  * runner checks them first). */
 template <typename TImage, typename TOutputImage = TImage>
@@ -79,9 +80,25 @@ public:
     cif::Parameters parameters = filter->m_Parameters;
     for (const auto & spec : filter->Description().parameters)
     {
-      if (spec.fromImage && spec.name == "spacing" && parameters.count(spec.name) == 0 && filter->GetInput())
+      if (!spec.fromImage || parameters.count(spec.name) != 0 || filter->GetInput() == nullptr)
+      {
+        continue;
+      }
+      if (spec.name == "spacing")
       {
         parameters[spec.name] = itk::CudaPerAxisValues<ImageDimension>(filter->GetInput()->GetSpacing());
+      }
+      else if (spec.matrix)
+      {
+        // the direction matrix, row by row
+        std::vector<double> & matrix = parameters[spec.name];
+        for (unsigned int a = 0; a < ImageDimension; ++a)
+        {
+          for (unsigned int b = 0; b < ImageDimension; ++b)
+          {
+            matrix.push_back(filter->GetInput()->GetDirection()[a][b]);
+          }
+        }
       }
     }
     return parameters;

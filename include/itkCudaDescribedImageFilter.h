@@ -124,6 +124,14 @@ public:
   using InputPixelType = typename InputImageType::PixelType;
   using OutputPixelType = typename OutputImageType::PixelType;
   static constexpr unsigned int ImageDimension = InputImageType::ImageDimension;
+  /** The output's component type: the pixel type itself, or the component
+   * of a vector pixel (a gradient's CovariantVector). */
+  using OutputComponentType = typename NumericTraits<OutputPixelType>::ValueType;
+  /** Whether the output pixel is a vector of one component per axis in an
+   * itk::Image (FilterDescriptor::vectorOutput). */
+  static constexpr bool VectorOutput = !std::is_same<OutputPixelType, OutputComponentType>::value &&
+                                       sizeof(OutputPixelType) == ImageDimension * sizeof(OutputComponentType) &&
+                                       std::is_base_of<Image<OutputPixelType, ImageDimension>, OutputImageType>::value;
 
   /** Why the module's cores cannot take the current request at all (then
    * ITK's own implementation runs); empty if they can. */
@@ -191,14 +199,23 @@ public:
     if constexpr (!CoreTypes)
     {
       return std::string("the module's cores take images of 1 to 3 dimensions of unsigned char, short, unsigned "
-                         "short, float or double pixels (here ") +
+                         "short, float or double pixels (or vectors of them, one component per axis, for a gradient) "
+                         "(here ") +
              std::to_string(ImageDimension) + " dimensions, " + CudaPixelTypeName<InputPixelType>() + " to " +
              CudaPixelTypeName<OutputPixelType>() + ")";
     }
     else
     {
       const cif::Pixel              in = cif::PixelTypeOf<InputPixelType>();
-      const cif::Pixel              out = cif::PixelTypeOf<OutputPixelType>();
+      const cif::Pixel              out = cif::PixelTypeOf<OutputComponentType>();
+      if (description.vectorOutput != VectorOutput)
+      {
+        return description.vectorOutput ? std::string("the module's cores write an itk::Image of vectors of ") +
+                                            std::to_string(ImageDimension) + " components for this filter (here " +
+                                            CudaPixelTypeName<OutputPixelType>() + ")"
+                                        : std::string("the module's cores write scalar pixels for this filter (here ") +
+                                            CudaPixelTypeName<OutputPixelType>() + ")";
+      }
       const bool                    chosenOutput = !description.outputPixels.empty();
       const bool                    sameType = !chosenOutput && in == out && cif::HasPixel(description.cpuPixels, in);
       const bool                    toFloat = !chosenOutput && in != out && out == cif::Pixel::Float32 &&
@@ -404,7 +421,7 @@ protected:
     job.progress = [this](double f) { this->UpdateProgress(static_cast<float>(f)); };
     if (!this->Derived().Description().outputPixels.empty())
     {
-      job.outputPixel = cif::PixelTypeOf<OutputPixelType>();
+      job.outputPixel = cif::PixelTypeOf<OutputComponentType>();
     }
     return job;
   }
@@ -440,10 +457,10 @@ private:
   }
 
   /** The pixel types the cores are written for, in 1 to 3 dimensions. */
-  static constexpr bool CoreTypes = ImageDimension <= 3 &&
-                                    CudaIsOneOf<InputPixelType, unsigned char, short, unsigned short, float, double> &&
-                                    CudaIsOneOf<OutputPixelType, unsigned char, short, unsigned short, float, double>;
-
+  static constexpr bool CoreTypes =
+    ImageDimension <= 3 && CudaIsOneOf<InputPixelType, unsigned char, short, unsigned short, float, double> &&
+    CudaIsOneOf<OutputComponentType, unsigned char, short, unsigned short, float, double> &&
+    (std::is_same<OutputPixelType, OutputComponentType>::value || VectorOutput);
 
   /** cif::CheckParameters, with the output's pixel type for a filter
    * whose output type is chosen apart from the input's. */
@@ -459,7 +476,7 @@ private:
     }
     else
     {
-      cif::CheckParameters(description, parameters, extent, pixel, cif::PixelTypeOf<OutputPixelType>());
+      cif::CheckParameters(description, parameters, extent, pixel, cif::PixelTypeOf<OutputComponentType>());
     }
   }
 
@@ -519,8 +536,9 @@ private:
       {
         const auto core = [&](const InputPixelType * in, OutputPixelType * out, const cif::Job & piece)
         { result = cuda(pixel, in, out, piece, parameters, 0); };
-        const cif::SlabPolicy policy =
-          description.slabPolicy ? description.slabPolicy(parameters, cif::PixelTypeOf<OutputPixelType>()) : cif::SlabPolicy{};
+        const cif::SlabPolicy policy = description.slabPolicy
+                                         ? description.slabPolicy(parameters, cif::PixelTypeOf<OutputComponentType>())
+                                         : cif::SlabPolicy{};
         const auto onePiece = [&]
         {
           CudaInputBuffer<InputImageType>   in(input);
@@ -545,22 +563,9 @@ private:
             parameters,
             onePiece));
         }
-        else if (policy.slabs && description.grid == cif::OutputGrid::Same)
+        else if (!VectorOutput && policy.slabs && description.grid == cif::OutputGrid::Same)
         {
-          // host images too large for the device in slabs (the companion cut with the input)
-          this->SetLastSlabs(cif::RunNeighbourhoodJobCUDA<InputPixelType, OutputPixelType>(
-            CudaHostImages(input, output) && (!companion || companion->IsHost()),
-            [input] { return input->GetBufferPointer(); },
-            [output] { return output->GetBufferPointer(); },
-            job,
-            description.halo ? description.halo(parameters, job.dimension) : std::array<std::int64_t, 3>{ 0, 0, 0 },
-            policy.kernelWritesInputPlanes,
-            policy.workBytesPerInputPixel,
-            core,
-            onePiece,
-            [this](double f) { this->UpdateProgress(static_cast<float>(f)); },
-            companion ? cif::PixelBytes(companion->GetPixel()) : 0,
-            [&] { return companion->GetHostBuffer(); }));
+          this->RunSlabs(input, output, job, parameters, policy, companion.get(), core, onePiece);
         }
         else
         {
@@ -581,6 +586,43 @@ private:
       },
       [&](CudaExecutionReport & report) { report.AddNote(result.note); });
     this->UpdateProgress(1.0f);
+  }
+
+  /** Host images too large for the device in slabs (the companion cut with
+   * the input): filters on the input's grid with scalar outputs. */
+  template <typename TCore, typename TOnePiece>
+  void
+  RunSlabs(const InputImageType *                     input,
+           OutputImageType *                          output,
+           const cif::Job &                           job,
+           const cif::Parameters &                    parameters,
+           const cif::SlabPolicy &                    policy,
+           const CudaCompanionImage<ImageDimension> * companion,
+           const TCore &                              core,
+           const TOnePiece &                          onePiece)
+  {
+    if constexpr (!VectorOutput)
+    {
+      const cif::FilterDescriptor & description = this->Derived().Description();
+      this->SetLastSlabs(cif::RunNeighbourhoodJobCUDA<InputPixelType, OutputPixelType>(
+        CudaHostImages(input, output) && (companion == nullptr || companion->IsHost()),
+        [input] { return input->GetBufferPointer(); },
+        [output] { return output->GetBufferPointer(); },
+        job,
+        description.halo ? description.halo(parameters, job.dimension) : std::array<std::int64_t, 3>{ 0, 0, 0 },
+        policy.kernelWritesInputPlanes,
+        policy.workBytesPerInputPixel,
+        core,
+        onePiece,
+        [this](double f) { this->UpdateProgress(static_cast<float>(f)); },
+        companion != nullptr ? cif::PixelBytes(companion->GetPixel()) : 0,
+        [companion] { return companion->GetHostBuffer(); }));
+    }
+    else
+    {
+      (void)input, (void)output, (void)job, (void)parameters, (void)policy, (void)companion, (void)core;
+      onePiece();
+    }
   }
 
   int m_LastAlgorithm{ -1 };

@@ -5,12 +5,9 @@
 #define itkCudaGradientRecursiveGaussianImageFilter_h
 
 #include "cif/RecursiveGaussian.h"
-#include "cif/Runtime.h"
-#include "itkCudaExecution.h"
+#include "itkCudaDescribedImageFilter.h"
+#include "itkCudaFilterImage.h"
 #include "itkGradientRecursiveGaussianImageFilter.h"
-
-#include <sstream>
-#include <type_traits>
 
 namespace itk
 {
@@ -44,150 +41,67 @@ namespace itk
  * outputs) run ITK's own filter, and the execution report says so. On the
  * GPU the input goes up, the D passes per component run on the device
  * (one thread per line; one float and one double per pixel of scratch) and
- * the gradient image comes down.
+ * the gradient image comes down; itk::CudaFilterImage input and output stay
+ * on the device. The core is described once (cif::FindFilter
+ * ("gradient-recursive-gaussian")), as the command-line subcommand and the
+ * Python function gradient_recursive_gaussian_image_filter are.
  *
  * \ingroup CudaImageFilters
  */
-template <typename TInputImage,
-          typename TOutputImage = Image<CovariantVector<typename NumericTraits<typename TInputImage::PixelType>::RealType,
-                                                        TInputImage::ImageDimension>,
-                                        TInputImage::ImageDimension>>
+template <
+  typename TInputImage,
+  typename TOutputImage = Image<
+    CovariantVector<typename NumericTraits<typename TInputImage::PixelType>::RealType, TInputImage::ImageDimension>,
+    TInputImage::ImageDimension>>
 class ITK_TEMPLATE_EXPORT CudaGradientRecursiveGaussianImageFilter
-  : public GradientRecursiveGaussianImageFilter<TInputImage, TOutputImage>
-  , public CudaExecutionControl
+  : public CudaDescribedImageFilter<CudaGradientRecursiveGaussianImageFilter<TInputImage, TOutputImage>,
+                                    GradientRecursiveGaussianImageFilter<TInputImage, TOutputImage>>
 {
 public:
   ITK_DISALLOW_COPY_AND_MOVE(CudaGradientRecursiveGaussianImageFilter);
 
   using Self = CudaGradientRecursiveGaussianImageFilter;
-  using Superclass = GradientRecursiveGaussianImageFilter<TInputImage, TOutputImage>;
+  using Superclass = CudaDescribedImageFilter<Self, GradientRecursiveGaussianImageFilter<TInputImage, TOutputImage>>;
   using Pointer = SmartPointer<Self>;
   using ConstPointer = SmartPointer<const Self>;
 
   itkNewMacro(Self);
   itkTypeMacro(CudaGradientRecursiveGaussianImageFilter, GradientRecursiveGaussianImageFilter);
 
-  static constexpr unsigned int ImageDimension = TInputImage::ImageDimension;
-  using InputPixelType = typename TInputImage::PixelType;
-  using OutputPixelType = typename TOutputImage::PixelType;
-  using OutputComponentType = typename NumericTraits<OutputPixelType>::ValueType;
-
-  /** Why the module's cores cannot take this filter's types (then ITK's own
-   * filter runs); empty if they can. */
-  static std::string
-  GetCoreUnsupportedReason()
+  /** The core's description of the filter (cif/Filter.h). */
+  static const cif::FilterDescriptor &
+  Description()
   {
-    constexpr bool input = std::is_same<InputPixelType, unsigned char>::value ||
-                           std::is_same<InputPixelType, short>::value ||
-                           std::is_same<InputPixelType, unsigned short>::value ||
-                           std::is_same<InputPixelType, float>::value || std::is_same<InputPixelType, double>::value;
-    constexpr bool output =
-      (std::is_same<OutputComponentType, float>::value || std::is_same<OutputComponentType, double>::value) &&
-      sizeof(OutputPixelType) == ImageDimension * sizeof(OutputComponentType) &&
-      std::is_same<TOutputImage, Image<OutputPixelType, ImageDimension>>::value;
-    if (ImageDimension < 1 || ImageDimension > 3)
+    return cif::FindFilter("gradient-recursive-gaussian");
+  }
+  /** The filter's settings as the description's parameters, with the
+   * input's spacing and direction when it is set. */
+  static cif::Parameters
+  DescribedParameters(const Self * filter)
+  {
+    constexpr unsigned int D = TInputImage::ImageDimension;
+    cif::Parameters        p{ { "sigma", CudaPerAxisValues<D>(filter->GetSigmaArray()) },
+                       { "normalize_across_scale", { filter->GetNormalizeAcrossScale() ? 1.0 : 0.0 } },
+                       { "use_image_direction", { filter->GetUseImageDirection() ? 1.0 : 0.0 } } };
+    if (const TInputImage * input = filter->GetInput())
     {
-      return "images of 1 to 3 dimensions";
+      p["spacing"] = CudaPerAxisValues<D>(input->GetSpacing());
+      std::vector<double> direction;
+      for (unsigned int a = 0; a < D; ++a)
+      {
+        for (unsigned int b = 0; b < D; ++b)
+        {
+          direction.push_back(input->GetDirection()[a][b]);
+        }
+      }
+      p["direction"] = direction;
     }
-    if (!input)
-    {
-      return "input pixels of uint8, int16, uint16, float or double";
-    }
-    if (!output)
-    {
-      return "an itk::Image output of D float or double components per pixel";
-    }
-    return {};
+    return p;
   }
 
 protected:
   CudaGradientRecursiveGaussianImageFilter() = default;
   ~CudaGradientRecursiveGaussianImageFilter() override = default;
-
-  void
-  PrintSelf(std::ostream & os, Indent indent) const override
-  {
-    Superclass::PrintSelf(os, indent);
-    this->PrintExecution(os, indent);
-  }
-
-  void
-  GenerateData() override
-  {
-    const TInputImage * input = this->GetInput();
-    this->CheckInputNotEmpty(input);
-    const std::string unsupported = GetCoreUnsupportedReason();
-    if (!unsupported.empty())
-    {
-      this->RunOnGPUOrCPU(
-        unsupported,
-        [] {},
-        [this] { Superclass::GenerateData(); },
-        [&](CudaExecutionReport & report) { report.AddNote("ITK's implementation, because the cores take " + unsupported); });
-      return;
-    }
-    if constexpr (ImageDimension >= 1 && ImageDimension <= 3)
-    {
-      cif::GradientRecursiveGaussianJob job;
-      job.dimension = static_cast<int>(ImageDimension);
-      const auto & region = input->GetBufferedRegion();
-      const auto   sigma = this->GetSigmaArray();
-      for (unsigned int a = 0; a < ImageDimension; ++a)
-      {
-        job.size[a] = static_cast<std::int64_t>(region.GetSize(a));
-        job.sigma[a] = sigma[a];
-        job.spacing[a] = input->GetSpacing()[a];
-        for (unsigned int b = 0; b < ImageDimension; ++b)
-        {
-          job.direction[a][b] = input->GetDirection()[a][b];
-        }
-      }
-      job.useImageDirection = this->GetUseImageDirection();
-      job.normalizeAcrossScale = this->GetNormalizeAcrossScale();
-      this->CheckCoreJob(cif::ValidateGradientRecursiveGaussianJob(job));
-      this->AllocateOutputs();
-      TOutputImage * output = this->GetOutput();
-      if (output->GetBufferedRegion() != region)
-      {
-        itkExceptionMacro("the output's buffered region " << output->GetBufferedRegion()
-                                                          << " is not the input's " << region);
-      }
-      using In = std::conditional_t<std::is_same<InputPixelType, unsigned char>::value ||
-                                      std::is_same<InputPixelType, short>::value ||
-                                      std::is_same<InputPixelType, unsigned short>::value ||
-                                      std::is_same<InputPixelType, float>::value ||
-                                      std::is_same<InputPixelType, double>::value,
-                                    InputPixelType,
-                                    float>;
-      using Out = std::conditional_t<std::is_same<OutputComponentType, float>::value, float, double>;
-      const In *        in = reinterpret_cast<const In *>(input->GetBufferPointer());
-      Out *             out = reinterpret_cast<Out *>(output->GetBufferPointer());
-      const std::size_t count = region.GetNumberOfPixels();
-      this->RunOnGPUOrCPU(
-        std::string(),
-        [&]
-        {
-          cif::DeviceBuffer deviceIn;
-          cif::DeviceBuffer deviceOut;
-          deviceIn.Allocate(count * sizeof(In));
-          deviceIn.CopyFromHost(in, count * sizeof(In));
-          deviceOut.Allocate(count * ImageDimension * sizeof(Out));
-          cif::GradientRecursiveGaussianCUDA(
-            static_cast<const In *>(deviceIn.GetPointer()), static_cast<Out *>(deviceOut.GetPointer()), job);
-          deviceOut.CopyToHost(out, count * ImageDimension * sizeof(Out));
-        },
-        [&]
-        {
-          cif::GradientRecursiveGaussianCPU(
-            in, out, job, static_cast<int>(this->GetMultiThreader()->GetMaximumNumberOfThreads()));
-        },
-        [](CudaExecutionReport & report)
-        {
-          report.AddNote(report.Device == CudaExecutedOn::GPU ? "one thread per line, ITK's arithmetic in double"
-                                                                : "the module's CPU core (ITK's arithmetic)");
-        });
-    }
-  }
 };
 
 } // namespace itk

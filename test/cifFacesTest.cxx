@@ -17,6 +17,8 @@
 #include "itkRecursiveGaussianImageFilter.h"
 #include "itkCurvatureAnisotropicDiffusionImageFilter.h"
 #include "itkGradientAnisotropicDiffusionImageFilter.h"
+#include "itkGradientRecursiveGaussianImageFilter.h"
+#include "itkImageFileWriter.h"
 #include "itkBinaryThresholdImageFilter.h"
 #include "itkFlatStructuringElement.h"
 #include "itkGrayscaleErodeImageFilter.h"
@@ -243,6 +245,60 @@ ExpectToolEqualsItk(const std::string & device)
   ExpectSame(ToolResult("recursive-gaussian", "--sigma 2 --direction 1 --order second", device).GetPointer(),
              recursive->GetOutput(),
              "recursive-gaussian");
+
+  // the gradient of the smoothed image: float vectors of 3 (ITK's CovariantVector), within 1e-6 of the largest
+  // component (the description's accuracy), on a copy of the volume with a rotated direction (the file's
+  // spacing and direction reach the filter)
+  {
+    using GradientImage = itk::Image<itk::CovariantVector<float, 3>, 3>;
+    auto rotated = Image::New();
+    rotated->Graft(input);
+    Image::DirectionType direction;
+    const double         angle = 0.35;
+    direction.SetIdentity();
+    direction[0][0] = std::cos(angle);
+    direction[0][2] = -std::sin(angle);
+    direction[2][0] = std::sin(angle);
+    direction[2][2] = std::cos(angle);
+    rotated->SetDirection(direction);
+    const std::string stem = std::string(CIF_TEST_OUTPUT) + "/faces_gradient_" + device + "_" + std::to_string(getpid());
+    auto              writer = itk::ImageFileWriter<Image>::New();
+    writer->SetInput(rotated);
+    writer->SetFileName(stem + "_in.nrrd");
+    writer->Update();
+    auto gradient = itk::GradientRecursiveGaussianImageFilter<Image, GradientImage>::New();
+    gradient->SetInput(ReadImage<Image>(stem + "_in.nrrd")); // the direction as the file holds it
+    gradient->SetSigma(1.5);
+    gradient->Update();
+    std::string text;
+    ASSERT_EQ(RunTool("gradient-recursive-gaussian \"" + stem + "_in.nrrd\" \"" + stem + "_out.nrrd\" --sigma 1.5 --device " +
+                        device,
+                      text),
+              0)
+      << text;
+    EXPECT_NE(text.find(device == "gpu" ? "ran on GPU" : "ran on CPU"), std::string::npos) << text;
+    EXPECT_NE(text.find("(float vectors of 3)"), std::string::npos) << text;
+    const auto            ours = ReadImage<GradientImage>(stem + "_out.nrrd");
+    const GradientImage * reference = gradient->GetOutput();
+    ASSERT_EQ(ours->GetLargestPossibleRegion().GetSize(), reference->GetLargestPossibleRegion().GetSize());
+    EXPECT_EQ(ours->GetDirection(), reference->GetDirection());
+    double largest = 0;
+    double difference = 0;
+    for (itk::SizeValueType i = 0; i < reference->GetLargestPossibleRegion().GetNumberOfPixels(); ++i)
+    {
+      for (unsigned int c = 0; c < 3; ++c)
+      {
+        largest = std::max(largest, std::abs(static_cast<double>(reference->GetBufferPointer()[i][c])));
+        difference = std::max(difference,
+                              std::abs(static_cast<double>(ours->GetBufferPointer()[i][c]) -
+                                       static_cast<double>(reference->GetBufferPointer()[i][c])));
+      }
+    }
+    EXPECT_GT(largest, 0.0);
+    EXPECT_LE(difference, 1e-6 * largest) << "gradient-recursive-gaussian";
+    std::remove((stem + "_in.nrrd").c_str());
+    std::remove((stem + "_out.nrrd").c_str());
+  }
 
   auto mean = itk::MeanImageFilter<Image, Image>::New();
   mean->SetInput(input);

@@ -10,7 +10,10 @@
  *  metrics then compute their gradient images with it.
  *=========================================================================*/
 #include "CudaImageFiltersTestUtilities.h"
+#include "cif/Runtime.h"
 #include "itkCudaFactorylessTwin.h"
+#include "itkCudaFilterImage.h"
+#include "itkCudaSmoothingRecursiveGaussianImageFilter.h"
 #include "itkCudaGradientRecursiveGaussianImageFilter.h"
 #include "itkCudaImageFiltersFactory.h"
 #include "itkGradientRecursiveGaussianImageFilter.h"
@@ -19,6 +22,7 @@
 
 #include <gtest/gtest.h>
 #include <cmath>
+#include <cstring>
 #include <iostream>
 #include <string>
 
@@ -151,6 +155,51 @@ TEST(GradientRecursiveGaussianGpu, GivesItksAnswer)
   Kmeans3D<unsigned char>(Mode::GPU);
   Kmeans3D<float>(Mode::GPU);
   Kmeans3D<double>(Mode::GPU);
+}
+
+TEST(GradientRecursiveGaussianGpu, DeviceImagesStayOnTheDevice)
+{
+  // a smoothing then the gradient on itk::CudaFilterImage: one upload, no
+  // download until the gradient is read; the same values as the classes on
+  // plain itk::Image (the same kernels)
+  CIF_REQUIRE_GPU_OR_SKIP();
+  using Plain = itk::Image<float, 3>;
+  using OnDevice = itk::CudaFilterImage<float, 3>;
+  using PlainGradient = itk::Image<itk::CovariantVector<float, 3>, 3>;
+  using DeviceGradient = itk::CudaFilterImage<itk::CovariantVector<float, 3>, 3>;
+  const auto plain =
+    CastImage<Plain>(ReadImage<itk::Image<unsigned char, 3>>(ExampleData("KmeansTest_T1UCharRaw.nii.gz")).GetPointer());
+  auto input = OnDevice::New();
+  input->CopyInformation(plain);
+  input->SetRegions(plain->GetLargestPossibleRegion());
+  input->Allocate();
+  const std::size_t n = plain->GetBufferedRegion().GetNumberOfPixels();
+  std::memcpy(input->GetBufferPointer(), plain->GetBufferPointer(), n * sizeof(float));
+  auto smooth = itk::CudaSmoothingRecursiveGaussianImageFilter<OnDevice>::New();
+  smooth->SetInput(input);
+  smooth->SetSigma(2.0);
+  smooth->SetExecutionMode(Mode::GPU);
+  auto gradient = itk::CudaGradientRecursiveGaussianImageFilter<OnDevice, DeviceGradient>::New();
+  gradient->SetInput(smooth->GetOutput());
+  gradient->SetSigma(1.5);
+  gradient->SetExecutionMode(Mode::GPU);
+  cif::Runtime::ResetTransferCounters();
+  gradient->Update();
+  const auto counters = cif::Runtime::GetTransferCounters();
+  EXPECT_EQ(counters.HostToDeviceCount, 1u); // the input, once
+  EXPECT_EQ(counters.DeviceToHostCount, 0u); // the gradient stays on the device
+  EXPECT_EQ(gradient->GetLastExecutionReport().Device, itk::CudaExecutedOn::GPU);
+  auto plainSmooth = itk::CudaSmoothingRecursiveGaussianImageFilter<Plain>::New();
+  plainSmooth->SetInput(plain);
+  plainSmooth->SetSigma(2.0);
+  plainSmooth->SetExecutionMode(Mode::GPU);
+  auto plainGradient = itk::CudaGradientRecursiveGaussianImageFilter<Plain, PlainGradient>::New();
+  plainGradient->SetInput(plainSmooth->GetOutput());
+  plainGradient->SetSigma(1.5);
+  plainGradient->SetExecutionMode(Mode::GPU);
+  plainGradient->Update();
+  const auto * got = gradient->GetOutput()->GetBufferPointer(); // downloads
+  EXPECT_EQ(std::memcmp(got, plainGradient->GetOutput()->GetBufferPointer(), n * 3 * sizeof(float)), 0);
 }
 
 TEST(GradientRecursiveGaussian, BadInputThrowsAndOtherTypesRunItksFilter)

@@ -135,6 +135,9 @@ struct ParameterSpec
    * (a threshold: no pixel lies beyond a NaN bound, so every pixel is
    * outside); else NaN is refused. */
   bool nanAllowed{ false };
+  /** The image's direction matrix (with fromImage): D x D values, row by
+   * row; `defaults` are not used, absent it is the identity. */
+  bool matrix{ false };
 };
 
 /** A call's parameters: name -> values (one per axis after CheckParameters
@@ -403,12 +406,23 @@ struct FilterDescriptor
   /** The companion image (CompanionSpec::name empty: none). Its buffer
    * reaches the entries in Job::companion. */
   CompanionSpec companion;
+  /** The output has one component per image axis (a gradient): D values of
+   * the output's pixel type per pixel, x's first, on the input's grid. Such
+   * filters choose their output type (outputPixels), run whole (no slabs)
+   * and their faces write vector images (itk::CovariantVector pixels; a
+   * last array axis of D in Python). */
+  bool vectorOutput{ false };
   bool
   HasCompanion() const
   {
     return !companion.name.empty();
   }
 };
+
+/** The values per output pixel of a call on `dimension` axes: D for
+ * vectorOutput filters, else 1. */
+int
+OutputComponents(const FilterDescriptor & filter, int dimension);
 
 /** Why the companion's pixel type is not one the filter takes (empty: it
  * is; the faces raise their type errors with it): "<function>: <name> of

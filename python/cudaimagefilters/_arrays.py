@@ -231,7 +231,12 @@ def image_arg(x: Any, *, what: str = "image", spacing=None, origin=None, directi
 
 
 def empty_output(
-    arg: ImageArg, shape: Sequence[int], dtype, geometry: Optional[Geometry] = None, components: int = 0
+    arg: ImageArg,
+    shape: Sequence[int],
+    dtype,
+    geometry: Optional[Geometry] = None,
+    components: int = 0,
+    covariant: bool = False,
 ):
     """An uninitialised result of the argument's kind and side: (result, array the core writes).
 
@@ -239,8 +244,9 @@ def empty_output(
     `dtype`, with the input's buffered region and geometry when the shape is
     the input's (or `geometry` and index 0 when given), and the array is a
     view of its buffer. With `components` > 0 each pixel is a vector of that
-    many `dtype` values (an itk.Image of itk.Vector pixels; arrays get a last
-    axis of that length)."""
+    many `dtype` values (an itk.Image of itk.Vector pixels, or with
+    `covariant` itk.CovariantVector ones as ITK's gradient filters write;
+    arrays get a last axis of that length)."""
     shape = tuple(int(n) for n in shape)
     full = shape + ((int(components),) if components else ())
     if arg.kind == NUMPY:
@@ -251,7 +257,7 @@ def empty_output(
 
         pixel = getattr(itk, _ITK_PIXEL[np.dtype(dtype).name])
         if components:
-            pixel = itk.Vector[pixel, int(components)]
+            pixel = (itk.CovariantVector if covariant else itk.Vector)[pixel, int(components)]
         image = itk.Image[pixel, len(shape)].New()
         if geometry is None and shape == arg.shape:
             image.SetRegions(arg.original.GetBufferedRegion())

@@ -55,13 +55,21 @@ def _doc(d: Dict[str, Any]) -> str:
         )
     for p in d["parameters"]:
         axes = ": one value, or one per axis (x, y, z)" if p["per_axis"] else ""
-        if p["from_image"]:
+        if p.get("matrix"):
+            axes += " (default: an itk.Image's own; the identity for arrays)"
+        elif p["from_image"]:
             axes += " (default: an itk.Image's own; 1 for arrays)"
         choices = f" One of {', '.join(repr(c) for c in p['choices'])}." if p["kind"] == "choice" else ""
         lines.append(f"{p['name']}: {p['help']}{axes}.{choices}")
     if d.get("output_pixels"):
         default = "by the input's type" if d.get("output_follows_input") else d["output_pixels"][0]
-        lines.append(f"output_dtype: the output's pixel type: {', '.join(d['output_pixels'])} (default {default}).")
+        what = "the output's component type" if d.get("vector_output") else "the output's pixel type"
+        lines.append(f"output_dtype: {what}: {', '.join(d['output_pixels'])} (default {default}).")
+    if d.get("vector_output"):
+        lines.append(
+            "Returns one vector of D components per pixel (x's first): an itk.Image of itk.CovariantVector "
+            "pixels for an itk.Image, else an array with a last axis of length D."
+        )
     lines += [
         'device: "auto", "gpu" or "cpu".',
         "number_of_threads: threads of the CPU core (default: all cores).",
@@ -124,6 +132,9 @@ def _runner(d: Dict[str, Any]) -> Callable[..., Any]:
     subsamples = d["grid"] == "subsample"
     # the image's spacing, when the filter takes it (ParameterSpec::fromImage)
     takes_spacing = any(p["from_image"] and p["name"] == "spacing" for p in d["parameters"])
+    # the image's direction matrix (a gradient's), row by row
+    matrices = [p["name"] for p in d["parameters"] if p["from_image"] and p.get("matrix")]
+    vector_output = bool(d.get("vector_output"))
     from ._runtime import _record
 
     def run(
@@ -139,6 +150,11 @@ def _runner(d: Dict[str, Any]) -> Callable[..., Any]:
             values["spacing"] = list(arg.geometry.spacing)
         else:
             arg = prepare(image, device)
+        for name in matrices:
+            if values[name] is None:
+                values[name] = [float(v) for v in np.asarray(arg.geometry.direction, dtype=float).reshape(-1)]
+            else:
+                values[name] = [float(v) for v in np.asarray(values[name], dtype=float).reshape(-1)]
         second = None
         if companion_name is not None:
             # the companion (the mask): the image's kind, side and grid
@@ -163,7 +179,13 @@ def _runner(d: Dict[str, Any]) -> Callable[..., Any]:
             geometry = _subsample_geometry(
                 arg.geometry, _per_axis_values(values["shrink_factors"], arg.ndim), arg.shape[::-1]
             )
-        result, out = _arrays.empty_output(arg, shape, np.dtype(out_dtype), geometry)
+        if vector_output:
+            # D components per pixel: a last axis (arrays), CovariantVector pixels (itk.Image)
+            result, out = _arrays.empty_output(
+                arg, shape[:-1], np.dtype(out_dtype), geometry, components=shape[-1], covariant=True
+            )
+        else:
+            result, out = _arrays.empty_output(arg, shape, np.dtype(out_dtype), geometry)
         _record(
             _cif.run_checked(
                 call,

@@ -268,8 +268,6 @@ Check(const std::string &             name,
   return call;
 }
 
-/** (the checked call, the output's shape, slowest axis first, the
- * output's dtype name). */
 /** The ArrayInfo of an optional companion array, named `label` in messages
  * (its argument's name, "mask_image"). */
 std::optional<ArrayInfo>
@@ -278,6 +276,8 @@ InspectCompanion(const std::optional<InArray> & companion, const char * label = 
   return companion ? std::optional<ArrayInfo>(Inspect(*companion, label)) : std::nullopt;
 }
 
+/** (the checked call, the output's shape, slowest axis first, with a last
+ * axis of D components for a vector output, the output's dtype name). */
 nb::tuple
 CheckFilter(const std::string &            name,
             const InArray &                input,
@@ -291,6 +291,11 @@ CheckFilter(const std::string &            name,
   for (int axis = in.ndim - 1; axis >= 0; --axis)
   {
     shape.append(call.output.size[axis]);
+  }
+  if (call.filter->vectorOutput)
+  {
+    // a gradient: a last axis of D components
+    shape.append(cif::OutputComponents(*call.filter, in.ndim));
   }
   const std::string dtype = call.outputPixel ? std::string(cif::PixelName(*call.outputPixel)) : in.dtype;
   return nb::make_tuple(nb::cast(std::move(call)), nb::tuple(shape), dtype);
@@ -327,10 +332,18 @@ RunChecked(const CheckedCall &            call,
     {
       throw std::invalid_argument(std::string(function) + ": the image is not the one the call was checked for");
     }
-    if (out.ndim != in.ndim || out.Size(axis) != call.output.size[axis])
-    {
-      throw std::invalid_argument(std::string(function) + ": the output array has the wrong shape");
-    }
+  }
+  // the output: the output extent, and a last axis of D components for a vector output
+  const int components = cif::OutputComponents(filter, in.ndim);
+  const int spatial = out.ndim - (filter.vectorOutput ? 1 : 0);
+  bool      shapeMatches = spatial == in.ndim && (!filter.vectorOutput || out.shape[out.ndim - 1] == components);
+  for (int axis = 0; axis < in.ndim && shapeMatches; ++axis)
+  {
+    shapeMatches = out.shape[spatial - 1 - axis] == call.output.size[axis];
+  }
+  if (!shapeMatches)
+  {
+    throw std::invalid_argument(std::string(function) + ": the output array has the wrong shape");
   }
   if (call.outputPixel)
   {
@@ -446,6 +459,7 @@ Descriptions()
     }
     d["output_pixels"] = outputs;
     d["output_follows_input"] = static_cast<bool>(f->defaultOutputPixel);
+    d["vector_output"] = f->vectorOutput;
     if (f->HasCompanion())
     {
       nb::dict companion;
@@ -475,6 +489,7 @@ Descriptions()
                                                                      : "optional_real";
       p["from_image"] = spec.fromImage;
       p["per_axis"] = spec.perAxis;
+      p["matrix"] = spec.matrix;
       p["positional"] = spec.positional;
       p["minimum"] = spec.minimum;
       p["maximum"] = spec.maximum;

@@ -26,6 +26,7 @@ FILTERS = [
     (cif.smoothing_recursive_gaussian_image_filter, {"sigma": [1.5, 2.0, 0.8]}),
     (cif.discrete_gaussian_image_filter, {"variance": [2.0, 4.0, 1.0]}),
     (cif.recursive_gaussian_image_filter, {"sigma": 1.5, "direction": 1, "order": "first"}),
+    (cif.gradient_recursive_gaussian_image_filter, {"sigma": [1.5, 2.0, 0.8], "spacing": [0.8, 1.0, 1.3]}),
 ]
 
 

@@ -43,6 +43,8 @@ MaskDescriptor();
 FilterDescriptor
 SmoothingRecursiveGaussianDescriptor();
 FilterDescriptor
+GradientRecursiveGaussianDescriptor();
+FilterDescriptor
 DiscreteGaussianDescriptor();
 FilterDescriptor
 RecursiveGaussianDescriptor();
@@ -54,10 +56,22 @@ Filters()
   static const auto * filters = []
   {
     static const FilterDescriptor all[] = {
-      MedianDescriptor(),    MeanDescriptor(),      GrayscaleErodeDescriptor(),  RotatingMaskDescriptor(),
-      BinShrinkDescriptor(), ShrinkDescriptor(), BilateralDescriptor(), BinaryThresholdDescriptor(), BSplinePrefilterDescriptor(),
-      GradientAnisotropicDiffusionDescriptor(), CurvatureAnisotropicDiffusionDescriptor(), MaskDescriptor(),
-      SmoothingRecursiveGaussianDescriptor(), DiscreteGaussianDescriptor(), RecursiveGaussianDescriptor(),
+      MedianDescriptor(),
+      MeanDescriptor(),
+      GrayscaleErodeDescriptor(),
+      RotatingMaskDescriptor(),
+      BinShrinkDescriptor(),
+      ShrinkDescriptor(),
+      BilateralDescriptor(),
+      BinaryThresholdDescriptor(),
+      BSplinePrefilterDescriptor(),
+      GradientAnisotropicDiffusionDescriptor(),
+      CurvatureAnisotropicDiffusionDescriptor(),
+      MaskDescriptor(),
+      SmoothingRecursiveGaussianDescriptor(),
+      DiscreteGaussianDescriptor(),
+      RecursiveGaussianDescriptor(),
+      GradientRecursiveGaussianDescriptor(),
     };
     auto * list = new std::vector<const FilterDescriptor *>;
     for (const auto & d : all)
@@ -329,7 +343,7 @@ CompleteParameters(const FilterDescriptor & filter, Parameters & parameters, int
     auto it = parameters.find(spec.name);
     if (it == parameters.end())
     {
-      if (spec.defaults.empty() && !IsOptional(spec.kind))
+      if (spec.defaults.empty() && !IsOptional(spec.kind) && !spec.matrix)
       {
         Fail(filter, spec.name + " is required");
       }
@@ -340,7 +354,25 @@ CompleteParameters(const FilterDescriptor & filter, Parameters & parameters, int
     {
       continue;
     }
-    if (spec.perAxis)
+    if (spec.matrix)
+    {
+      if (values.empty())
+      {
+        // absent: the identity
+        values.assign(static_cast<std::size_t>(d * d), 0.0);
+        for (int a = 0; a < d; ++a)
+        {
+          values[static_cast<std::size_t>(a * d + a)] = 1.0;
+        }
+      }
+      else if (values.size() != static_cast<std::size_t>(d * d))
+      {
+        Fail(filter,
+             spec.name + " needs " + std::to_string(d * d) + " values (a " + std::to_string(d) + " x " +
+               std::to_string(d) + " matrix, row by row), not " + std::to_string(values.size()));
+      }
+    }
+    else if (spec.perAxis)
     {
       if (values.size() == 1)
       {
@@ -464,6 +496,12 @@ int
 ChoiceIndex(const Parameters & parameters, const std::string & name)
 {
   return static_cast<int>(Value(parameters, name));
+}
+
+int
+OutputComponents(const FilterDescriptor & filter, int dimension)
+{
+  return filter.vectorOutput ? dimension : 1;
 }
 
 Extent

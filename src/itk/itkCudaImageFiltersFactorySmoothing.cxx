@@ -47,9 +47,15 @@ struct Smoothing
       OverrideDescribed<DiscreteGaussianImageFilter<I, F>, CudaDiscreteGaussianImageFilter<I, F>>(
         factory, "CUDA discrete Gaussian");
     }
+    // the v4 metrics' gradient images (double components) and float ones
     using Gradient = Image<CovariantVector<double, D>, D>;
-    Override<GradientRecursiveGaussianImageFilter<I, Gradient>, CudaGradientRecursiveGaussianImageFilter<I, Gradient>>(
-      factory, "CUDA recursive Gaussian gradient");
+    OverrideDescribed<GradientRecursiveGaussianImageFilter<I, Gradient>,
+                      CudaGradientRecursiveGaussianImageFilter<I, Gradient>>(factory,
+                                                                             "CUDA recursive Gaussian gradient");
+    using FloatGradient = Image<CovariantVector<float, D>, D>;
+    OverrideDescribed<GradientRecursiveGaussianImageFilter<I, FloatGradient>,
+                      CudaGradientRecursiveGaussianImageFilter<I, FloatGradient>>(factory,
+                                                                                  "CUDA recursive Gaussian gradient");
   }
 };
 } // namespace
