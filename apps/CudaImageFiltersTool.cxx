@@ -45,6 +45,7 @@ const Subcommand Subcommands[] = {
     "spatially varying Gaussian blur, a sigma per pixel",
     KernelSuperpositionMain,
     KernelSuperpositionUsage },
+  { "register", "image registration (ITK's v4 framework): a transform file", RegisterMain, RegisterUsage },
   { "resample", "an image resampled through a transform onto a grid", ResampleMain, ResampleUsage },
   { "segment", "filter, threshold and pack on the GPU: a packed mask", SegmentMain, SegmentUsage },
 };

@@ -557,6 +557,11 @@ DemonsMain(const std::vector<std::string> & args);
 void
 DemonsUsage(std::ostream & os);
 
+int
+RegisterMain(const std::vector<std::string> & args);
+void
+RegisterUsage(std::ostream & os);
+
 } // namespace tool
 } // namespace cif
 

@@ -69,10 +69,15 @@ function(cli_add_table_test location name kind label fixtures output expect argu
     endif()
     set(exit_status ${CMAKE_MATCH_1})
     set(message "${CMAKE_MATCH_2}")
+  elseif(kind STREQUAL "transform")
+    # EXPECT: the parameters' ranges, LOW:HIGH or * per parameter, comma-separated
+    if(NOT expect MATCHES "^[^ ]+$" OR expect STREQUAL "-")
+      message(FATAL_ERROR "${location}: a transform row expects 'LOW:HIGH,...' (or * for a parameter), got '${expect}'")
+    endif()
   elseif(NOT expect STREQUAL "-")
     message(FATAL_ERROR "${location}: a ${kind} row expects '-', not '${expect}'")
   endif()
-  if(kind MATCHES "^(error-no-output|compressed|uncompressed)$" AND NOT output_count EQUAL 1)
+  if(kind MATCHES "^(error-no-output|compressed|uncompressed|transform)$" AND NOT output_count EQUAL 1)
     message(FATAL_ERROR "${location}: a ${kind} row needs one output file")
   elseif(kind STREQUAL "stream" AND NOT output_count EQUAL 2)
     message(FATAL_ERROR "${location}: a stream row needs two output files, WHOLE STREAMED")
@@ -126,9 +131,16 @@ function(cli_add_table_test location name kind label fixtures output expect argu
       COMMAND ${CMAKE_COMMAND} -DTOOL=${cli_tool} -DWHOLE=${whole} -DSTREAMED=${streamed}
               -P ${cli_dir}/CheckStreamedOutput.cmake -- ${args})
     set_tests_properties(${test} PROPERTIES SKIP_REGULAR_EXPRESSION "SKIPPED: no GPU")
+  elseif(kind STREQUAL "transform")
+    # the tool must exit 0 and write OUTPUT, an ITK text transform file whose
+    # parameters lie in EXPECT's ranges
+    add_test(NAME ${test}
+      COMMAND ${CMAKE_COMMAND} -DTOOL=${cli_tool} -DTRANSFORM=${outputs} -DEXPECTED=${expect}
+              -P ${cli_dir}/CheckTransformParameters.cmake -- ${args})
+    set_tests_properties(${test} PROPERTIES SKIP_REGULAR_EXPRESSION "SKIPPED: no GPU")
   else()
     message(FATAL_ERROR "${location}: unknown kind '${kind}' "
-      "(run, error, error-no-output, compressed, uncompressed, stream)")
+      "(run, error, error-no-output, compressed, uncompressed, stream, transform)")
   endif()
   set_tests_properties(${test} PROPERTIES LABELS ${label})
 
