@@ -23,5 +23,7 @@ if [ -x /usr/local/cuda/bin/nvcc ]; then
   export PATH="/usr/local/cuda/bin:$PATH"
 fi
 
-cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -USKBUILD -DCUDAIMAGEFILTERS_BUILD_PYTHON=OFF >/dev/null
+# the benchmarks (executables, not tests) unless CUDAIMAGEFILTERS_BUILD_BENCHMARKS=OFF (CI: .ci/run)
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -USKBUILD -DCUDAIMAGEFILTERS_BUILD_PYTHON=OFF \
+  -DCUDAIMAGEFILTERS_BUILD_BENCHMARKS="${CUDAIMAGEFILTERS_BUILD_BENCHMARKS:-ON}" >/dev/null
 cmake --build build -j"$(nproc)"

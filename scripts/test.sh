@@ -14,7 +14,7 @@ if [ ! -x "$venv/bin/python" ]; then
   python3 -m venv "$venv"
 fi
 "$venv/bin/python" -m pip install -q --upgrade pip
-"$venv/bin/python" -m pip install -q "itk>=5.4,<5.5" numpy scipy "dask[array]" distributed pytest "scikit-build-core>=0.10" "nanobind>=2.4"
+"$venv/bin/python" -m pip install -q "itk>=5.4,<5.5" numpy scipy "dask[array,distributed]" pytest "scikit-build-core>=0.10" "nanobind>=2.4"
 CMAKE_GENERATOR="Unix Makefiles" "$venv/bin/python" -m pip install -q --no-build-isolation -Cbuild-dir=build .
 CUDAIMAGEFILTERS_CLI="$PWD/build/bin/cudaimagefilters" CUDAIMAGEFILTERS_TEST_DATA="$PWD/build/Data" \
   "$venv/bin/python" -m pytest python/tests -q -p no:cacheprovider
