@@ -25,6 +25,7 @@
 #include "itkCompositeTransform.h"
 #include "itkCorrelationImageToImageMetricv4.h"
 #include "itkCudaCorrelationImageToImageMetricv4.h"
+#include "itkCudaImageFiltersFactory.h"
 #include "itkCudaMattesMutualInformationImageToImageMetricv4.h"
 #include "itkCudaMeanSquaresImageToImageMetricv4.h"
 #include "itkCudaResampleImageFilter.h"
@@ -559,6 +560,15 @@ Register(const RegisterOptions & o,
     }
   }
 
+  if (o.ExecutionMode != itk::CudaExecutionMode::CPU)
+  {
+    // after --verify (whose reference is ITK's alone): the registration
+    // method's smoothing and shrinking per level and the metric's gradient
+    // filters (made with the metric, below) through the module's factory,
+    // on the GPU (or the CPU where the GPU cannot run them); --device cpu
+    // keeps ITK's own
+    itk::CudaImageFiltersFactory::RegisterOneFactory();
+  }
   const ModuleMetric<D> metric = MakeModuleMetric<D>(o);
   using Method = itk::ImageRegistrationMethodv4<Image, Image, TTransform>;
   auto registration = Method::New();
