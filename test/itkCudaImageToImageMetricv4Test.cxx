@@ -1405,3 +1405,60 @@ TEST(MeanSquaresMetricGpu, DeviceMemoryIsFlatOverIterationsAndLevels)
   metric->ReleaseDeviceMemory();
   EXPECT_LT(cif::Runtime::GetBytesAllocated(), held);
 }
+
+namespace
+{
+/** The issue's "a pair too large for the device ... falls back with a
+ * message": with no device memory left, automatic mode evaluates on the
+ * module's CPU core (the same value and derivative as CPU mode), the report
+ * and ITK's warning say the GPU ran out of memory, GPU mode throws, and once
+ * memory is back the GPU runs again and returns what it took. */
+template <template <typename> class TOurs, typename TTransform>
+void
+ExpectOutOfMemoryFallBack(const F3 * volume, TTransform * transform)
+{
+  auto cpu = TOurs<F3>::New();
+  cpu->SetExecutionMode(itk::CudaExecutionMode::CPU);
+  const Evaluation expected = RunMetric(cpu.GetPointer(), volume, volume, transform);
+
+  const std::size_t before = cif::Runtime::GetBytesAllocated();
+  cif::Runtime::SetAllocationLimit(before + 64);
+  auto             automatic = TOurs<F3>::New();
+  const Evaluation fellBack = RunMetric(automatic.GetPointer(), volume, volume, transform);
+  const auto &     report = automatic->GetLastExecutionReport();
+  EXPECT_EQ(report.Device, itk::CudaExecutedOn::CPU) << report.Message;
+  EXPECT_TRUE(report.FellBackAfterOutOfMemory) << report.Message;
+  EXPECT_NE(report.Message.find("out of memory"), std::string::npos) << report.Message;
+  EXPECT_EQ(fellBack.value, expected.value);
+  ASSERT_EQ(fellBack.derivative.GetSize(), expected.derivative.GetSize());
+  for (unsigned int p = 0; p < expected.derivative.GetSize(); ++p)
+  {
+    EXPECT_EQ(fellBack.derivative[p], expected.derivative[p]) << "parameter " << p;
+  }
+  auto gpu = TOurs<F3>::New();
+  gpu->SetExecutionMode(itk::CudaExecutionMode::GPU);
+  EXPECT_THROW(RunMetric(gpu.GetPointer(), volume, volume, transform), itk::ExceptionObject);
+  cif::Runtime::SetAllocationLimit(0);
+
+  auto again = TOurs<F3>::New();
+  again->SetExecutionMode(itk::CudaExecutionMode::GPU);
+  RunMetric(again.GetPointer(), volume, volume, transform);
+  EXPECT_EQ(again->GetLastExecutionReport().Device, itk::CudaExecutedOn::GPU);
+  again->ReleaseDeviceMemory();
+  automatic->ReleaseDeviceMemory();
+  gpu->ReleaseDeviceMemory();
+  EXPECT_EQ(cif::Runtime::GetBytesAllocated(), before);
+}
+} // namespace
+
+TEST(MetricGpu, OutOfDeviceMemoryFallsBackToTheCpuCoreWithAMessageOrThrows)
+{
+  CIF_REQUIRE_GPU_OR_SKIP();
+  const auto volume = ReadImage<F3>(ExampleData("KmeansTest_T1UCharRaw.nii.gz"));
+  auto       rigid = itk::Euler3DTransform<double>::New();
+  rigid->SetRotation(0.02, -0.01, 0.03);
+  ExpectOutOfMemoryFallBack<CudaMeanSquares>(volume.GetPointer(), rigid.GetPointer());
+  // the largest records: a B-spline transform with Mattes
+  const auto bspline = RandomBSpline(volume.GetPointer(), 4, 1.0);
+  ExpectOutOfMemoryFallBack<CudaMattes>(volume.GetPointer(), bspline.GetPointer());
+}
