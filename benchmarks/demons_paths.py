@@ -16,19 +16,7 @@ import time
 import numpy as np
 
 import cudaimagefilters as cif
-
-
-def write_mha(path, array):
-    """A MetaImage file of a float32 array (x fastest), spacing 1."""
-    nz, ny, nx = array.shape
-    with open(path, "wb") as f:
-        f.write(
-            (
-                "ObjectType = Image\nNDims = 3\nBinaryData = True\nBinaryDataByteOrderMSB = False\n"
-                f"ElementSpacing = 1 1 1\nDimSize = {nx} {ny} {nz}\nElementType = MET_FLOAT\nElementDataFile = LOCAL\n"
-            ).encode()
-        )
-        f.write(np.ascontiguousarray(array, dtype=np.float32).tobytes())
+from peers_common import write_mha
 
 
 def main():

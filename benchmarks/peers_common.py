@@ -1,7 +1,9 @@
 """What the Python peer benchmarks share (median_cupy.py, bin_shrink_cupy.py,
 resample_cupy.py, segmentation_cupy.py, gaussian_rbf_peers.py): cuCIM's
 optional import and the comparison of two results (each script times
-its cuCIM rows as it times its CuPy rows).
+its cuCIM rows as it times its CuPy rows); and the MetaImage files the
+scripts of the CLI's paths write (whole_paths.py, demons_paths.py,
+gradient_paths.py, register_path.py).
 
 cuCIM (``pip install cucim-cu13``; offline on the GPU machine:
 scripts/install-peers-offline.sh) is optional: when it cannot be imported,
@@ -9,6 +11,30 @@ scripts/install-peers-offline.sh) is optional: when it cannot be imported,
 skips its cuCIM rows only.
 """
 import importlib
+
+import numpy as np
+
+_MET = {
+    np.dtype(np.uint8): "MET_UCHAR",
+    np.dtype(np.int16): "MET_SHORT",
+    np.dtype(np.uint16): "MET_USHORT",
+    np.dtype(np.float32): "MET_FLOAT",
+    np.dtype(np.float64): "MET_DOUBLE",
+}
+
+
+def write_mha(path, array):
+    """A MetaImage file with its data in the same file: a 3D array (z, y, x)
+    of one of the five pixel types, spacing 1, uncompressed."""
+    nz, ny, nx = array.shape
+    header = (
+        "ObjectType = Image\nNDims = 3\nBinaryData = True\nBinaryDataByteOrderMSB = False\n"
+        f"CompressedData = False\nDimSize = {nx} {ny} {nz}\nElementSpacing = 1 1 1\n"
+        f"ElementType = {_MET[array.dtype]}\nElementDataFile = LOCAL\n"
+    ).encode()
+    with open(path, "wb") as f:
+        f.write(header)
+        f.write(np.ascontiguousarray(array).tobytes())
 
 
 def import_cucim(*submodules):

@@ -20,17 +20,7 @@ import time
 import numpy as np
 from scipy import ndimage
 
-
-def write_mha(path, array):
-    nz, ny, nx = array.shape
-    with open(path, "wb") as f:
-        f.write(
-            (
-                "ObjectType = Image\nNDims = 3\nBinaryData = True\nBinaryDataByteOrderMSB = False\n"
-                f"ElementSpacing = 1 1 1\nDimSize = {nx} {ny} {nz}\nElementType = MET_FLOAT\nElementDataFile = LOCAL\n"
-            ).encode()
-        )
-        f.write(np.ascontiguousarray(array, dtype=np.float32).tobytes())
+from peers_common import write_mha
 
 
 def main():

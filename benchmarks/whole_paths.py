@@ -46,22 +46,7 @@ import numpy as np
 from cupyx.scipy import ndimage as cndi
 
 import cudaimagefilters as cif
-from peers_common import wall_ms
-
-MET = {np.dtype(np.uint8): "MET_UCHAR", np.dtype(np.uint16): "MET_USHORT", np.dtype(np.float32): "MET_FLOAT"}
-
-
-def write_mha(path, array):
-    """A MetaImage with its data in the same file (spacing 1)."""
-    nz, ny, nx = array.shape
-    header = (
-        "ObjectType = Image\nNDims = 3\nBinaryData = True\nBinaryDataByteOrderMSB = False\n"
-        f"CompressedData = False\nDimSize = {nx} {ny} {nz}\nElementSpacing = 1 1 1\n"
-        f"ElementType = {MET[array.dtype]}\nElementDataFile = LOCAL\n"
-    ).encode()
-    with open(path, "wb") as f:
-        f.write(header)
-        f.write(np.ascontiguousarray(array).tobytes())
+from peers_common import wall_ms, write_mha
 
 
 def volume(n, dtype, seed=1):

@@ -50,6 +50,23 @@ NormalizeAcrossScale(const std::string & note)
   return normalize;
 }
 
+/** The sigma of the filters along every axis: positive, in physical units,
+ * per axis (`note` ends its help). */
+ParameterSpec
+PerAxisSigma(const std::string & note)
+{
+  ParameterSpec sigma;
+  sigma.name = "sigma";
+  sigma.kind = ParameterKind::Real;
+  sigma.perAxis = true;
+  sigma.positional = true;
+  sigma.minimum = 0;
+  sigma.exclusiveMinimum = true;
+  sigma.defaults = { 1.0 };
+  sigma.help = "the Gaussian's standard deviation, in physical units: one for every axis, or one per axis" + note;
+  return sigma;
+}
+
 /** The spacing's check (finite, at least 1e-8: ITK's SetUp). */
 std::string
 SpacingProblem(const Parameters & p, int axis)
@@ -226,16 +243,9 @@ SmoothingRecursiveGaussianDescriptor()
               "the pixel type "
               "(integers truncated, as ITK's cast). Within 1e-6 of the range of ITK's result (the tests' "
               "tolerance). At least 4 pixels along every axis.";
-  ParameterSpec sigma;
-  sigma.name = "sigma";
-  sigma.kind = ParameterKind::Real;
-  sigma.perAxis = true;
-  sigma.positional = true;
-  sigma.minimum = 0;
-  sigma.exclusiveMinimum = true;
-  sigma.defaults = { 1.0 };
-  sigma.help = "the Gaussian's standard deviation, in physical units: one for every axis, or one per axis";
-  d.parameters = { sigma, NormalizeAcrossScale("it changes nothing for the zero-order smoothing"), SpacingParameter() };
+  d.parameters = { PerAxisSigma(""),
+                   NormalizeAcrossScale("it changes nothing for the zero-order smoothing"),
+                   SpacingParameter() };
   d.gpuPixels = d.cpuPixels = PixelsOf(Pixels{});
   d.check = [](const Parameters & p, const Extent & image, Pixel) { return EveryAxisProblem(p, image); };
   d.halo = [](const Parameters &, int) { return std::array<std::int64_t, 3>{ 0, 0, 0 }; };
@@ -286,16 +296,6 @@ GradientRecursiveGaussianDescriptor()
               "the component divided by the spacing of its axis and stored as float, then (use_image_direction, "
               "ITK's default) each vector turned by the image's direction matrix in double. Within 1e-6 of the "
               "largest component of ITK's result (the tests' tolerance). At least 4 pixels along every axis.";
-  ParameterSpec sigma;
-  sigma.name = "sigma";
-  sigma.kind = ParameterKind::Real;
-  sigma.perAxis = true;
-  sigma.positional = true;
-  sigma.minimum = 0;
-  sigma.exclusiveMinimum = true;
-  sigma.defaults = { 1.0 };
-  sigma.help = "the Gaussian's standard deviation, in physical units: one for every axis, or one per axis (ITK's "
-               "SetSigma, SetSigmaArray)";
   ParameterSpec useDirection;
   useDirection.name = "use_image_direction";
   useDirection.kind = ParameterKind::Integer;
