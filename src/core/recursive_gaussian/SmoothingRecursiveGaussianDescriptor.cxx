@@ -309,9 +309,11 @@ GradientRecursiveGaussianDescriptor()
   direction.matrix = true;
   direction.fromImage = true;
   direction.help = "the image's direction matrix, D x D values row by row";
-  d.parameters = {
-    sigma, NormalizeAcrossScale("sigma times each derivative"), useDirection, SpacingParameter(), direction
-  };
+  d.parameters = { PerAxisSigma(" (ITK's SetSigma, SetSigmaArray)"),
+                   NormalizeAcrossScale("sigma times each derivative"),
+                   useDirection,
+                   SpacingParameter(),
+                   direction };
   d.gpuPixels = d.cpuPixels = PixelsOf(Pixels{});
   d.outputPixels = PixelsOf(GradientComponents{});
   // ITK Python's wrapped output: float vectors, double for double images
