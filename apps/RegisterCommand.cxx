@@ -388,19 +388,37 @@ InitializeBSpline(itk::BSplineTransform<double, D, 3> * transform,
   initializer->SetImage(fixed);
   initializer->SetTransformDomainMeshSize(mesh);
   initializer->InitializeTransform();
+  // the domain's axis d is the image axis nearest to physical axis d
+  // (BSplineTransformInitializer permutes the image's axes so): compare with
+  // that image axis's pixel spacing
   const auto extent = transform->GetTransformDomainPhysicalDimensions();
-  const auto size = fixed->GetLargestPossibleRegion().GetSize();
+  const auto domainDirection = transform->GetTransformDomainDirection();
+  const auto imageDirection = fixed->GetDirection();
   for (unsigned int d = 0; d < D; ++d)
   {
-    const double cells = std::ceil(extent[d] / spacing[d]);
-    if (cells > static_cast<double>(size[d]))
+    unsigned int axis = 0;
+    double       best = -1.0;
+    for (unsigned int i = 0; i < D; ++i)
+    {
+      double cosine = 0.0;
+      for (unsigned int k = 0; k < D; ++k)
+      {
+        cosine += domainDirection[k][d] * imageDirection[k][i];
+      }
+      if (std::abs(cosine) > best)
+      {
+        best = std::abs(cosine);
+        axis = i;
+      }
+    }
+    if (spacing[d] < fixed->GetSpacing()[axis])
     {
       std::ostringstream why;
-      why << "--grid-spacing " << spacing[d] << " is finer than FIXED's pixels along axis " << d << " (" << size[d]
-          << " pixels over " << extent[d] << " physical units)";
+      why << "--grid-spacing " << spacing[d] << " is finer than FIXED's pixels along axis " << d
+          << " (pixel spacing " << fixed->GetSpacing()[axis] << " along that direction)";
       throw UsageError(why.str());
     }
-    mesh[d] = std::max<itk::SizeValueType>(1, static_cast<itk::SizeValueType>(cells));
+    mesh[d] = std::max<itk::SizeValueType>(1, static_cast<itk::SizeValueType>(std::ceil(extent[d] / spacing[d])));
   }
   initializer->SetTransformDomainMeshSize(mesh);
   initializer->InitializeTransform();
@@ -812,13 +830,16 @@ RegisterUsage(std::ostream & os)
      << "  --iterations N         at most N iterations per level (default 100)\n"
      << "  --resampled OUT_IMAGE  also write MOVING resampled onto FIXED's grid through\n"
      << "                         the result (linear interpolation, float, 0 outside)\n"
-     << "  --device auto|gpu|cpu  where the metric runs (default auto)\n"
+     << "  --device auto|gpu|cpu  where the metric runs (default auto); auto and gpu also\n"
+     << "                         run the pyramid's smoothing and shrinking and the\n"
+     << "                         metric's gradient filter through the module's factory\n"
      << "  --verify               before registering, evaluate the module's metric and\n"
      << "                         ITK's own (created without the module's factory) at\n"
-     << "                         the initial transform on the first level's images;\n"
-     << "                         fail, writing nothing, when the values differ by more\n"
-     << "                         than 1e-5 relative or the derivatives by more than\n"
-     << "                         1e-4 relative in norm\n"
+     << "                         the initial transform on the first level's images\n"
+     << "                         (made by ITK's smoothing and shrinking); fail, writing\n"
+     << "                         nothing, when the values differ by more than 1e-5\n"
+     << "                         relative or the derivatives by more than 1e-4\n"
+     << "                         relative in norm\n"
      << "  --quiet                no progress bar, no notes\n"
      << "\n"
      << "Optimisers: translation, rigid and affine, RegularStepGradientDescentOptimizerv4\n"

@@ -8,6 +8,7 @@
 #include "itkCudaCompanionImage.h"
 #include "itkCudaExecution.h"
 #include "itkCudaSlabs.h"
+#include "itkFixedArray.h"
 #include "itkMultiThreaderBase.h"
 #include "itkSize.h"
 
@@ -127,11 +128,13 @@ public:
   /** The output's component type: the pixel type itself, or the component
    * of a vector pixel (a gradient's CovariantVector). */
   using OutputComponentType = typename NumericTraits<OutputPixelType>::ValueType;
-  /** Whether the output pixel is a vector of one component per axis in an
-   * itk::Image (FilterDescriptor::vectorOutput). */
-  static constexpr bool VectorOutput = !std::is_same<OutputPixelType, OutputComponentType>::value &&
-                                       sizeof(OutputPixelType) == ImageDimension * sizeof(OutputComponentType) &&
-                                       std::is_base_of<Image<OutputPixelType, ImageDimension>, OutputImageType>::value;
+  /** Whether the output pixel is a fixed vector (CovariantVector, Vector:
+   * FixedArrays) of one component per axis in an itk::Image
+   * (FilterDescriptor::vectorOutput); not a VariableLengthVector. */
+  static constexpr bool VectorOutput =
+    std::is_base_of<FixedArray<OutputComponentType, ImageDimension>, OutputPixelType>::value &&
+    sizeof(OutputPixelType) == ImageDimension * sizeof(OutputComponentType) &&
+    std::is_base_of<Image<OutputPixelType, ImageDimension>, OutputImageType>::value;
 
   /** Why the module's cores cannot take the current request at all (then
    * ITK's own implementation runs); empty if they can. */

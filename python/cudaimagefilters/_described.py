@@ -145,16 +145,18 @@ def _runner(d: Dict[str, Any]) -> Callable[..., Any]:
         output_dtype: Any = None,
         companion: Any = None,
     ) -> Any:
+        # the image's geometry where the filter takes it: an itk.Image's own (keywords refused), or
+        # the keywords of an array (checked there: positive spacing, an invertible D x D direction)
+        given = {}
         if takes_spacing:
-            arg = prepare(image, device, spacing=values["spacing"])
-            values["spacing"] = list(arg.geometry.spacing)
-        else:
-            arg = prepare(image, device)
+            given["spacing"] = values["spacing"]
         for name in matrices:
-            if values[name] is None:
-                values[name] = [float(v) for v in np.asarray(arg.geometry.direction, dtype=float).reshape(-1)]
-            else:
-                values[name] = [float(v) for v in np.asarray(values[name], dtype=float).reshape(-1)]
+            given["direction"] = values[name]
+        arg = prepare(image, device, **given)
+        if takes_spacing:
+            values["spacing"] = list(arg.geometry.spacing)
+        for name in matrices:
+            values[name] = [float(v) for v in np.asarray(arg.geometry.direction, dtype=float).reshape(-1)]
         second = None
         if companion_name is not None:
             # the companion (the mask): the image's kind, side and grid

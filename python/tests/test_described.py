@@ -312,8 +312,13 @@ def test_gradient_recursive_gaussian_equals_itk(dtype, shape, sigma):
 
 def test_gradient_recursive_gaussian_refuses_bad_input():
     a = random_image((12, 13, 14), np.float32, seed=3)
-    with pytest.raises(ValueError, match="direction needs 9 values"):
+    with pytest.raises(ValueError, match="direction must be a 3 x 3 matrix"):
         cif.gradient_recursive_gaussian_image_filter(a, 1.0, direction=np.eye(2))
+    with pytest.raises(ValueError, match="direction must be invertible"):
+        cif.gradient_recursive_gaussian_image_filter(a, 1.0, direction=np.zeros((3, 3)))
+    # an itk.Image brings its own direction, as its own spacing
+    with pytest.raises(ValueError, match="come from the itk.Image"):
+        cif.gradient_recursive_gaussian_image_filter(itk.image_view_from_array(a), 1.0, direction=np.eye(3))
     with pytest.raises(ValueError, match="at least 4 pixels along every axis; axis 2 has 3"):
         cif.gradient_recursive_gaussian_image_filter(a[:3], 1.0)
     with pytest.raises(ValueError, match="sigma must be greater than 0"):

@@ -611,7 +611,8 @@ RunOnHostBuffersCUDA(const FilterDescriptor &      filter,
       true, pixel, [in] { return in; }, [out] { return out; }, job, parameters, whole);
   }
   const SlabPolicy policy = filter.slabPolicy ? filter.slabPolicy(parameters, pixel) : SlabPolicy{};
-  if (!(policy.slabs && filter.grid == OutputGrid::Same))
+  // vector outputs run whole (the slab runner sizes one component per pixel)
+  if (!(policy.slabs && filter.grid == OutputGrid::Same) || filter.vectorOutput)
   {
     whole();
     return {};
