@@ -136,6 +136,50 @@ GradientJobOf(const Job & job, const Parameters & p)
   g.normalizeAcrossScale = Value(p, "normalize_across_scale") != 0.0;
   return g;
 }
+/** What the three recursive descriptions share: the recursion reads whole
+ * lines along `axes`, so no halo bounds a piece and nothing is cut. */
+void
+SetWholeLines(FilterDescriptor & d, const std::string & axes)
+{
+  d.halo = [](const Parameters &, int) { return std::array<std::int64_t, 3>{ 0, 0, 0 }; };
+  const std::string why = "the recursive Gaussian filters whole lines along " + axes + ", so it needs the whole image";
+  d.wholeImage = [why](const Parameters &) { return why; };
+  d.slabPolicy = [](const Parameters &, Pixel) { return SlabPolicy{ false, false, 0 }; };
+  d.cudaCompiled = &RecursiveGaussianCUDAIsCompiled;
+}
+
+/** The gradient's entry on the CPU (threads) or the current CUDA stream:
+ * the five input types into float or double components (Job::outputPixel). */
+template <bool TCuda>
+Entry
+GradientEntry()
+{
+  return [](Pixel pixel, const void * in, void * out, const Job & job, const Parameters & p, int threads)
+  {
+    return DispatchPixel(Pixels{},
+                         GradientComponents{},
+                         pixel,
+                         job.outputPixel,
+                         [&](auto inTag, auto outTag)
+                         {
+                           using T = decltype(inTag);
+                           using O = decltype(outTag);
+                           const auto * input = static_cast<const T *>(in);
+                           auto *       output = static_cast<O *>(out);
+                           if constexpr (TCuda)
+                           {
+                             (void)threads;
+                             GradientRecursiveGaussianCUDA(input, output, GradientJobOf(job, p));
+                             return EntryResult("one thread per line, ITK's arithmetic in double");
+                           }
+                           else
+                           {
+                             GradientRecursiveGaussianCPU(input, output, GradientJobOf(job, p), threads);
+                             return EntryResult("the module's CPU core (ITK's arithmetic)");
+                           }
+                         });
+  };
+}
 } // namespace
 
 FilterDescriptor
@@ -199,11 +243,7 @@ RecursiveGaussianDescriptor()
     }
     return SpacingProblem(p, axis);
   };
-  d.halo = [](const Parameters &, int) { return std::array<std::int64_t, 3>{ 0, 0, 0 }; };
-  d.wholeImage = [](const Parameters &) -> std::string
-  { return "the recursive Gaussian filters whole lines along its direction, so it needs the whole image"; };
-  d.slabPolicy = [](const Parameters &, Pixel) { return SlabPolicy{ false, false, 0 }; };
-  d.cudaCompiled = &RecursiveGaussianCUDAIsCompiled;
+  SetWholeLines(d, "its direction");
   SetTypedEntries(d,
                   false,
                   Pixels{},
@@ -248,11 +288,7 @@ SmoothingRecursiveGaussianDescriptor()
                    SpacingParameter() };
   d.gpuPixels = d.cpuPixels = PixelsOf(Pixels{});
   d.check = [](const Parameters & p, const Extent & image, Pixel) { return EveryAxisProblem(p, image); };
-  d.halo = [](const Parameters &, int) { return std::array<std::int64_t, 3>{ 0, 0, 0 }; };
-  d.wholeImage = [](const Parameters &) -> std::string
-  { return "the recursive Gaussian filters whole lines along every axis, so it needs the whole image"; };
-  d.slabPolicy = [](const Parameters &, Pixel) { return SlabPolicy{ false, false, 0 }; };
-  d.cudaCompiled = &RecursiveGaussianCUDAIsCompiled;
+  SetWholeLines(d, "every axis");
   d.cpu = [](Pixel pixel, const void * in, void * out, const Job & job, const Parameters & p, int threads)
   {
     return DispatchPixel(Pixels{},
@@ -319,56 +355,11 @@ GradientRecursiveGaussianDescriptor()
   // ITK Python's wrapped output: float vectors, double for double images
   d.defaultOutputPixel = [](Pixel input) { return input == Pixel::Float64 ? Pixel::Float64 : Pixel::Float32; };
   d.vectorOutput = true;
-  d.check = [](const Parameters & p, const Extent & image, Pixel) -> std::string
-  {
-    const std::string axes = EveryAxisProblem(p, image);
-    if (!axes.empty())
-    {
-      return axes;
-    }
-    Job job;
-    job.dimension = image.dimension;
-    for (int a = 0; a < 3; ++a)
-    {
-      job.inputSize[a] = image.size[a];
-    }
-    return ValidateGradientRecursiveGaussianJob(GradientJobOf(job, p));
-  };
-  d.halo = [](const Parameters &, int) { return std::array<std::int64_t, 3>{ 0, 0, 0 }; };
-  d.wholeImage = [](const Parameters &) -> std::string
-  { return "the recursive Gaussian filters whole lines along every axis, so it needs the whole image"; };
-  d.slabPolicy = [](const Parameters &, Pixel) { return SlabPolicy{ false, false, 0 }; };
-  d.cudaCompiled = &RecursiveGaussianCUDAIsCompiled;
-  d.cpu = [](Pixel pixel, const void * in, void * out, const Job & job, const Parameters & p, int threads)
-  {
-    return DispatchPixel(Pixels{},
-                         GradientComponents{},
-                         pixel,
-                         job.outputPixel,
-                         [&](auto inTag, auto outTag)
-                         {
-                           using T = decltype(inTag);
-                           using O = decltype(outTag);
-                           GradientRecursiveGaussianCPU(
-                             static_cast<const T *>(in), static_cast<O *>(out), GradientJobOf(job, p), threads);
-                           return EntryResult("the module's CPU core (ITK's arithmetic)");
-                         });
-  };
-  d.cuda = [](Pixel pixel, const void * in, void * out, const Job & job, const Parameters & p, int)
-  {
-    return DispatchPixel(Pixels{},
-                         GradientComponents{},
-                         pixel,
-                         job.outputPixel,
-                         [&](auto inTag, auto outTag)
-                         {
-                           using T = decltype(inTag);
-                           using O = decltype(outTag);
-                           GradientRecursiveGaussianCUDA(
-                             static_cast<const T *>(in), static_cast<O *>(out), GradientJobOf(job, p));
-                           return EntryResult("one thread per line, ITK's arithmetic in double");
-                         });
-  };
+  // (the core's ValidateGradientRecursiveGaussianJob asks nothing more of a checked call)
+  d.check = [](const Parameters & p, const Extent & image, Pixel) { return EveryAxisProblem(p, image); };
+  SetWholeLines(d, "every axis");
+  d.cpu = GradientEntry<false>();
+  d.cuda = GradientEntry<true>();
   return d;
 }
 } // namespace cif
