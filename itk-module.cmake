@@ -23,6 +23,7 @@ itk_module(CudaImageFilters
     ITKThresholding
     ITKOptimizersv4
     ITKMetricsv4
+    ITKPDEDeformableRegistration
   TEST_DEPENDS
     ITKRegistrationMethodsv4
     ITKTestKernel

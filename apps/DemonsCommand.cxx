@@ -1,7 +1,9 @@
 /*=========================================================================
  *  CudaImageFilters: `cudaimagefilters demons FIXED MOVING OUT_FIELD`,
  *  Thirion's demons registration with itk::CudaDemonsRegistrationFilter
- *  (ITK's DemonsRegistrationFilter on the GPU or the module's CPU core), as
+ *  (ITK's DemonsRegistrationFilter on the GPU or the module's CPU core), or
+ *  with --diffeomorphic the diffeomorphic demons with
+ *  itk::CudaDiffeomorphicDemonsRegistrationFilter, as
  *  ITK's example DeformableRegistration2 runs it: optional histogram
  *  matching of the moving image to the fixed one, then the iterations; the
  *  displacement field written, and on request the moving image warped onto
@@ -11,14 +13,18 @@
 #include "ToolCommon.h"
 
 #include "itkCudaDemonsRegistrationFilter.h"
+#include "itkCudaDiffeomorphicDemonsRegistrationFilter.h"
 #include "itkDemonsRegistrationFilter.h"
+#include "itkDiffeomorphicDemonsRegistrationFilter.h"
 #include "itkDisplacementFieldTransform.h"
 #include "itkHistogramMatchingImageFilter.h"
 #include "itkResampleImageFilter.h"
 
+#include <algorithm>
 #include <iomanip>
 #include <iostream>
 #include <sstream>
+#include <type_traits>
 
 namespace cif
 {
@@ -46,6 +52,12 @@ struct DemonsOptions
   std::vector<double>    UpdateStandardDeviations{ 1.0 };
   double                 IntensityThreshold{ 0.001 };
   double                 MaximumRMSError{ 0.0 };
+  bool                   Diffeomorphic{ false };
+  /** --diffeomorphic: ESMDemonsRegistrationFunction's gradient type (ITK's
+   * numbering), maximum update step length, first-order exponential. */
+  int                    Gradient{ 0 };
+  double                 MaximumStep{ 0.5 };
+  bool                   FirstOrderExp{ false };
   bool                   HistogramMatching{ false };
   bool                   Verify{ false };
   bool                   Quiet{ false };
@@ -108,12 +120,35 @@ Configure(TFilter *                     filter,
   filter->SetUpdateFieldStandardDeviations(axes.UpdateStandardDeviations);
   filter->SetIntensityDifferenceThreshold(o.IntensityThreshold);
   filter->SetMaximumRMSError(o.MaximumRMSError);
+  if constexpr (std::is_base_of<itk::DiffeomorphicDemonsRegistrationFilter<FloatImage<D>, FloatImage<D>, FieldImage<D>>,
+                                TFilter>::value)
+  {
+    filter->SetUseGradientType(static_cast<typename TFilter::GradientType>(o.Gradient));
+    filter->SetMaximumUpdateStepLength(o.MaximumStep);
+    filter->SetUseFirstOrderExp(o.FirstOrderExp);
+  }
 }
 
+/** The module's filter and ITK's (for --verify): Thirion's, or with
+ * Diffeomorphic the diffeomorphic ones. */
+template <unsigned int D, bool Diffeomorphic>
+struct DemonsFilters
+{
+  using Ours = itk::CudaDemonsRegistrationFilter<FloatImage<D>, FloatImage<D>, FieldImage<D>>;
+  using Itk = itk::DemonsRegistrationFilter<FloatImage<D>, FloatImage<D>, FieldImage<D>>;
+};
 template <unsigned int D>
+struct DemonsFilters<D, true>
+{
+  using Ours = itk::CudaDiffeomorphicDemonsRegistrationFilter<FloatImage<D>, FloatImage<D>, FieldImage<D>>;
+  using Itk = itk::DiffeomorphicDemonsRegistrationFilter<FloatImage<D>, FloatImage<D>, FieldImage<D>>;
+};
+
+template <unsigned int D, bool Diffeomorphic>
 int
 RunDemons(const DemonsOptions & o)
 {
+  using Filters = DemonsFilters<D, Diffeomorphic>;
   using Image = FloatImage<D>;
   using Field = FieldImage<D>;
   // the command line's per-axis values, before any pixel is read
@@ -148,7 +183,7 @@ RunDemons(const DemonsOptions & o)
     moving = matcher->GetOutput();
     moving->DisconnectPipeline();
   }
-  auto filter = itk::CudaDemonsRegistrationFilter<Image, Image, Field>::New();
+  auto filter = Filters::Ours::New();
   Configure<D>(filter.GetPointer(), fixed.GetPointer(), moving.GetPointer(), initial.GetPointer(), o, axes);
   filter->SetExecutionMode(o.ExecutionMode);
   if (o.ExecutionMode == itk::CudaExecutionMode::GPU)
@@ -181,7 +216,7 @@ RunDemons(const DemonsOptions & o)
   }
   if (o.Verify)
   {
-    auto reference = FactorylessReference<itk::DemonsRegistrationFilter<Image, Image, Field>>::New();
+    auto reference = FactorylessReference<typename Filters::Itk>::New();
     Configure<D>(reference.GetPointer(), fixed.GetPointer(), moving.GetPointer(), initial.GetPointer(), o, axes);
     try
     {
@@ -189,7 +224,8 @@ RunDemons(const DemonsOptions & o)
     }
     catch (const itk::ExceptionObject & e)
     {
-      throw RuntimeFailure("--verify: ITK's DemonsRegistrationFilter failed: " + ExceptionMessage(e));
+      throw RuntimeFailure(std::string("--verify: ITK's ") + reference->GetNameOfClass() +
+                           " failed: " + ExceptionMessage(e));
     }
     const auto        written = ReadImageFile<Field>(o.Output);
     const auto *      a = written->GetBufferPointer();
@@ -207,14 +243,15 @@ RunDemons(const DemonsOptions & o)
     }
     const double       rms = std::sqrt(sum / static_cast<double>(n));
     std::ostringstream line;
-    line << std::setprecision(3) << "RMS |OUT_FIELD - itk::DemonsRegistrationFilter's| is " << rms
-         << " pixels (limit " << VerifyTolerancePixels << "); iterations " << filter->GetElapsedIterations()
-         << " and " << reference->GetElapsedIterations();
+    line << std::setprecision(3) << "RMS |OUT_FIELD - itk::" << reference->GetNameOfClass() << "'s| is " << rms
+         << " pixels (limit " << VerifyTolerancePixels << "); iterations " << filter->GetElapsedIterations() << " and "
+         << reference->GetElapsedIterations();
     const bool passed = rms <= VerifyTolerancePixels && filter->GetElapsedIterations() == reference->GetElapsedIterations();
     std::cout << "verify: " << line.str() << ": " << (passed ? "passed" : "FAILED") << std::endl;
     if (!passed)
     {
-      PrintError("--verify: the field differs from ITK's DemonsRegistrationFilter: " + line.str());
+      PrintError(std::string("--verify: the field differs from ITK's ") + reference->GetNameOfClass() + ": " +
+                 line.str());
       return ExitFailure;
     }
   }
@@ -231,7 +268,10 @@ DemonsUsage(std::ostream & os)
      << "Thirion's demons registration of MOVING onto FIXED (2D or 3D scalar images,\n"
      << "read as float) with itk::CudaDemonsRegistrationFilter: ITK's\n"
      << "DemonsRegistrationFilter on the GPU or on the module's CPU core, with ITK's\n"
-     << "arithmetic. OUT_FIELD gets the displacement field (float vectors on FIXED's\n"
+     << "arithmetic; with --diffeomorphic the diffeomorphic demons\n"
+     << "(itk::CudaDiffeomorphicDemonsRegistrationFilter, ITK's\n"
+     << "DiffeomorphicDemonsRegistrationFilter). OUT_FIELD gets the displacement field\n"
+     << "(float vectors on FIXED's\n"
      << "grid, in physical units: .mha, .nrrd, .nii.gz), which ITK's\n"
      << "DisplacementFieldTransform reads.\n"
      << "\n"
@@ -244,12 +284,19 @@ DemonsUsage(std::ostream & os)
      << "  --update-standard-deviations S[,S,S]  its smoothing (default 1)\n"
      << "  --intensity-threshold T        no update where |fixed - moving| < T (0.001)\n"
      << "  --maximum-rms-error E          stop when the RMS change falls below E (0: never)\n"
+     << "  --diffeomorphic                the diffeomorphic demons (ITK's\n"
+     << "                                 DiffeomorphicDemonsRegistrationFilter); with it:\n"
+     << "  --gradient symmetric|fixed|warped-moving|mapped-moving\n"
+     << "                                 the image forces (default symmetric)\n"
+     << "  --maximum-step L               the largest update step, in pixels (0.5; 0: none,\n"
+     << "                                 ITK's automatic exponential)\n"
+     << "  --first-order-exp              the update's exponential to first order\n"
      << "  --histogram-matching           match MOVING's histogram to FIXED's first (as ITK's\n"
      << "                                 DeformableRegistration2: 1024 levels, 7 points)\n"
      << "  --initial-field FILE           start from this field (on FIXED's grid)\n"
      << "  --warped OUT_IMAGE             also write MOVING warped onto FIXED's grid (float)\n"
      << "  --device auto|gpu|cpu          where to run (default auto)\n"
-     << "  --verify                       run ITK's DemonsRegistrationFilter on the same input\n"
+     << "  --verify                       run ITK's filter on the same input\n"
      << "                                 and compare the fields (RMS within 0.01 pixel)\n"
      << "  --quiet                        no progress bar\n";
 }
@@ -270,6 +317,10 @@ DemonsMain(const std::vector<std::string> & args)
                                                   { "--update-standard-deviations", true },
                                                   { "--intensity-threshold", true },
                                                   { "--maximum-rms-error", true },
+                                                  { "--diffeomorphic", false },
+                                                  { "--gradient", true },
+                                                  { "--maximum-step", true },
+                                                  { "--first-order-exp", false },
                                                   { "--histogram-matching", false },
                                                   { "--initial-field", true },
                                                   { "--warped", true },
@@ -306,6 +357,33 @@ DemonsMain(const std::vector<std::string> & args)
   {
     o.MaximumRMSError = ParseFiniteReal("--maximum-rms-error", parsed.Get("--maximum-rms-error"));
   }
+  o.Diffeomorphic = parsed.Has("--diffeomorphic");
+  if (!o.Diffeomorphic)
+  {
+    for (const char * option : { "--gradient", "--maximum-step", "--first-order-exp" })
+    {
+      if (parsed.Has(option))
+      {
+        throw UsageError(std::string(option) + " is an option of the diffeomorphic demons (add --diffeomorphic)");
+      }
+    }
+  }
+  if (parsed.Has("--gradient"))
+  {
+    const std::string              gradient = parsed.Get("--gradient");
+    const std::vector<std::string> names{ "symmetric", "fixed", "warped-moving", "mapped-moving" };
+    const auto                     found = std::find(names.begin(), names.end(), gradient);
+    if (found == names.end())
+    {
+      throw UsageError("--gradient takes symmetric, fixed, warped-moving or mapped-moving (got '" + gradient + "')");
+    }
+    o.Gradient = static_cast<int>(found - names.begin());
+  }
+  if (parsed.Has("--maximum-step"))
+  {
+    o.MaximumStep = ParseFiniteReal("--maximum-step", parsed.Get("--maximum-step"));
+  }
+  o.FirstOrderExp = parsed.Has("--first-order-exp");
   o.HistogramMatching = parsed.Has("--histogram-matching");
   o.InitialField = parsed.Get("--initial-field");
   o.Warped = parsed.Get("--warped");
@@ -333,7 +411,11 @@ DemonsMain(const std::vector<std::string> & args)
     throw RuntimeFailure("FIXED '" + o.Fixed + "' is " + std::to_string(fixedDimension) + "D but MOVING '" + o.Moving +
                          "' is " + std::to_string(movingDimension) + "D");
   }
-  return fixedDimension == 2 ? RunDemons<2>(o) : RunDemons<3>(o);
+  if (o.Diffeomorphic)
+  {
+    return fixedDimension == 2 ? RunDemons<2, true>(o) : RunDemons<3, true>(o);
+  }
+  return fixedDimension == 2 ? RunDemons<2, false>(o) : RunDemons<3, false>(o);
 }
 
 } // namespace tool

@@ -22,15 +22,26 @@
 // reads the fixed and moving samples (8) and reads and writes the field
 // (24): 104 bytes per voxel.
 //
-//   DemonsBenchmark [--size N] [--iterations I] [--itk-iterations K] [--reps R] [--skip-itk]
+// --diffeomorphic: the same rows for ITK's DiffeomorphicDemonsRegistrationFilter
+// and CudaDiffeomorphicDemonsRegistrationFilter (ITK's defaults: symmetric
+// forces, step 0.5, one squaring). Its least traffic: the moving warp reads
+// the field and writes the warped image (16; the moving gather in cache),
+// the update reads the fixed and warped images and writes the update (20),
+// the exponential scales the update (24) and squares it once (read twice,
+// write: 36), the composition reads the field and the exponential and
+// writes the field (36), the smoothing 72: 204 bytes per voxel.
+//
+//   DemonsBenchmark [--size N] [--iterations I] [--itk-iterations K] [--reps R] [--skip-itk] [--diffeomorphic]
 #include "BenchmarkCommon.h"
 #include "BenchmarkVolumes.h"
 #include "cif/Demons.h"
 #include "itkAffineTransform.h"
 #include "itkCudaDemonsRegistrationFilter.h"
+#include "itkCudaDiffeomorphicDemonsRegistrationFilter.h"
 #include "itkCudaFactorylessTwin.h"
 #include "itkCudaImageGeometry.h"
 #include "itkDemonsRegistrationFilter.h"
+#include "itkDiffeomorphicDemonsRegistrationFilter.h"
 #include "itkImageFileReader.h"
 #include "itkMultiThreaderBase.h"
 #include "itkResampleImageFilter.h"
@@ -45,9 +56,24 @@ namespace
 {
 using F3 = itk::Image<float, 3>;
 using Field = itk::Image<itk::Vector<float, 3>, 3>;
-using ItkDemons = itk::CudaFactorylessTwin<itk::DemonsRegistrationFilter<F3, F3, Field>>;
-using OurDemons = itk::CudaDemonsRegistrationFilter<F3, F3, Field>;
 
+/** ITK's filter and the module's: Thirion's, or the diffeomorphic ones. */
+template <bool Diffeomorphic>
+struct Filters
+{
+  using Itk = itk::CudaFactorylessTwin<itk::DemonsRegistrationFilter<F3, F3, Field>>;
+  using Ours = itk::CudaDemonsRegistrationFilter<F3, F3, Field>;
+  static constexpr const char * name = "demons";
+  static constexpr double       bytesPerVoxel = 104.0;
+};
+template <>
+struct Filters<true>
+{
+  using Itk = itk::CudaFactorylessTwin<itk::DiffeomorphicDemonsRegistrationFilter<F3, F3, Field>>;
+  using Ours = itk::CudaDiffeomorphicDemonsRegistrationFilter<F3, F3, Field>;
+  static constexpr const char * name = "diffeomorphic demons";
+  static constexpr double       bytesPerVoxel = 204.0;
+};
 
 template <typename TFilter>
 Field::Pointer
@@ -88,41 +114,20 @@ FieldRms(const Field * a)
   }
   return std::sqrt(sum / static_cast<double>(n));
 }
-} // namespace
-
-int
-main(int argc, char * argv[])
+template <bool Diffeomorphic>
+void
+Benchmark(unsigned int size, unsigned int iterations, unsigned int itkIterations, int reps, bool skipItk)
 {
-  unsigned int size = 256;
-  unsigned int iterations = 50;
-  unsigned int itkIterations = 3;
-  int          reps = 5;
-  bool         skipItk = false;
-  for (int i = 1; i < argc; ++i)
-  {
-    const std::string a = argv[i];
-    if (a == "--size" && i + 1 < argc)
-      size = static_cast<unsigned int>(std::atoi(argv[++i]));
-    else if (a == "--iterations" && i + 1 < argc)
-      iterations = static_cast<unsigned int>(std::atoi(argv[++i]));
-    else if (a == "--itk-iterations" && i + 1 < argc)
-      itkIterations = static_cast<unsigned int>(std::atoi(argv[++i]));
-    else if (a == "--reps" && i + 1 < argc)
-      reps = std::atoi(argv[++i]);
-    else if (a == "--skip-itk")
-      skipItk = true;
-    else
-    {
-      std::fprintf(stderr,
-                   "usage: DemonsBenchmark [--size N] [--iterations I] [--itk-iterations K] [--reps R] [--skip-itk]\n");
-      return 2;
-    }
-  }
   using cif_bench::Row;
   const bool   gpu = cif::Runtime::IsDeviceAvailable();
   const double copy = gpu ? cif_bench::CopyBandwidth() : 0.0;
   char         title[160];
-  std::snprintf(title, sizeof(title), "Demons registration, %u^3 float, %u iterations (sd 1)", size, iterations);
+  std::snprintf(title,
+                sizeof(title),
+                "%s registration, %u^3 float, %u iterations (sd 1)",
+                Filters<Diffeomorphic>::name,
+                size,
+                iterations);
   cif_bench::PrintDeviceLine(title, copy);
   std::printf("ITK threads: %u\n", itk::MultiThreaderBase::GetGlobalDefaultNumberOfThreads());
 
@@ -140,23 +145,25 @@ main(int argc, char * argv[])
   const F3::Pointer fixed = cif_bench::ResampledVolume(reader->GetOutput(), size, identity);
   const F3::Pointer moving = cif_bench::ResampledVolume(reader->GetOutput(), size, affine);
   const double      voxels = static_cast<double>(size) * size * size;
-  const double      bytesPerIteration = 104.0 * voxels;
+  const double      bytesPerIteration = Filters<Diffeomorphic>::bytesPerVoxel * voxels;
   std::vector<Row>  rows;
 
   Field::Pointer itkField;
   if (!skipItk)
   {
-    auto   itkFilter = ItkDemons::New();
+    auto   itkFilter = Filters<Diffeomorphic>::Itk::New();
     double ms = cif_bench::TimeWallOnce([&] { itkField = Run(itkFilter.GetPointer(), fixed, moving, itkIterations); });
-    Row    r{ "demons", "ITK (all cores)", ms, bytesPerIteration * itkIterations, false, "", voxels * itkIterations };
+    Row    r{ Filters<Diffeomorphic>::name, "ITK (all cores)", ms, bytesPerIteration * itkIterations, false, "",
+           voxels * itkIterations };
     r.fullMs = ms * iterations / itkIterations;
     r.note = std::to_string(itkIterations) + " iterations timed";
     rows.push_back(r);
-    auto cpu = OurDemons::New();
+    auto cpu = Filters<Diffeomorphic>::Ours::New();
     cpu->SetExecutionMode(itk::CudaExecutionMode::CPU);
     Field::Pointer cpuField;
     ms = cif_bench::TimeWallOnce([&] { cpuField = Run(cpu.GetPointer(), fixed, moving, itkIterations); });
-    r = Row{ "demons", "module CPU core", ms, bytesPerIteration * itkIterations, false, "", voxels * itkIterations };
+    r = Row{ Filters<Diffeomorphic>::name, "module CPU core", ms, bytesPerIteration * itkIterations, false, "",
+             voxels * itkIterations };
     r.fullMs = ms * iterations / itkIterations;
     char note[160];
     std::snprintf(note, sizeof(note), "%u iterations timed; field RMS vs ITK %.3g", itkIterations,
@@ -166,7 +173,7 @@ main(int argc, char * argv[])
   }
   if (gpu)
   {
-    auto ours = OurDemons::New();
+    auto ours = Filters<Diffeomorphic>::Ours::New();
     ours->SetExecutionMode(itk::CudaExecutionMode::GPU);
     if (itkField)
     {
@@ -178,8 +185,12 @@ main(int argc, char * argv[])
     }
     const double whole = cif_bench::TimeWall([&] { Run(ours.GetPointer(), fixed, moving, iterations); }, reps);
     const double transfers = (2.0 * 4.0 + 12.0) * voxels;
-    rows.push_back(Row{ "demons", "GPU, ITK class, plain itk::Image", whole, bytesPerIteration * iterations + transfers,
-                        true, "upload, " + std::to_string(iterations) + " iterations, field download",
+    rows.push_back(Row{ Filters<Diffeomorphic>::name,
+                        "GPU, ITK class, plain itk::Image",
+                        whole,
+                        bytesPerIteration * iterations + transfers,
+                        true,
+                        "upload, " + std::to_string(iterations) + " iterations, field download",
                         voxels * iterations });
 
     // the core alone on device-resident data: the iterations
@@ -206,7 +217,14 @@ main(int argc, char * argv[])
       for (unsigned b = 0; b < 3; ++b)
       {
         job.indexToPoint[a][b] = indexToPoint[a][b];
+        job.pointToIndex[a][b] = pointToIndex[a][b];
+        job.movingInverseDirection[a][b] = moving->GetInverseDirection()[a][b];
       }
+      job.movingSpacing[a] = moving->GetSpacing()[a];
+    }
+    if (Diffeomorphic)
+    {
+      job.variant = cif::DemonsVariant::Diffeomorphic;
     }
     std::vector<double> perRun;
     for (int r = 0; r < reps + 1; ++r)
@@ -225,13 +243,62 @@ main(int argc, char * argv[])
         perRun.push_back(ms);
       }
     }
-    rows.push_back(Row{ "demons", "GPU core, resident", cif_bench::MedianOf(perRun), bytesPerIteration * iterations,
-                        true, "the iterations alone (each reads back its 3 sums)", voxels * iterations });
+    rows.push_back(Row{ Filters<Diffeomorphic>::name,
+                        "GPU core, resident",
+                        cif_bench::MedianOf(perRun),
+                        bytesPerIteration * iterations,
+                        true,
+                        "the iterations alone (each reads back its 3 sums)",
+                        voxels * iterations });
   }
   cif_bench::TableLayout layout;
   layout.rateName = "Gvox-it/s";
   layout.rateUnit = 1e9;
   layout.fullColumn = true;
   cif_bench::PrintTable(rows, copy, layout);
+}
+
+} // namespace
+
+int
+main(int argc, char * argv[])
+{
+  unsigned int size = 256;
+  unsigned int iterations = 50;
+  unsigned int itkIterations = 3;
+  int          reps = 5;
+  bool         skipItk = false;
+  bool         diffeomorphic = false;
+  for (int i = 1; i < argc; ++i)
+  {
+    const std::string a = argv[i];
+    if (a == "--size" && i + 1 < argc)
+      size = static_cast<unsigned int>(std::atoi(argv[++i]));
+    else if (a == "--iterations" && i + 1 < argc)
+      iterations = static_cast<unsigned int>(std::atoi(argv[++i]));
+    else if (a == "--itk-iterations" && i + 1 < argc)
+      itkIterations = static_cast<unsigned int>(std::atoi(argv[++i]));
+    else if (a == "--reps" && i + 1 < argc)
+      reps = std::atoi(argv[++i]);
+    else if (a == "--skip-itk")
+      skipItk = true;
+    else if (a == "--diffeomorphic")
+      diffeomorphic = true;
+    else
+    {
+      std::fprintf(stderr,
+                   "usage: DemonsBenchmark [--size N] [--iterations I] [--itk-iterations K] [--reps R] [--skip-itk] "
+                   "[--diffeomorphic]\n");
+      return 2;
+    }
+  }
+  if (diffeomorphic)
+  {
+    Benchmark<true>(size, iterations, itkIterations, reps, skipItk);
+  }
+  else
+  {
+    Benchmark<false>(size, iterations, itkIterations, reps, skipItk);
+  }
   return 0;
 }

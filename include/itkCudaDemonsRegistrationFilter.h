@@ -4,11 +4,10 @@
 #ifndef itkCudaDemonsRegistrationFilter_h
 #define itkCudaDemonsRegistrationFilter_h
 
-#include "itkCudaExecution.h"
+#include "itkCudaDemonsRegistrationBase.h"
 #include "itkDemonsRegistrationFilter.h"
 
 #include <string>
-#include <type_traits>
 
 namespace itk
 {
@@ -57,14 +56,14 @@ namespace itk
  */
 template <typename TFixedImage, typename TMovingImage, typename TDisplacementField>
 class ITK_TEMPLATE_EXPORT CudaDemonsRegistrationFilter
-  : public DemonsRegistrationFilter<TFixedImage, TMovingImage, TDisplacementField>
-  , public CudaExecutionControl
+  : public CudaDemonsRegistrationBase<DemonsRegistrationFilter<TFixedImage, TMovingImage, TDisplacementField>>
 {
 public:
   ITK_DISALLOW_COPY_AND_MOVE(CudaDemonsRegistrationFilter);
 
   using Self = CudaDemonsRegistrationFilter;
-  using Superclass = DemonsRegistrationFilter<TFixedImage, TMovingImage, TDisplacementField>;
+  using Superclass =
+    CudaDemonsRegistrationBase<DemonsRegistrationFilter<TFixedImage, TMovingImage, TDisplacementField>>;
   using Pointer = SmartPointer<Self>;
   using ConstPointer = SmartPointer<const Self>;
 
@@ -77,38 +76,36 @@ public:
   using typename Superclass::DemonsRegistrationFunctionType;
   static constexpr unsigned int ImageDimension = Superclass::ImageDimension;
 
-  /** Why the module's cores cannot run the registration as set up now
-   * (empty when they can): then ITK's own code runs. */
-  std::string
-  GetCoreUnsupportedReason() const;
-
 protected:
   CudaDemonsRegistrationFilter() = default;
   ~CudaDemonsRegistrationFilter() override = default;
 
-  void
-  GenerateData() override;
+  const char *
+  GetITKClassName() const override
+  {
+    return "DemonsRegistrationFilter";
+  }
+
+  std::string
+  GetVariantUnsupportedReason(DemonsRegistrationFunctionType *) const override
+  {
+    return this->GetUseMovingImageGradient() ? "UseMovingImageGradient (the moving image's gradient)" : "";
+  }
 
   void
-  PrintSelf(std::ostream & os, Indent indent) const override;
+  DescribeVariant(cif::DemonsJob &, DemonsRegistrationFunctionType *) const override
+  {
+  }
 
-private:
-  /** Whether the module's cores take the template's types. */
-  static constexpr bool kCoreTypes =
-    (ImageDimension == 2 || ImageDimension == 3) &&
-    std::is_same<typename DisplacementFieldType::PixelType::ValueType, float>::value &&
-    CudaIsOneOf<typename FixedImageType::PixelType, unsigned char, short, unsigned short, float> &&
-    CudaIsOneOf<typename MovingImageType::PixelType, unsigned char, short, unsigned short, float>;
-
-  /** ITK's iteration loop around the core's solver. */
   void
-  RunCore(bool onGpu);
+  StartIteration(DemonsRegistrationFunctionType * function) override
+  {
+    // DemonsRegistrationFunction::InitializeIteration sets up its
+    // calculators and resets its sums; it does no per-pixel work
+    function->InitializeIteration();
+  }
 };
 
 } // namespace itk
-
-#ifndef ITK_MANUAL_INSTANTIATION
-#  include "itkCudaDemonsRegistrationFilter.hxx"
-#endif
 
 #endif

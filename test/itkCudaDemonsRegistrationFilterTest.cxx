@@ -1,6 +1,8 @@
 /*=========================================================================
- *  Tests of CudaDemonsRegistrationFilter against ITK's own
- *  DemonsRegistrationFilter (created without the factory), on ITK's example
+ *  Tests of CudaDemonsRegistrationFilter and
+ *  CudaDiffeomorphicDemonsRegistrationFilter against ITK's own
+ *  DemonsRegistrationFilter and DiffeomorphicDemonsRegistrationFilter
+ *  (created without the factory), on ITK's example
  *  images: the rat lung slices of ITK's DeformableRegistration2 (2D) and
  *  KmeansTest_T1 (3D, spacing 2 x 2 x 3 mm and a rotated direction) against
  *  a copy moved by a known rigid transform. The module's cores run ITK's
@@ -8,16 +10,19 @@
  *  so the fields must agree to 1e-4 of a pixel RMS (the issue asks 0.01)
  *  and the metric of every iteration to 1e-9 relative (only the order of
  *  the double sums differs). Also: ITK's options (update smoothing, initial
- *  field, thresholds, MaximumRMSError, StopRegistration), the requests the
+ *  field, thresholds, MaximumRMSError, StopRegistration; the diffeomorphic
+ *  filter's four gradient types, step lengths and exponentials), the requests the
  *  cores do not take (ITK's code runs and the report says so), the factory,
  *  and bad input (empty, NaN).
  *=========================================================================*/
 #include "CudaImageFiltersTestUtilities.h"
 #include "cif/Demons.h"
 #include "itkCudaDemonsRegistrationFilter.h"
+#include "itkCudaDiffeomorphicDemonsRegistrationFilter.h"
 #include "itkCudaFactorylessTwin.h"
 #include "itkCudaImageFiltersFactory.h"
 #include "itkDemonsRegistrationFilter.h"
+#include "itkDiffeomorphicDemonsRegistrationFilter.h"
 #include "itkEuler3DTransform.h"
 #include "itkResampleImageFilter.h"
 #include "itkVector.h"
@@ -27,6 +32,7 @@
 #include <cmath>
 #include <limits>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace
@@ -40,6 +46,25 @@ template <typename TImage>
 using ItkDemons = itk::CudaFactorylessTwin<itk::DemonsRegistrationFilter<TImage, TImage, FieldOf<TImage>>>;
 template <typename TImage>
 using OurDemons = itk::CudaDemonsRegistrationFilter<TImage, TImage, FieldOf<TImage>>;
+template <typename TImage>
+using ItkDiffeomorphic = itk::DiffeomorphicDemonsRegistrationFilter<TImage, TImage, FieldOf<TImage>>;
+template <typename TImage>
+using OurDiffeomorphic = itk::CudaDiffeomorphicDemonsRegistrationFilter<TImage, TImage, FieldOf<TImage>>;
+
+/** ITK's filter and ours: Thirion's, or with Diffeomorphic the
+ * diffeomorphic ones. */
+template <bool Diffeomorphic, typename TImage>
+struct Filters
+{
+  using Itk = ItkDemons<TImage>;
+  using Ours = OurDemons<TImage>;
+};
+template <typename TImage>
+struct Filters<true, TImage>
+{
+  using Itk = itk::CudaFactorylessTwin<ItkDiffeomorphic<TImage>>;
+  using Ours = OurDiffeomorphic<TImage>;
+};
 
 using Image2 = itk::Image<float, 2>;
 using Image3 = itk::Image<float, 3>;
@@ -56,6 +81,12 @@ struct Settings
   double                                maximumRMSError{ 0.0 };
   double                                intensityThreshold{ 0.001 };
   bool                                  movingGradient{ false };
+  /** The diffeomorphic filters': ESMDemonsRegistrationFunction's gradient
+   * type (0 symmetric, 1 fixed, 2 warped moving, 3 mapped moving), the
+   * maximum update step length, the first-order exponential. */
+  int                                   gradient{ 0 };
+  double                                maximumStep{ 0.5 };
+  bool                                  firstOrderExp{ false };
   unsigned int                          stopAt{ 0 };
   typename FieldOf<TImage>::Pointer     initial;
 };
@@ -84,7 +115,16 @@ Register(TFilter * filter, const TImage * fixed, const TImage * moving, const Se
   filter->SetUpdateFieldStandardDeviations(s.updateSd);
   filter->SetMaximumRMSError(s.maximumRMSError);
   filter->SetIntensityDifferenceThreshold(s.intensityThreshold);
-  filter->SetUseMovingImageGradient(s.movingGradient);
+  if constexpr (std::is_base_of<ItkDiffeomorphic<TImage>, TFilter>::value)
+  {
+    filter->SetUseGradientType(static_cast<typename TFilter::GradientType>(s.gradient));
+    filter->SetMaximumUpdateStepLength(s.maximumStep);
+    filter->SetUseFirstOrderExp(s.firstOrderExp);
+  }
+  else
+  {
+    filter->SetUseMovingImageGradient(s.movingGradient);
+  }
   if (s.initial)
   {
     filter->SetInitialDisplacementField(s.initial);
@@ -145,15 +185,19 @@ FieldRms(const TField * f)
   return std::sqrt(sum / static_cast<double>(n));
 }
 
-/** Ours in `mode` against ITK's with settings `s`; returns our run. */
-template <typename TImage>
+/** Ours in `mode` against ITK's with settings `s` (Thirion's, or with
+ * Diffeomorphic the diffeomorphic filters); returns our run. */
+template <bool Diffeomorphic = false, typename TImage>
 Run<TImage>
-ExpectItksDemons(const TImage * fixed, const TImage * moving, const Settings<TImage> & s, Mode mode,
-                 double fieldTolerance = 1e-4)
+ExpectItksDemons(const TImage *           fixed,
+                 const TImage *           moving,
+                 const Settings<TImage> & s,
+                 Mode                     mode,
+                 double                   fieldTolerance = 1e-4)
 {
-  auto        itkFilter = ItkDemons<TImage>::New();
+  auto        itkFilter = Filters<Diffeomorphic, TImage>::Itk::New();
   Run<TImage> expected = Register(itkFilter.GetPointer(), fixed, moving, s);
-  auto        ours = OurDemons<TImage>::New();
+  auto        ours = Filters<Diffeomorphic, TImage>::Ours::New();
   ours->SetExecutionMode(mode);
   Run<TImage> got = Register(ours.GetPointer(), fixed, moving, s);
   EXPECT_EQ(ours->GetLastExecutedOn(), mode == Mode::GPU ? itk::CudaExecutedOn::GPU : itk::CudaExecutedOn::CPU);
@@ -176,10 +220,10 @@ ExpectItksDemons(const TImage * fixed, const TImage * moving, const Settings<TIm
   EXPECT_LE(difference.first / spacing, fieldTolerance)
     << "field RMS difference " << difference.first << ", largest " << difference.second << " (ITK's field RMS "
     << FieldRms(expected.field.GetPointer()) << ")";
-  std::cout << "  " << TImage::ImageDimension << "D, " << got.iterations << " iterations: field RMS difference "
-            << difference.first << ", largest " << difference.second << ", field RMS "
-            << FieldRms(expected.field.GetPointer()) << ", last metric " << got.metrics.back() << " (ITK "
-            << expected.metrics.back() << ")\n";
+  std::cout << "  " << (Diffeomorphic ? "diffeomorphic, " : "") << TImage::ImageDimension << "D, " << got.iterations
+            << " iterations: field RMS difference " << difference.first << ", largest " << difference.second
+            << ", field RMS " << FieldRms(expected.field.GetPointer()) << ", last metric " << got.metrics.back()
+            << " (ITK " << expected.metrics.back() << ")\n";
   return got;
 }
 
@@ -286,6 +330,87 @@ RunCases(Mode mode)
   ExpectItksDemons(t1.fixed.GetPointer(), t1.moving.GetPointer(), s3, mode);
 }
 
+/** The diffeomorphic filters' cases: ITK's defaults on
+ * DeformableRegistration2's images, each gradient type, the first-order
+ * and the automatic exponential, a long step with update smoothing, an
+ * initial field, StopRegistration, and 3D with a rotated direction. */
+void
+RunDiffeomorphicCases(Mode mode)
+{
+  const auto       fixed = Lung(1);
+  const auto       moving = Lung(2);
+  Settings<Image2> s;
+  ExpectItksDemons<true>(fixed.GetPointer(), moving.GetPointer(), s, mode);
+  for (int gradient = 1; gradient <= 3; ++gradient)
+  {
+    s = Settings<Image2>();
+    s.iterations = 20;
+    s.gradient = gradient;
+    ExpectItksDemons<true>(fixed.GetPointer(), moving.GetPointer(), s, mode);
+  }
+  s = Settings<Image2>();
+  s.iterations = 20;
+  s.firstOrderExp = true;
+  ExpectItksDemons<true>(fixed.GetPointer(), moving.GetPointer(), s, mode);
+  // ITK's automatic number of squarings (step length 0)
+  s.firstOrderExp = false;
+  s.maximumStep = 0.0;
+  ExpectItksDemons<true>(fixed.GetPointer(), moving.GetPointer(), s, mode);
+  // three squarings, the update smoothed, a wider field kernel
+  s.maximumStep = 2.0;
+  s.smoothUpdate = true;
+  s.updateSd = 1.5;
+  s.sd = 2.0;
+  ExpectItksDemons<true>(fixed.GetPointer(), moving.GetPointer(), s, mode);
+  // an initial field (ITK's after 10 iterations), and StopRegistration
+  s = Settings<Image2>();
+  s.iterations = 10;
+  auto first = Filters<true, Image2>::Itk::New();
+  s.initial = Register(first.GetPointer(), fixed.GetPointer(), moving.GetPointer(), s).field;
+  s.iterations = 20;
+  s.stopAt = 7;
+  EXPECT_EQ(ExpectItksDemons<true>(fixed.GetPointer(), moving.GetPointer(), s, mode).iterations, 7u);
+
+  const Pair3 &    t1 = T1Pair();
+  Settings<Image3> s3;
+  s3.iterations = 10;
+  ExpectItksDemons<true>(t1.fixed.GetPointer(), t1.moving.GetPointer(), s3, mode);
+  s3.iterations = 5;
+  s3.gradient = 3;
+  s3.maximumStep = 0.0;
+  ExpectItksDemons<true>(t1.fixed.GetPointer(), t1.moving.GetPointer(), s3, mode);
+}
+
+TEST(DiffeomorphicDemonsCpu, CoreGivesItksFieldAndMetric)
+{
+  RunDiffeomorphicCases(Mode::CPU);
+}
+
+TEST(DiffeomorphicDemonsGpu, GivesItksFieldAndMetric)
+{
+  CIF_REQUIRE_GPU_OR_SKIP();
+  RunDiffeomorphicCases(Mode::GPU);
+}
+
+TEST(DiffeomorphicDemonsCpu, UnsignedCharImagesGiveItksField)
+{
+  // the moving pixel's maximum, 255, marks outside pixels; the warped
+  // image is truncated to unsigned char
+  using UChar = itk::Image<unsigned char, 2>;
+  const auto      fixed = ReadImage<UChar>(ExampleData("RatLungSlice1.mha"));
+  const auto      moving = ReadImage<UChar>(ExampleData("RatLungSlice2.mha"));
+  Settings<UChar> s;
+  s.iterations = 20;
+  for (Mode mode : { Mode::CPU, Mode::GPU })
+  {
+    if (mode == Mode::GPU && !cif::Runtime::IsDeviceAvailable())
+    {
+      continue;
+    }
+    ExpectItksDemons<true>(fixed.GetPointer(), moving.GetPointer(), s, mode);
+  }
+}
+
 TEST(DemonsCpu, CoreGivesItksFieldAndMetric)
 {
   RunCases(Mode::CPU);
@@ -297,22 +422,42 @@ TEST(DemonsGpu, GivesItksFieldAndMetric)
   RunCases(Mode::GPU);
 }
 
-TEST(DemonsGpu, EqualsTheCpuCore)
+template <bool Diffeomorphic>
+void
+ExpectTheGpuEqualsTheCpuCore(const Settings<Image3> & s)
 {
-  CIF_REQUIRE_GPU_OR_SKIP();
-  const Pair3 &    t1 = T1Pair();
-  Settings<Image3> s;
-  s.iterations = 30;
-  auto cpu = OurDemons<Image3>::New();
+  const Pair3 & t1 = T1Pair();
+  auto          cpu = Filters<Diffeomorphic, Image3>::Ours::New();
   cpu->SetExecutionMode(Mode::CPU);
   const auto a = Register(cpu.GetPointer(), t1.fixed.GetPointer(), t1.moving.GetPointer(), s);
-  auto gpu = OurDemons<Image3>::New();
+  auto       gpu = Filters<Diffeomorphic, Image3>::Ours::New();
   gpu->SetExecutionMode(Mode::GPU);
   const auto b = Register(gpu.GetPointer(), t1.fixed.GetPointer(), t1.moving.GetPointer(), s);
   ASSERT_EQ(gpu->GetLastExecutedOn(), itk::CudaExecutedOn::GPU);
   const auto difference = FieldDifference(a.field.GetPointer(), b.field.GetPointer());
   // the same operations in the same order (no fused multiply-adds): equal
   EXPECT_EQ(difference.second, 0.0) << "RMS " << difference.first;
+}
+
+TEST(DemonsGpu, EqualsTheCpuCore)
+{
+  CIF_REQUIRE_GPU_OR_SKIP();
+  Settings<Image3> s;
+  s.iterations = 30;
+  ExpectTheGpuEqualsTheCpuCore<false>(s);
+}
+
+TEST(DiffeomorphicDemonsGpu, EqualsTheCpuCore)
+{
+  CIF_REQUIRE_GPU_OR_SKIP();
+  Settings<Image3> s;
+  s.iterations = 30;
+  ExpectTheGpuEqualsTheCpuCore<true>(s);
+  // the automatic exponential and the mapped moving gradient
+  s.iterations = 10;
+  s.maximumStep = 0.0;
+  s.gradient = 3;
+  ExpectTheGpuEqualsTheCpuCore<true>(s);
 }
 
 TEST(DemonsGpu, OutOfMemoryFallsBackToTheCpuOrThrowsAndMemoryIsReturned)
@@ -399,6 +544,30 @@ TEST(DemonsCpu, UnsupportedRequestsRunItksCodeAndSayWhy)
   using DoubleField = itk::Image<itk::Vector<double, 2>, 2>;
   auto doubles = itk::CudaDemonsRegistrationFilter<Image2, Image2, DoubleField>::New();
   EXPECT_NE(doubles->GetCoreUnsupportedReason().find("double"), std::string::npos);
+  auto diffeomorphicDoubles = itk::CudaDiffeomorphicDemonsRegistrationFilter<Image2, Image2, DoubleField>::New();
+  EXPECT_NE(diffeomorphicDoubles->GetCoreUnsupportedReason().find("double"), std::string::npos);
+}
+
+TEST(DiffeomorphicDemonsCpu, ADoubleFieldRunsItksCodeAndSaysWhy)
+{
+  using DoubleField = itk::Image<itk::Vector<double, 2>, 2>;
+  const auto fixed = Lung(1);
+  const auto moving = Lung(2);
+  auto       reference =
+    itk::CudaFactorylessTwin<itk::DiffeomorphicDemonsRegistrationFilter<Image2, Image2, DoubleField>>::New();
+  auto ours = itk::CudaDiffeomorphicDemonsRegistrationFilter<Image2, Image2, DoubleField>::New();
+  for (auto * filter :
+       { static_cast<itk::DiffeomorphicDemonsRegistrationFilter<Image2, Image2, DoubleField> *>(reference.GetPointer()),
+         static_cast<itk::DiffeomorphicDemonsRegistrationFilter<Image2, Image2, DoubleField> *>(ours.GetPointer()) })
+  {
+    filter->SetFixedImage(fixed);
+    filter->SetMovingImage(moving);
+    filter->SetNumberOfIterations(5);
+    filter->Update();
+  }
+  const std::string message = ours->GetLastExecutionReport().Message;
+  EXPECT_NE(message.find("ITK's own DiffeomorphicDemonsRegistrationFilter"), std::string::npos) << message;
+  EXPECT_EQ(FieldDifference(ours->GetOutput(), reference->GetOutput()).second, 0.0);
 }
 
 TEST(DemonsCpu, TheFactoryOverridesItksFilterForTheTypesTheCoresTake)
@@ -412,6 +581,10 @@ TEST(DemonsCpu, TheFactoryOverridesItksFilterForTheTypesTheCoresTake)
   EXPECT_NE(dynamic_cast<OurDemons<Image2> *>(Filter::New().GetPointer()), nullptr);
   EXPECT_NE(dynamic_cast<OurDemons<UChar> *>(UCharFilter::New().GetPointer()), nullptr);
   EXPECT_EQ(std::string(DoubleFilter::New()->GetNameOfClass()), "DemonsRegistrationFilter");
+  EXPECT_NE(dynamic_cast<OurDiffeomorphic<Image2> *>(ItkDiffeomorphic<Image2>::New().GetPointer()), nullptr);
+  EXPECT_NE(dynamic_cast<OurDiffeomorphic<UChar> *>(ItkDiffeomorphic<UChar>::New().GetPointer()), nullptr);
+  EXPECT_EQ(std::string(ItkDiffeomorphic<DoubleImage>::New()->GetNameOfClass()),
+            "DiffeomorphicDemonsRegistrationFilter");
   itk::CudaImageFiltersFactory::UnRegisterAllFactories();
 }
 
@@ -457,6 +630,50 @@ TEST(DemonsCpu, BadInputThrowsClearly)
   empty->SetRegions(MakeSize<Image2>({ 0, 0 }));
   empty->Allocate();
   auto filter = OurDemons<Image2>::New();
+  filter->SetFixedImage(empty);
+  filter->SetMovingImage(Lung(2));
+  EXPECT_THROW(filter->Update(), itk::ExceptionObject);
+}
+
+TEST(DiffeomorphicDemonsCpu, BadInputThrowsClearly)
+{
+  const auto fixed = Lung(1);
+  auto       moving = Lung(2);
+  moving->GetPixelContainer()->GetBufferPointer()[128 * 64 + 64] = std::numeric_limits<float>::quiet_NaN();
+  // a single row: ITK's warped-image differences would read outside it
+  auto row = Image2::New();
+  row->SetRegions(MakeSize<Image2>({ 64, 1 }));
+  row->Allocate();
+  row->FillBuffer(1.0f);
+  for (Mode mode : { Mode::CPU, Mode::GPU })
+  {
+    if (mode == Mode::GPU && !cif::Runtime::IsDeviceAvailable())
+    {
+      continue;
+    }
+    const std::pair<Image2::Pointer, const char *> cases[] = { { moving, "NaN" }, { row, "2 pixels" } };
+    for (const auto & c : cases)
+    {
+      auto filter = OurDiffeomorphic<Image2>::New();
+      filter->SetExecutionMode(mode);
+      filter->SetFixedImage(c.first == row ? row : fixed);
+      filter->SetMovingImage(c.first);
+      filter->SetNumberOfIterations(3);
+      try
+      {
+        filter->Update();
+        ADD_FAILURE() << "bad input passed silently: " << c.second;
+      }
+      catch (const itk::ExceptionObject & e)
+      {
+        EXPECT_NE(std::string(e.GetDescription()).find(c.second), std::string::npos) << e.GetDescription();
+      }
+    }
+  }
+  auto empty = Image2::New();
+  empty->SetRegions(MakeSize<Image2>({ 0, 0 }));
+  empty->Allocate();
+  auto filter = OurDiffeomorphic<Image2>::New();
   filter->SetFixedImage(empty);
   filter->SetMovingImage(Lung(2));
   EXPECT_THROW(filter->Update(), itk::ExceptionObject);

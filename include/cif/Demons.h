@@ -29,6 +29,36 @@
  *  ITK's metric is then sumOfSquaredDifference / pixelsProcessed and its
  *  RMS change sqrt(sumOfSquaredChange / pixelsProcessed).
  *
+ *  Vercauteren's diffeomorphic demons (variant Diffeomorphic), as
+ *  itk::DiffeomorphicDemonsRegistrationFilter with its
+ *  ESMDemonsRegistrationFunction computes them (the full account, with
+ *  ITK 5.2.1's file:line for each step: docs/design/diffeomorphic-demons/
+ *  ITK52-update.md). One iteration:
+ *  1. W = the moving image warped by u onto the fixed grid (linear
+ *     interpolation, stored in the moving pixel type: integer types
+ *     truncated; `movingOutside`, the pixel type's maximum, where the point
+ *     lies more than half a pixel outside the moving buffer);
+ *  2. per pixel where W is not `movingOutside`: s = f - W, the gradient g
+ *     (Symmetric: fixed central differences, zero on the first and last
+ *     index, plus W's differences, one-sided at the edges and beside
+ *     outside pixels; Fixed, WarpedMoving: twice one of them;
+ *     MappedMoving: twice the moving image's half-pixel central differences
+ *     at x + u(x)), turned by the fixed direction, and with
+ *     K = sum spacing^2 L^2 / D (L = maximumUpdateStepLength; L <= 0: no
+ *     s^2/K term) the update 2 s g / (|g|^2 + s^2/K), zero below the
+ *     thresholds. Sums as Thirion's, of the pixels where W is inside;
+ *  3. when smoothUpdate: the update smoothed as Thirion's;
+ *  4. E = exp(update) by scaling and squaring (useFirstOrderExp: E =
+ *     update): n = ceil(2 + log2 L) squarings (none for L <= 0.25), or for
+ *     L <= 0 ITK's automatic count from the largest update; E = update /
+ *     2^n, then n times E = E + E o (Id + E);
+ *  5. u = u o (Id + E) + E, the vector warps by ITK's
+ *     VectorLinearInterpolateNearestNeighborExtrapolateImageFunction
+ *     (edge values beyond the buffer, weights in corner order, stopping
+ *     once they sum to 1);
+ *  6. when smoothField: u smoothed as Thirion's (after the update here).
+ *  The metric and RMS change are those of the field before the update.
+ *
  *  The CPU core and the GPU core run the same per-pixel code (the GPU's
  *  compiled without fused multiply-adds), so both are ITK's arithmetic;
  *  only the order of the double sums differs from ITK's per-thread sums.
@@ -45,6 +75,23 @@
 namespace cif
 {
 
+/** Which demons: Thirion's (itk::DemonsRegistrationFilter) or the
+ * diffeomorphic ones (itk::DiffeomorphicDemonsRegistrationFilter). */
+enum class DemonsVariant
+{
+  Thirion,
+  Diffeomorphic
+};
+
+/** ESMDemonsRegistrationFunction's image forces, ITK's numbering. */
+enum class DemonsGradient
+{
+  Symmetric = 0,
+  Fixed = 1,
+  WarpedMoving = 2,
+  MappedMoving = 3
+};
+
 /** One demons registration: the fixed grid (which is the field's) and the
  * moving image's geometry (MetricImage: its buffer's size and first index,
  * origin and physical-point-to-index matrix; `values` is not read), and
@@ -60,7 +107,25 @@ struct DemonsJob
   /** ITK's index-to-physical-point matrix (direction times spacing). */
   double       indexToPoint[3][3]{ { 1, 0, 0 }, { 0, 1, 0 }, { 0, 0, 1 } };
   double       direction[3][3]{ { 1, 0, 0 }, { 0, 1, 0 }, { 0, 0, 1 } };
+  /** The inverse of indexToPoint (ITK's physical-point-to-index matrix of
+   * the fixed image; the diffeomorphic vector warps use it). */
+  double       pointToIndex[3][3]{ { 1, 0, 0 }, { 0, 1, 0 }, { 0, 0, 1 } };
   MetricImage  moving;
+  /** The moving image's spacing and inverse direction (MappedMoving). */
+  double movingSpacing[3]{ 1, 1, 1 };
+  double movingInverseDirection[3][3]{ { 1, 0, 0 }, { 0, 1, 0 }, { 0, 0, 1 } };
+
+  DemonsVariant variant{ DemonsVariant::Thirion };
+  /** Diffeomorphic: ESMDemonsRegistrationFunction's settings. */
+  DemonsGradient gradient{ DemonsGradient::Symmetric };
+  double         maximumUpdateStepLength{ 0.5 };
+  bool           useFirstOrderExp{ false };
+  /** Diffeomorphic: NumericTraits<moving pixel>::max(), which marks warped
+   * pixels outside the moving image (a moving pixel of that value counts
+   * as outside too, as in ITK), and whether the moving pixel type is an
+   * integer type (the warped image truncated toward zero). */
+  float movingOutside{ 3.402823466e+38f };
+  bool  movingIntegral{ false };
 
   bool     smoothField{ true };
   double   standardDeviations[3]{ 1, 1, 1 };
@@ -73,8 +138,9 @@ struct DemonsJob
 };
 
 /** Empty when the job is valid (dimension 2 or 3, sizes, a moving image,
- * finite parameters, positive spacings, smoothing kernels ITK can make),
- * else why not. */
+ * finite parameters, positive spacings, smoothing kernels ITK can make;
+ * diffeomorphic: at least 2 pixels along each fixed axis, where ITK's
+ * warped-image differences would read outside the buffer), else why not. */
 std::string
 ValidateDemonsJob(const DemonsJob & job);
 
@@ -94,7 +160,7 @@ class DemonsSolver
 {
 public:
   virtual ~DemonsSolver() = default;
-  /** One iteration (steps 1 to 4). Throws std::runtime_error when its sums
+  /** One iteration (steps 1 to 4, diffeomorphic 1 to 6). Throws std::runtime_error when its sums
    * are not finite (NaN or infinite values in the images or the field). */
   virtual DemonsSums
   Iterate() = 0;

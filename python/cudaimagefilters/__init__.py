@@ -51,7 +51,7 @@ from ._described import FUNCTIONS as _DESCRIBED
 from .gaussian_rbf import gaussian_rbf_evaluate, gaussian_rbf_interpolation_image_filter
 from .kernel_superposition import kernel_superposition_image_filter
 from .pipeline import image_filter
-from .registration import DemonsResult, demons_registration
+from .registration import DemonsResult, demons_registration, diffeomorphic_demons_registration
 from .resample import BSplineInterpolator, resample_image_filter
 
 __version__ = "0.1.0"
@@ -72,6 +72,7 @@ __all__ = [
     "bilateral_image_filter",
     "bspline_decomposition_image_filter",
     "demons_registration",
+    "diffeomorphic_demons_registration",
     "device_description",
     "gpu_unavailable_reason",
     "gaussian_rbf_evaluate",

@@ -1,5 +1,6 @@
 /*=========================================================================
- *  CudaImageFilters Python extension: demons registration (cif/Demons.h).
+ *  CudaImageFilters Python extension: demons registration (cif/Demons.h),
+ *  Thirion's and the diffeomorphic ones.
  *  The Python layer gives float32 fixed and moving images, their grids
  *  (the fixed image's origin, spacing and direction; the moving image's
  *  origin and point-to-index matrix; x first), the optional initial field and the output field (float32,
@@ -67,9 +68,18 @@ Demons(const InArray &                fixed,
        double                         maximumRMSError,
        const std::string &            device,
        std::uintptr_t                 stream,
-       int                            threads)
+       int                            threads,
+       bool                           diffeomorphic,
+       int                            gradient,
+       double                         maximumUpdateStepLength,
+       bool                           useFirstOrderExp,
+       double                         movingOutside,
+       bool                           movingIntegral,
+       const std::vector<double> &    fixedPointToIndex,
+       const std::vector<double> &    movingSpacing,
+       const std::vector<double> &    movingInverseDirection)
 {
-  const char * name = "demons_registration";
+  const char * name = diffeomorphic ? "diffeomorphic_demons_registration" : "demons_registration";
   const auto   f = Inspect(fixed, "fixed image");
   const auto   m = Inspect(moving, "moving image");
   const auto   out = Inspect(output, "field");
@@ -150,6 +160,23 @@ Demons(const InArray &                fixed,
   job.maximumError = maximumError;
   job.maximumKernelWidth = maximumKernelWidth;
   job.intensityDifferenceThreshold = intensityDifferenceThreshold;
+  if (diffeomorphic)
+  {
+    job.variant = cif::DemonsVariant::Diffeomorphic;
+    job.gradient = static_cast<cif::DemonsGradient>(gradient);
+    job.maximumUpdateStepLength = maximumUpdateStepLength;
+    job.useFirstOrderExp = useFirstOrderExp;
+    job.movingOutside = static_cast<float>(movingOutside);
+    job.movingIntegral = movingIntegral;
+    double ms[3]{ 1, 1, 1 };
+    Axes(movingSpacing, ms, 1.0, "moving spacing");
+    Matrix(fixedPointToIndex, d, job.pointToIndex, "the fixed point-to-index matrix");
+    Matrix(movingInverseDirection, d, job.movingInverseDirection, "the moving inverse direction");
+    for (int a = 0; a < d; ++a)
+    {
+      job.movingSpacing[a] = ms[a];
+    }
+  }
   const std::string problem = cif::ValidateDemonsJob(job);
   if (!problem.empty())
   {
@@ -248,7 +275,17 @@ RegisterDemons(nb::module_ & m)
         "device"_a,
         "stream"_a,
         "threads"_a,
-        "Demons registration (cif::MakeDemonsSolverCPU / CUDA) with ITK's iteration loop: float32 images, their "
+        "diffeomorphic"_a = false,
+        "gradient"_a = 0,
+        "maximum_update_step_length"_a = 0.5,
+        "use_first_order_exp"_a = false,
+        "moving_outside"_a = 3.4028234663852886e38,
+        "moving_integral"_a = false,
+        "fixed_point_to_index"_a = std::vector<double>{},
+        "moving_spacing"_a = std::vector<double>{},
+        "moving_inverse_direction"_a = std::vector<double>{},
+        "Demons registration (cif::MakeDemonsSolverCPU / CUDA) with ITK's iteration loop, Thirion's or with "
+        "diffeomorphic the diffeomorphic ones: float32 images, their "
         "grids (x first, matrices row by row), the field (float32, the fixed shape plus D components); returns the "
         "report and the metric and RMS change of every iteration.");
 }

@@ -1,4 +1,5 @@
-"""demons_registration: against itk.DemonsRegistrationFilter (PyPI's itk) on
+"""demons_registration and diffeomorphic_demons_registration: against
+itk.DemonsRegistrationFilter and itk.DiffeomorphicDemonsRegistrationFilter (PyPI's itk) on
 ITK's DeformableRegistration2 pair (the rat lung slices) and on KmeansTest_T1
 (3D, spacing 2 x 2 x 3, a rotated direction) against a shifted copy; the GPU
 against the CPU core, CuPy and torch arrays on the GPU; bad input.
@@ -151,3 +152,87 @@ def test_bad_input_raises():
         cif.demons_registration(a, b, number_of_iterations=2, device="cpu")
     with pytest.raises(ValueError, match="shape"):
         cif.demons_registration(a, a, initial_displacement_field=np.zeros((128, 127, 2), np.float32), device="cpu")
+
+
+def _itk_diffeomorphic(fixed, moving, iterations, **settings):
+    """ITK's filter with its default (symmetric) forces: PyPI's itk does not
+    wrap ESMDemonsRegistrationFunctionEnums, so SetUseGradientType cannot be
+    called from Python (the C++ tests compare the four types with ITK's)."""
+    d = fixed.GetImageDimension()
+    image = type(fixed)
+    field = itk.Image[itk.Vector[itk.F, d], d]
+    f = itk.DiffeomorphicDemonsRegistrationFilter[image, image, field].New()
+    f.SetFixedImage(fixed)
+    f.SetMovingImage(moving)
+    f.SetNumberOfIterations(iterations)
+    metrics = []
+    f.AddObserver(itk.IterationEvent(), lambda: metrics.append(f.GetMetric()))
+    for name, value in settings.items():
+        getattr(f, name)(value)
+    f.Update()
+    return itk.array_from_image(f.GetOutput()), metrics
+
+
+@pytest.mark.parametrize(
+    "itk_settings, settings",
+    [
+        ({}, {}),
+        ({"SetMaximumUpdateStepLength": 0.0}, {"maximum_update_step_length": 0.0}),
+        (
+            {"SetUseFirstOrderExp": True, "SetSmoothUpdateField": True},
+            {"use_first_order_exp": True, "smooth_update_field": True},
+        ),
+        ({"SetMaximumUpdateStepLength": 2.0}, {"maximum_update_step_length": 2.0}),
+    ],
+)
+def test_lungs_equal_itks_diffeomorphic_demons(itk_settings, settings):
+    fixed, moving = _lungs()
+    expected, metrics = _itk_diffeomorphic(fixed, moving, 30, **itk_settings)
+    result = cif.diffeomorphic_demons_registration(
+        fixed, moving, number_of_iterations=30, device="cpu", return_metrics=True, **settings
+    )
+    got = itk.array_view_from_image(result.field)
+    assert got.shape == expected.shape == (128, 128, 2)
+    assert _rms(got, expected, (1.0, 1.0)) <= 1e-4
+    assert float(np.sqrt(np.mean(np.sum(expected.astype(np.float64) ** 2, axis=-1)))) > 0.5  # it moved
+    np.testing.assert_allclose(result.metrics, metrics, rtol=1e-6)
+    assert cif.last_execution_report().device == "CPU"
+
+
+def test_3d_diffeomorphic_demons_with_spacing_and_direction_equal_itks():
+    fixed, moving = _t1_pair()
+    expected, metrics = _itk_diffeomorphic(fixed, moving, 8)
+    result = cif.diffeomorphic_demons_registration(
+        fixed, moving, number_of_iterations=8, device="cpu", return_metrics=True
+    )
+    assert _rms(itk.array_view_from_image(result.field), expected, tuple(fixed.GetSpacing())) <= 1e-4
+    np.testing.assert_allclose(result.metrics, metrics, rtol=1e-6)
+
+
+def test_diffeomorphic_uint8_arrays_equal_itks_uint8_filter():
+    """uint8: the warped image is truncated and 255 marks outside, as ITK's."""
+    fixed = itk.imread(str(data_dir() / "RatLungSlice1.mha"))
+    moving = itk.imread(str(data_dir() / "RatLungSlice2.mha"))
+    expected, _ = _itk_diffeomorphic(fixed, moving, 20)
+    out = cif.diffeomorphic_demons_registration(
+        itk.array_from_image(fixed), itk.array_from_image(moving), number_of_iterations=20, device="cpu"
+    )
+    assert isinstance(out, np.ndarray) and out.dtype == np.float32
+    assert _rms(out, expected, (1.0, 1.0)) <= 1e-4
+
+
+def test_diffeomorphic_bad_input_raises():
+    fixed, _ = _lungs()
+    a = itk.array_from_image(fixed)
+    with pytest.raises(ValueError, match="use_gradient_type"):
+        cif.diffeomorphic_demons_registration(a, a, use_gradient_type="sideways", device="cpu")
+    with pytest.raises(ValueError, match="0 to 3"):
+        cif.diffeomorphic_demons_registration(a, a, use_gradient_type=4, device="cpu")
+    with pytest.raises(ValueError, match="2 pixels"):
+        cif.diffeomorphic_demons_registration(a[:1], a[:1], device="cpu")
+    with pytest.raises(ValueError, match="maximum update step"):
+        cif.diffeomorphic_demons_registration(a, a, maximum_update_step_length=float("nan"), device="cpu")
+    b = a.copy()
+    b[64, 64] = np.nan
+    with pytest.raises(RuntimeError, match="NaN"):
+        cif.diffeomorphic_demons_registration(a, b, number_of_iterations=2, device="cpu")

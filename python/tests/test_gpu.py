@@ -555,6 +555,29 @@ def test_demons_gpu_equals_the_cpu_core(gpu):
     np.testing.assert_allclose(on_gpu.metrics, cpu.metrics, rtol=1e-12)
 
 
+@pytest.mark.parametrize(
+    "settings",
+    [
+        dict(),
+        dict(use_gradient_type="mapped_moving", maximum_update_step_length=0.0, smooth_update_field=True),
+        dict(use_gradient_type="warped_moving", use_first_order_exp=True),
+    ],
+)
+def test_diffeomorphic_demons_gpu_equals_the_cpu_core(gpu, settings):
+    """diffeomorphic_demons_registration on the GPU: the CPU core's field bit
+    for bit, whose agreement with ITK's filter test_demons.py checks; uint16
+    images (the warped image truncated, 65535 outside)."""
+    smooth = (smooth_image((40, 48, 56), np.float32, seed=5) * 1000).astype(np.uint16)
+    moved = np.roll(smooth, (1, 2, -1), axis=(0, 1, 2)).copy()
+    kwargs = dict(number_of_iterations=15, spacing=(1.0, 1.2, 0.8), return_metrics=True, **settings)
+    cpu = cif.diffeomorphic_demons_registration(smooth, moved, device="cpu", **kwargs)
+    on_gpu = cif.diffeomorphic_demons_registration(smooth, moved, device="gpu", **kwargs)
+    assert cif.last_execution_report().device == "GPU"
+    assert np.abs(cpu.field).max() > 0.1  # it moved
+    np.testing.assert_array_equal(on_gpu.field, cpu.field)
+    np.testing.assert_allclose(on_gpu.metrics, cpu.metrics, rtol=1e-12)
+
+
 def test_demons_cupy_and_torch_stay_on_the_gpu(cupy, torch_cuda):
     a = smooth_image((64, 64), np.float32, seed=4)
     b = np.roll(a, 1, axis=0).copy()
@@ -567,3 +590,10 @@ def test_demons_cupy_and_torch_stay_on_the_gpu(cupy, torch_cuda):
     t = cif.demons_registration(torch_cuda.from_numpy(a).cuda(), torch_cuda.from_numpy(b).cuda(), number_of_iterations=8)
     assert t.is_cuda
     np.testing.assert_array_equal(t.cpu().numpy(), cpu)
+    # the diffeomorphic demons too
+    cpu = cif.diffeomorphic_demons_registration(a, b, number_of_iterations=8, device="cpu")
+    cif.reset_transfer_counters()
+    out = cif.diffeomorphic_demons_registration(cupy.asarray(a), cupy.asarray(b), number_of_iterations=8)
+    assert cif.transfer_counters() == cif.TransferCounters(0, 0, 0, 0)
+    assert isinstance(out, cupy.ndarray) and out.shape == (64, 64, 2)
+    np.testing.assert_array_equal(cupy.asnumpy(out), cpu)

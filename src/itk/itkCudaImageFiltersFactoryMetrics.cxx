@@ -3,10 +3,11 @@
  *=========================================================================*/
 // The factory's overrides of ITK's v4 image metrics (float and double
 // images, 2 and 3 dimensions, ITK's default template arguments) and of the
-// demons registration filter (images of the types its cores take, a float
-// vector field).
+// demons registration filters, Thirion's and the diffeomorphic ones (images
+// of the types their cores take, a float vector field).
 #include "itkCudaCorrelationImageToImageMetricv4.h"
 #include "itkCudaDemonsRegistrationFilter.h"
+#include "itkCudaDiffeomorphicDemonsRegistrationFilter.h"
 #include "itkCudaImageFiltersFactoryOverrides.h"
 #include "itkCudaMattesMutualInformationImageToImageMetricv4.h"
 #include "itkCudaMeanSquaresImageToImageMetricv4.h"
@@ -45,6 +46,8 @@ struct Demons
     using F = Image<Vector<float, D>, D>;
     Override<DemonsRegistrationFilter<I, I, F>, CudaDemonsRegistrationFilter<I, I, F>>(
       factory, "CUDA demons registration filter");
+    Override<DiffeomorphicDemonsRegistrationFilter<I, I, F>, CudaDiffeomorphicDemonsRegistrationFilter<I, I, F>>(
+      factory, "CUDA diffeomorphic demons registration filter");
   }
 };
 } // namespace

@@ -8,7 +8,13 @@
  *  first, since a pixel's update reads the field at that pixel only) whose
  *  blocks write their sums to a row each, and one block that adds the rows
  *  in block order (so the sums do not depend on scheduling). Per iteration
- *  only the three sums come down. This file is compiled without fused
+ *  only the three sums come down. A diffeomorphic iteration is the warp of
+ *  the moving image, the update pass into an update field, the update's
+ *  smoothing, the exponential's scaling and squarings and the composition
+ *  (one thread per sample each, ping-pong with the scratch field), and the
+ *  field's smoothing; the sums come down at its end, and for ITK's
+ *  automatic exponential the update's largest norm in the middle. This
+ *  file is compiled without fused
  *  multiply-adds (src/CMakeLists.txt), as the CPU core's arithmetic.
  *=========================================================================*/
 #include "cif/CudaError.h"
@@ -18,6 +24,7 @@
 
 #include <cuda_runtime.h>
 #include <algorithm>
+#include <cmath>
 #include <vector>
 
 namespace cif
@@ -78,10 +85,20 @@ BlockSum(double value, double * shared)
   return value;
 }
 
-template <int D, bool InPlace>
-__global__ void __launch_bounds__(kThreads, 3)
-UpdateKernel(DemonsJob job, double normalizer, const float * fixed, const float * moving, float * field,
-             float * updates, double * partial, std::int64_t count)
+/** The update pass: Thirion's (UpdateAt; in place, or into `updates`)
+ * or the diffeomorphic one (Esm: EsmUpdateAt from the warped moving image,
+ * into `updates`). */
+template <int D, bool InPlace, bool Esm>
+__global__ void
+__launch_bounds__(kThreads, 3) UpdateKernel(DemonsJob     job,
+                                            double        normalizer,
+                                            const float * fixed,
+                                            const float * moving,
+                                            const float * warped,
+                                            float *       field,
+                                            float *       updates,
+                                            double *      partial,
+                                            std::int64_t  count)
 {
   __shared__ double shared[kThreads / 32];
   double            difference = 0.0;
@@ -92,7 +109,8 @@ UpdateKernel(DemonsJob job, double normalizer, const float * fixed, const float 
   {
     float *         u = field + i * D;
     float           update[D];
-    const PixelSums s = UpdateAt<D>(job, normalizer, fixed, moving, u, i, update);
+    const PixelSums s = Esm ? EsmUpdateAt<D>(job, normalizer, fixed, warped, moving, field, i, update)
+                            : UpdateAt<D>(job, normalizer, fixed, moving, u, i, update);
     if (s.counted)
     {
       difference += s.squaredDifference;
@@ -143,6 +161,67 @@ AddRowsKernel(const double * partial, int rows, double * total)
   }
 }
 
+template <int D>
+__global__ void
+WarpMovingKernel(DemonsJob job, const float * moving, const float * field, float * warped, std::int64_t count)
+{
+  for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < count;
+       i += static_cast<std::int64_t>(gridDim.x) * blockDim.x)
+  {
+    warped[i] = WarpedMovingAt<D>(job, moving, field, i);
+  }
+}
+
+template <int D>
+__global__ void
+WarpVectorAddKernel(DemonsJob     job,
+                    const float * in,
+                    const float * by,
+                    const float * add,
+                    float *       out,
+                    std::int64_t  count)
+{
+  for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < count;
+       i += static_cast<std::int64_t>(gridDim.x) * blockDim.x)
+  {
+    WarpVectorAddAt<D>(job, in, by, add, out, i);
+  }
+}
+
+/** The largest SquaredNorm of the field's samples into *largest (the bits
+ * of a non-negative double order as the unsigned integer's). */
+template <int D>
+__global__ void
+MaximumNormKernel(const float * field, unsigned long long * largest, std::int64_t count)
+{
+  double value = 0.0;
+  for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < count;
+       i += static_cast<std::int64_t>(gridDim.x) * blockDim.x)
+  {
+    value = fmax(value, SquaredNorm<D>(field, i));
+  }
+  for (int offset = 16; offset > 0; offset /= 2)
+  {
+    value = fmax(value, __shfl_down_sync(0xffffffffu, value, offset));
+  }
+  if (threadIdx.x % 32 == 0)
+  {
+    atomicMax(largest, static_cast<unsigned long long>(__double_as_longlong(value)));
+  }
+}
+
+/** ExponentialDisplacementFieldImageFilter's first step: u / 2^n in
+ * double, rounded to float. */
+__global__ void
+ScaleKernel(const float * in, float * out, double divisor, std::int64_t count)
+{
+  for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < count;
+       i += static_cast<std::int64_t>(gridDim.x) * blockDim.x)
+  {
+    out[i] = static_cast<float>(static_cast<double>(in[i]) / divisor);
+  }
+}
+
 __global__ void
 AddKernel(float * field, const float * updates, std::int64_t count)
 {
@@ -189,9 +268,15 @@ public:
       CIF_CUDA_CHECK(cudaMemsetAsync(m_Field.GetPointer(), 0, fieldBytes, Stream()));
     }
     m_Scratch.Allocate(fieldBytes);
-    if (job.smoothUpdate)
+    m_Diffeomorphic = job.variant == DemonsVariant::Diffeomorphic;
+    if (job.smoothUpdate || m_Diffeomorphic)
     {
       m_Update.Allocate(fieldBytes);
+    }
+    if (m_Diffeomorphic)
+    {
+      m_Warped.Allocate(static_cast<std::size_t>(m_Count) * sizeof(float));
+      m_Exponential.Allocate(fieldBytes);
     }
     std::vector<float> kernels;
     for (int a = 0; a < D; ++a)
@@ -223,8 +308,9 @@ public:
     CIF_CUDA_CHECK(cudaGetDevice(&device));
     CIF_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
     m_Blocks = static_cast<int>(std::min<std::int64_t>((m_Count + kThreads - 1) / kThreads, 8LL * sms));
-    m_Partial.Allocate((static_cast<std::size_t>(m_Blocks) + 1) * 3 * sizeof(double));
-    m_Normalizer = Normalizer<D>(job);
+    // the rows of the blocks' sums, the three totals, and the largest norm
+    m_Partial.Allocate((static_cast<std::size_t>(m_Blocks) + 2) * 3 * sizeof(double));
+    m_Normalizer = m_Diffeomorphic ? EsmNormalizer<D>(job) : Normalizer<D>(job);
     CIF_CUDA_SYNCHRONIZE_STREAM();
   }
 
@@ -232,20 +318,23 @@ public:
   Iterate() override
   {
     const cudaStream_t stream = Stream();
+    if (m_Diffeomorphic)
+    {
+      return this->IterateDiffeomorphic();
+    }
     if (m_Job.smoothField)
     {
       this->Smooth(m_Field, 0);
     }
-    auto * partial = static_cast<double *>(m_Partial.GetPointer());
-    double * total = partial + static_cast<std::size_t>(m_Blocks) * 3;
+    auto *   partial = static_cast<double *>(m_Partial.GetPointer());
     auto *   field = static_cast<float *>(m_Field.GetPointer());
     auto *   fixed = static_cast<const float *>(m_Fixed.GetPointer());
     auto *   moving = static_cast<const float *>(m_Moving.GetPointer());
     if (m_Job.smoothUpdate)
     {
       auto * updates = static_cast<float *>(m_Update.GetPointer());
-      UpdateKernel<D, false><<<m_Blocks, kThreads, 0, stream>>>(
-        m_Job, m_Normalizer, fixed, moving, field, updates, partial, m_Count);
+      UpdateKernel<D, false, false><<<m_Blocks, kThreads, 0, stream>>>(
+        m_Job, m_Normalizer, fixed, moving, nullptr, field, updates, partial, m_Count);
       CIF_CUDA_CHECK_LAUNCH("DemonsUpdateKernel");
       this->Smooth(m_Update, 1);
       const std::int64_t n = m_Count * D;
@@ -255,21 +344,11 @@ public:
     }
     else
     {
-      UpdateKernel<D, true><<<m_Blocks, kThreads, 0, stream>>>(
-        m_Job, m_Normalizer, fixed, moving, field, nullptr, partial, m_Count);
+      UpdateKernel<D, true, false><<<m_Blocks, kThreads, 0, stream>>>(
+        m_Job, m_Normalizer, fixed, moving, nullptr, field, nullptr, partial, m_Count);
       CIF_CUDA_CHECK_LAUNCH("DemonsUpdateKernel");
     }
-    AddRowsKernel<<<1, kThreads, 0, stream>>>(partial, m_Blocks, total);
-    CIF_CUDA_CHECK_LAUNCH("DemonsAddRowsKernel");
-    double host[3] = { 0, 0, 0 };
-    CIF_CUDA_CHECK(cudaMemcpyAsync(host, total, sizeof(host), cudaMemcpyDeviceToHost, stream));
-    CIF_CUDA_CHECK(cudaStreamSynchronize(stream));
-    DemonsSums sums;
-    sums.sumOfSquaredDifference = host[0];
-    sums.sumOfSquaredChange = host[1];
-    sums.pixelsProcessed = static_cast<std::int64_t>(host[2]);
-    CheckSumsFinite(sums);
-    return sums;
+    return this->ReadSums();
   }
 
   void
@@ -286,6 +365,99 @@ public:
   }
 
 private:
+  /** Adds the update pass's rows and brings the three sums down. */
+  DemonsSums
+  ReadSums()
+  {
+    const cudaStream_t stream = Stream();
+    auto *             partial = static_cast<double *>(m_Partial.GetPointer());
+    double *           total = partial + static_cast<std::size_t>(m_Blocks) * 3;
+    AddRowsKernel<<<1, kThreads, 0, stream>>>(partial, m_Blocks, total);
+    CIF_CUDA_CHECK_LAUNCH("DemonsAddRowsKernel");
+    double host[3] = { 0, 0, 0 };
+    CIF_CUDA_CHECK(cudaMemcpyAsync(host, total, sizeof(host), cudaMemcpyDeviceToHost, stream));
+    CIF_CUDA_CHECK(cudaStreamSynchronize(stream));
+    DemonsSums sums;
+    sums.sumOfSquaredDifference = host[0];
+    sums.sumOfSquaredChange = host[1];
+    sums.pixelsProcessed = static_cast<std::int64_t>(host[2]);
+    CheckSumsFinite(sums);
+    return sums;
+  }
+
+  /** Blocks of a one-thread-per-sample pass over `n` samples. */
+  static int
+  SampleBlocks(std::int64_t n)
+  {
+    return static_cast<int>(std::min<std::int64_t>((n + kThreads - 1) / kThreads, 1 << 20));
+  }
+
+  /** One diffeomorphic iteration (cif/Demons.h, steps 1 to 6). Only the
+   * sums come down, and for ITK's automatic exponential one double. */
+  DemonsSums
+  IterateDiffeomorphic()
+  {
+    const cudaStream_t stream = Stream();
+    const int          blocks = SampleBlocks(m_Count);
+    auto *             partial = static_cast<double *>(m_Partial.GetPointer());
+    auto *             field = static_cast<float *>(m_Field.GetPointer());
+    auto *             fixed = static_cast<const float *>(m_Fixed.GetPointer());
+    auto *             moving = static_cast<const float *>(m_Moving.GetPointer());
+    auto *             warped = static_cast<float *>(m_Warped.GetPointer());
+    auto *             updates = static_cast<float *>(m_Update.GetPointer());
+    WarpMovingKernel<D><<<blocks, kThreads, 0, stream>>>(m_Job, moving, field, warped, m_Count);
+    CIF_CUDA_CHECK_LAUNCH("DemonsWarpMovingKernel");
+    UpdateKernel<D, false, true>
+      <<<m_Blocks, kThreads, 0, stream>>>(m_Job, m_Normalizer, fixed, moving, warped, field, updates, partial, m_Count);
+    CIF_CUDA_CHECK_LAUNCH("DemonsEsmUpdateKernel");
+    if (m_Job.smoothUpdate)
+    {
+      this->Smooth(m_Update, 1);
+    }
+    double largest = 0.0;
+    if (NeedsMaximumNorm(m_Job))
+    {
+      auto * bits = reinterpret_cast<unsigned long long *>(partial + (static_cast<std::size_t>(m_Blocks) + 1) * 3);
+      CIF_CUDA_CHECK(cudaMemsetAsync(bits, 0, sizeof(unsigned long long), stream));
+      MaximumNormKernel<D>
+        <<<m_Blocks, kThreads, 0, stream>>>(static_cast<const float *>(m_Update.GetPointer()), bits, m_Count);
+      CIF_CUDA_CHECK_LAUNCH("DemonsMaximumNormKernel");
+      CIF_CUDA_CHECK(cudaMemcpyAsync(&largest, bits, sizeof(largest), cudaMemcpyDeviceToHost, stream));
+      CIF_CUDA_CHECK(cudaStreamSynchronize(stream));
+    }
+    const unsigned squarings = SquaringCount(m_Job, largest);
+    DeviceBuffer * exponential = &m_Update;
+    if (squarings > 0)
+    {
+      const std::int64_t n = m_Count * D;
+      ScaleKernel<<<SampleBlocks(n), kThreads, 0, stream>>>(static_cast<const float *>(m_Update.GetPointer()),
+                                                            static_cast<float *>(m_Exponential.GetPointer()),
+                                                            std::ldexp(1.0, static_cast<int>(squarings)),
+                                                            n);
+      CIF_CUDA_CHECK_LAUNCH("DemonsScaleKernel");
+      for (unsigned k = 0; k < squarings; ++k)
+      {
+        const auto * e = static_cast<const float *>(m_Exponential.GetPointer());
+        WarpVectorAddKernel<D>
+          <<<blocks, kThreads, 0, stream>>>(m_Job, e, e, e, static_cast<float *>(m_Scratch.GetPointer()), m_Count);
+        CIF_CUDA_CHECK_LAUNCH("DemonsSquaringKernel");
+        std::swap(m_Exponential, m_Scratch);
+      }
+      exponential = &m_Exponential;
+    }
+    // the composition u = u o (Id + E) + E
+    const auto * e = static_cast<const float *>(exponential->GetPointer());
+    WarpVectorAddKernel<D>
+      <<<blocks, kThreads, 0, stream>>>(m_Job, field, e, e, static_cast<float *>(m_Scratch.GetPointer()), m_Count);
+    CIF_CUDA_CHECK_LAUNCH("DemonsCompositionKernel");
+    std::swap(m_Field, m_Scratch);
+    if (m_Job.smoothField)
+    {
+      this->Smooth(m_Field, 0);
+    }
+    return this->ReadSums();
+  }
+
   /** The D passes over `data` (which = 0: the field's kernels, 1: the
    * update's), ping-pong with the scratch field; the result ends in
    * `data` (the buffers are swapped, not copied). */
@@ -320,6 +492,9 @@ private:
   DeviceBuffer m_Field;
   DeviceBuffer m_Scratch;
   DeviceBuffer m_Update;
+  DeviceBuffer m_Warped;
+  DeviceBuffer m_Exponential;
+  bool         m_Diffeomorphic{ false };
   DeviceBuffer m_Kernels;
   DeviceBuffer m_Partial;
 };

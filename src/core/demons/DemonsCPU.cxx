@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 
 namespace cif
@@ -60,6 +61,37 @@ ValidateDemonsJob(const DemonsJob & job)
   {
     return "the thresholds must not be NaN";
   }
+  if (job.variant == DemonsVariant::Diffeomorphic)
+  {
+    for (int a = 0; a < job.dimension; ++a)
+    {
+      if (job.size[a] < 2)
+      {
+        return "the diffeomorphic demons need at least 2 pixels along each axis of the fixed image (ITK's "
+               "warped-image differences would read outside a single pixel)";
+      }
+      if (!(job.movingSpacing[a] > 0.0 && std::isfinite(job.movingSpacing[a])))
+      {
+        return "the moving image's spacing must be finite and positive";
+      }
+      for (int b = 0; b < 3; ++b)
+      {
+        if (!std::isfinite(job.pointToIndex[a][b]) || !std::isfinite(job.movingInverseDirection[a][b]))
+        {
+          return "the images' directions must be finite and invertible";
+        }
+      }
+    }
+    if (std::isnan(job.maximumUpdateStepLength) || std::isinf(job.maximumUpdateStepLength))
+    {
+      return "the maximum update step length must be finite (0 or less: ITK's automatic exponential)";
+    }
+    const int gradient = static_cast<int>(job.gradient);
+    if (gradient < 0 || gradient > 3)
+    {
+      return "the gradient type must be 0 (symmetric), 1 (fixed), 2 (warped moving) or 3 (mapped moving)";
+    }
+  }
   return {};
 }
 
@@ -74,6 +106,46 @@ SmoothingKernel(double standardDeviation, const DemonsJob & job)
   const std::vector<double> coefficients =
     GaussianOperatorCoefficients(standardDeviation * standardDeviation, job.maximumError, job.maximumKernelWidth);
   return std::vector<float>(coefficients.begin(), coefficients.end());
+}
+
+unsigned
+SquaringCount(const DemonsJob & job, double maximumSquaredNorm)
+{
+  // itk::Math::ln2
+  constexpr double ln2 = 0.69314718055994530942;
+  if (job.useFirstOrderExp)
+  {
+    return 0;
+  }
+  const double step = job.maximumUpdateStepLength;
+  if (step > 0.0)
+  {
+    // DiffeomorphicDemonsRegistrationFilter::ApplyUpdate; Math::Ceil as
+    // ITK rounds it on x86-64: -((round half even of -0.5 - 2x) >> 1)
+    const double count = 2.0 + std::log(step) / ln2;
+    if (!(count > 0.0))
+    {
+      return 0;
+    }
+    return static_cast<unsigned>(-(static_cast<std::int64_t>(std::llrint(-0.5 - 2.0 * count)) >> 1));
+  }
+  // ExponentialDisplacementFieldImageFilter's automatic count (at most
+  // 2000, the filter's setting)
+  double smallest = job.spacing[0];
+  for (int a = 1; a < job.dimension; ++a)
+  {
+    if (job.spacing[a] < smallest)
+    {
+      smallest = job.spacing[a];
+    }
+  }
+  const double norm = maximumSquaredNorm / (smallest * smallest);
+  const double count = norm > 0 ? 2.0 + 0.5 * std::log(norm) / ln2 : std::numeric_limits<double>::min();
+  if (!(count >= 0.0))
+  {
+    return 0;
+  }
+  return std::min(static_cast<unsigned>(count + 1.0), 2000u);
 }
 
 void
@@ -121,65 +193,52 @@ public:
         m_UpdateKernels[a] = SmoothingKernel(job.updateStandardDeviations[a], job);
       }
     }
-    if (job.smoothUpdate)
+    m_Diffeomorphic = job.variant == DemonsVariant::Diffeomorphic;
+    if (job.smoothUpdate || m_Diffeomorphic)
     {
       m_Update.resize(m_Field.size());
     }
-    m_Normalizer = Normalizer<D>(job);
+    if (m_Diffeomorphic)
+    {
+      m_Warped.resize(static_cast<std::size_t>(m_Count));
+      m_Exponential.resize(m_Field.size());
+    }
+    m_Normalizer = m_Diffeomorphic ? EsmNormalizer<D>(job) : Normalizer<D>(job);
   }
 
   DemonsSums
   Iterate() override
   {
+    if (m_Diffeomorphic)
+    {
+      return this->IterateDiffeomorphic();
+    }
     if (m_Job.smoothField)
     {
       this->Smooth(m_Field, m_FieldKernels);
     }
-    const std::int64_t      pieces = (m_Count + kPiece - 1) / kPiece;
-    std::vector<DemonsSums> partial(static_cast<std::size_t>(pieces));
-    const bool              inPlace = !m_Job.smoothUpdate;
-    float *                 updates = inPlace ? nullptr : m_Update.data();
-    ParallelFor(pieces,
-                m_Threads,
-                [&](std::int64_t first, std::int64_t last)
-                {
-                  for (std::int64_t piece = first; piece < last; ++piece)
-                  {
-                    DemonsSums &       sums = partial[static_cast<std::size_t>(piece)];
-                    const std::int64_t end = std::min(m_Count, (piece + 1) * kPiece);
-                    for (std::int64_t i = piece * kPiece; i < end; ++i)
-                    {
-                      float *         u = m_Field.data() + i * D;
-                      float           update[D];
-                      const PixelSums s = UpdateAt<D>(m_Job, m_Normalizer, m_Fixed, m_Moving, u, i, update);
-                      if (s.counted)
-                      {
-                        sums.sumOfSquaredDifference += s.squaredDifference;
-                        sums.pixelsProcessed += 1;
-                        sums.sumOfSquaredChange += s.squaredChange;
-                      }
-                      for (int a = 0; a < D; ++a)
-                      {
-                        if (inPlace)
-                        {
-                          // the update reads the field at its own pixel only
-                          u[a] += update[a];
-                        }
-                        else
-                        {
-                          updates[i * D + a] = update[a];
-                        }
-                      }
-                    }
-                  }
-                });
-    DemonsSums total;
-    for (const DemonsSums & s : partial)
-    {
-      total.sumOfSquaredDifference += s.sumOfSquaredDifference;
-      total.pixelsProcessed += s.pixelsProcessed;
-      total.sumOfSquaredChange += s.sumOfSquaredChange;
-    }
+    const bool       inPlace = !m_Job.smoothUpdate;
+    float *          updates = inPlace ? nullptr : m_Update.data();
+    const DemonsSums total = this->SumUpdates(
+      [&](std::int64_t i)
+      {
+        float *         u = m_Field.data() + i * D;
+        float           update[D];
+        const PixelSums s = UpdateAt<D>(m_Job, m_Normalizer, m_Fixed, m_Moving, u, i, update);
+        for (int a = 0; a < D; ++a)
+        {
+          if (inPlace)
+          {
+            // the update reads the field at its own pixel only
+            u[a] += update[a];
+          }
+          else
+          {
+            updates[i * D + a] = update[a];
+          }
+        }
+        return s;
+      });
     if (!inPlace)
     {
       this->Smooth(m_Update, m_UpdateKernels);
@@ -208,6 +267,118 @@ public:
   }
 
 private:
+  /** The update of every pixel (`update` returns a pixel's sums and writes
+   * its update), summed in fixed pieces. */
+  template <typename TUpdate>
+  DemonsSums
+  SumUpdates(TUpdate && update)
+  {
+    const std::int64_t      pieces = (m_Count + kPiece - 1) / kPiece;
+    std::vector<DemonsSums> partial(static_cast<std::size_t>(pieces));
+    ParallelFor(pieces,
+                m_Threads,
+                [&](std::int64_t first, std::int64_t last)
+                {
+                  for (std::int64_t piece = first; piece < last; ++piece)
+                  {
+                    DemonsSums &       sums = partial[static_cast<std::size_t>(piece)];
+                    const std::int64_t end = std::min(m_Count, (piece + 1) * kPiece);
+                    for (std::int64_t i = piece * kPiece; i < end; ++i)
+                    {
+                      const PixelSums s = update(i);
+                      if (s.counted)
+                      {
+                        sums.sumOfSquaredDifference += s.squaredDifference;
+                        sums.pixelsProcessed += 1;
+                        sums.sumOfSquaredChange += s.squaredChange;
+                      }
+                    }
+                  }
+                });
+    DemonsSums total;
+    for (const DemonsSums & s : partial)
+    {
+      total.sumOfSquaredDifference += s.sumOfSquaredDifference;
+      total.pixelsProcessed += s.pixelsProcessed;
+      total.sumOfSquaredChange += s.sumOfSquaredChange;
+    }
+    return total;
+  }
+
+  /** Every sample i of `out` from `sample(i)`, on the threads. */
+  template <typename TSample>
+  void
+  ForEachSample(TSample && sample)
+  {
+    ParallelFor(m_Count,
+                m_Threads,
+                [&](std::int64_t first, std::int64_t last)
+                {
+                  for (std::int64_t i = first; i < last; ++i)
+                  {
+                    sample(i);
+                  }
+                });
+  }
+
+  /** One diffeomorphic iteration (cif/Demons.h, steps 1 to 6). */
+  DemonsSums
+  IterateDiffeomorphic()
+  {
+    const float * field = m_Field.data();
+    float *       warped = m_Warped.data();
+    ForEachSample([&](std::int64_t i) { warped[i] = WarpedMovingAt<D>(m_Job, m_Moving, field, i); });
+    float *          updates = m_Update.data();
+    const DemonsSums total = this->SumUpdates(
+      [&](std::int64_t i)
+      { return EsmUpdateAt<D>(m_Job, m_Normalizer, m_Fixed, warped, m_Moving, field, i, updates + i * D); });
+    if (m_Job.smoothUpdate)
+    {
+      this->Smooth(m_Update, m_UpdateKernels);
+    }
+    double largest = 0.0;
+    if (NeedsMaximumNorm(m_Job))
+    {
+      for (std::int64_t i = 0; i < m_Count; ++i)
+      {
+        largest = std::max(largest, SquaredNorm<D>(m_Update.data(), i));
+      }
+    }
+    const unsigned       squarings = SquaringCount(m_Job, largest);
+    std::vector<float> * exponential = &m_Update;
+    if (squarings > 0)
+    {
+      // ExponentialDisplacementFieldImageFilter: u / 2^n in double, then
+      // n times E = E + E o (Id + E)
+      const double divisor = std::ldexp(1.0, static_cast<int>(squarings));
+      for (std::size_t k = 0; k < m_Update.size(); ++k)
+      {
+        m_Exponential[k] = static_cast<float>(static_cast<double>(m_Update[k]) / divisor);
+      }
+      for (unsigned n = 0; n < squarings; ++n)
+      {
+        const float * e = m_Exponential.data();
+        float *       out = m_Scratch.data();
+        ForEachSample([&](std::int64_t i) { WarpVectorAddAt<D>(m_Job, e, e, e, out, i); });
+        m_Exponential.swap(m_Scratch);
+      }
+      exponential = &m_Exponential;
+    }
+    // the composition u = u o (Id + E) + E
+    {
+      const float * e = exponential->data();
+      float *       out = m_Scratch.data();
+      ForEachSample([&](std::int64_t i) { WarpVectorAddAt<D>(m_Job, field, e, e, out, i); });
+      m_Field.swap(m_Scratch);
+    }
+    if (m_Job.smoothField)
+    {
+      this->Smooth(m_Field, m_FieldKernels);
+    }
+    CheckSumsFinite(total);
+    return total;
+  }
+
   /** Passes along x, y (and z), each from `data` into the scratch buffer,
    * which then becomes `data`. */
   void
@@ -240,6 +411,9 @@ private:
   std::vector<float> m_Field;
   std::vector<float> m_Scratch;
   std::vector<float> m_Update;
+  std::vector<float> m_Warped;
+  std::vector<float> m_Exponential;
+  bool               m_Diffeomorphic{ false };
   std::vector<float> m_FieldKernels[3];
   std::vector<float> m_UpdateKernels[3];
 };

@@ -1,8 +1,10 @@
 /*=========================================================================
  *  CudaImageFilters
  *=========================================================================*/
-#ifndef itkCudaDemonsRegistrationFilter_hxx
-#define itkCudaDemonsRegistrationFilter_hxx
+#ifndef itkCudaDemonsRegistrationBase_hxx
+#define itkCudaDemonsRegistrationBase_hxx
+
+#include "itkCudaDemonsRegistrationBase.h"
 
 #include "cif/Demons.h"
 #include "itkCudaImageGeometry.h"
@@ -58,9 +60,9 @@ SameGeometry(const TImage * a, const ImageBase<TImage::ImageDimension> * b)
 }
 } // namespace CudaDemonsDetail
 
-template <typename TFixedImage, typename TMovingImage, typename TDisplacementField>
+template <typename TITKFilter>
 std::string
-CudaDemonsRegistrationFilter<TFixedImage, TMovingImage, TDisplacementField>::GetCoreUnsupportedReason() const
+CudaDemonsRegistrationBase<TITKFilter>::GetCoreUnsupportedReason() const
 {
   using FieldValue = typename DisplacementFieldType::PixelType::ValueType;
   using FixedPixel = typename FixedImageType::PixelType;
@@ -79,11 +81,11 @@ CudaDemonsRegistrationFilter<TFixedImage, TMovingImage, TDisplacementField>::Get
     return "fixed or moving pixels of other types than unsigned char, short, unsigned short and float";
   }
   // (GetMovingImageInterpolator is not const in ITK)
-  auto * function = dynamic_cast<DemonsRegistrationFunctionType *>(
-    const_cast<Self *>(this)->GetDifferenceFunction().GetPointer());
+  auto * function =
+    dynamic_cast<DemonsRegistrationFunctionType *>(const_cast<Self *>(this)->GetDifferenceFunction().GetPointer());
   if (function == nullptr || typeid(*function) != typeid(DemonsRegistrationFunctionType))
   {
-    return "a difference function other than ITK's DemonsRegistrationFunction";
+    return std::string("a difference function other than ") + this->GetITKClassName() + "'s default";
   }
   using DefaultInterpolator = LinearInterpolateImageFunction<MovingImageType, double>;
   const auto * interpolator = function->GetMovingImageInterpolator();
@@ -91,9 +93,10 @@ CudaDemonsRegistrationFilter<TFixedImage, TMovingImage, TDisplacementField>::Get
   {
     return "a moving image interpolator other than the default LinearInterpolateImageFunction";
   }
-  if (this->GetUseMovingImageGradient())
+  const std::string variant = this->GetVariantUnsupportedReason(function);
+  if (!variant.empty())
   {
-    return "UseMovingImageGradient (the moving image's gradient)";
+    return variant;
   }
   if (this->GetManualReinitialization())
   {
@@ -118,9 +121,9 @@ CudaDemonsRegistrationFilter<TFixedImage, TMovingImage, TDisplacementField>::Get
   return {};
 }
 
-template <typename TFixedImage, typename TMovingImage, typename TDisplacementField>
+template <typename TITKFilter>
 void
-CudaDemonsRegistrationFilter<TFixedImage, TMovingImage, TDisplacementField>::GenerateData()
+CudaDemonsRegistrationBase<TITKFilter>::GenerateData()
 {
   const FixedImageType *  fixed = this->GetFixedImage();
   const MovingImageType * moving = this->GetMovingImage();
@@ -151,8 +154,8 @@ CudaDemonsRegistrationFilter<TFixedImage, TMovingImage, TDisplacementField>::Gen
     {
       if (itkCode)
       {
-        report.AddNote("ITK's own DemonsRegistrationFilter code ran (the module's cores do not take " + unsupported +
-                       ")");
+        report.AddNote(std::string("ITK's own ") + this->GetITKClassName() +
+                       " code ran (the module's cores do not take " + unsupported + ")");
       }
       else
       {
@@ -163,9 +166,9 @@ CudaDemonsRegistrationFilter<TFixedImage, TMovingImage, TDisplacementField>::Gen
     });
 }
 
-template <typename TFixedImage, typename TMovingImage, typename TDisplacementField>
+template <typename TITKFilter>
 void
-CudaDemonsRegistrationFilter<TFixedImage, TMovingImage, TDisplacementField>::RunCore(bool onGpu)
+CudaDemonsRegistrationBase<TITKFilter>::RunCore(bool onGpu)
 {
   if constexpr (kCoreTypes)
   {
@@ -187,6 +190,7 @@ CudaDemonsRegistrationFilter<TFixedImage, TMovingImage, TDisplacementField>::Run
     typename FixedImageType::DirectionType pointToIndex;
     CudaImageGeometry::IndexMatrices(fixed, indexToPoint, pointToIndex);
     CudaImageGeometry::DescribeImage(moving, job.moving);
+    const auto movingInverseDirection = moving->GetInverseDirection();
     for (unsigned int a = 0; a < D; ++a)
     {
       job.size[a] = static_cast<std::int64_t>(region.GetSize(a));
@@ -198,14 +202,18 @@ CudaDemonsRegistrationFilter<TFixedImage, TMovingImage, TDisplacementField>::Run
       for (unsigned int b = 0; b < D; ++b)
       {
         job.indexToPoint[a][b] = indexToPoint[a][b];
+        job.pointToIndex[a][b] = pointToIndex[a][b];
         job.direction[a][b] = fixed->GetDirection()[a][b];
+        job.movingInverseDirection[a][b] = movingInverseDirection[a][b];
       }
+      job.movingSpacing[a] = moving->GetSpacing()[a];
     }
     job.smoothField = this->GetSmoothDisplacementField();
     job.smoothUpdate = this->GetSmoothUpdateField();
     job.maximumError = this->GetMaximumError();
     job.maximumKernelWidth = this->GetMaximumKernelWidth();
     job.intensityDifferenceThreshold = function->GetIntensityDifferenceThreshold();
+    this->DescribeVariant(job, function);
     this->CheckCoreJob(cif::ValidateDemonsJob(job));
 
     std::vector<float>            fixedStorage;
@@ -213,7 +221,8 @@ CudaDemonsRegistrationFilter<TFixedImage, TMovingImage, TDisplacementField>::Run
     const float *                 fixedValues = CudaDemonsDetail::AsFloat(fixed, fixedStorage);
     const float *                 movingValues = CudaDemonsDetail::AsFloat(moving, movingStorage);
     const DisplacementFieldType * initial = this->GetInitialDisplacementField();
-    const float * initialValues = initial != nullptr ? reinterpret_cast<const float *>(initial->GetBufferPointer()) : nullptr;
+    const float *                 initialValues =
+      initial != nullptr ? reinterpret_cast<const float *>(initial->GetBufferPointer()) : nullptr;
 
     this->Initialize();
     this->SetElapsedIterations(0);
@@ -236,10 +245,11 @@ CudaDemonsRegistrationFilter<TFixedImage, TMovingImage, TDisplacementField>::Run
     while (!this->Halt())
     {
       // PDEDeformableRegistrationFilter::InitializeIteration, the smoothing
-      // being the core's: the function's images and per-iteration state
+      // and the warps being the core's: the function's images and
+      // per-iteration state
       function->SetFixedImage(fixed);
       function->SetMovingImage(moving);
-      function->InitializeIteration();
+      this->StartIteration(function);
       cif::DemonsSums sums;
       try
       {
@@ -254,7 +264,7 @@ CudaDemonsRegistrationFilter<TFixedImage, TMovingImage, TDisplacementField>::Run
         itkExceptionMacro(<< e.what());
       }
       // ITK's own bookkeeping: the function's metric and RMS change, then
-      // DemonsRegistrationFilter::ApplyUpdate's
+      // the filter's ApplyUpdate's
       auto * global = static_cast<GlobalData *>(function->GetGlobalDataPointer());
       global->m_SumOfSquaredDifference = sums.sumOfSquaredDifference;
       global->m_NumberOfPixelsProcessed = static_cast<SizeValueType>(sums.pixelsProcessed);
@@ -266,11 +276,13 @@ CudaDemonsRegistrationFilter<TFixedImage, TMovingImage, TDisplacementField>::Run
       this->InvokeEvent(IterationEvent());
       if (this->GetAbortGenerateData())
       {
+        this->FinishIterations(function);
         this->InvokeEvent(IterationEvent());
         this->ResetPipeline();
         throw ProcessAborted(__FILE__, __LINE__);
       }
     }
+    this->FinishIterations(function);
     solver->ReadField(reinterpret_cast<float *>(output->GetBufferPointer()));
     this->PostProcessOutput();
   }
@@ -280,10 +292,9 @@ CudaDemonsRegistrationFilter<TFixedImage, TMovingImage, TDisplacementField>::Run
   }
 }
 
-template <typename TFixedImage, typename TMovingImage, typename TDisplacementField>
+template <typename TITKFilter>
 void
-CudaDemonsRegistrationFilter<TFixedImage, TMovingImage, TDisplacementField>::PrintSelf(std::ostream & os,
-                                                                                       Indent         indent) const
+CudaDemonsRegistrationBase<TITKFilter>::PrintSelf(std::ostream & os, Indent indent) const
 {
   Superclass::PrintSelf(os, indent);
   this->PrintExecution(os, indent);
