@@ -51,6 +51,7 @@ from ._described import FUNCTIONS as _DESCRIBED
 from .gaussian_rbf import gaussian_rbf_evaluate, gaussian_rbf_interpolation_image_filter
 from .kernel_superposition import kernel_superposition_image_filter
 from .pipeline import image_filter
+from .metric import metric_value_and_derivative
 from .registration import DemonsResult, demons_registration, diffeomorphic_demons_registration
 from .resample import BSplineInterpolator, resample_image_filter
 
@@ -73,6 +74,7 @@ __all__ = [
     "bspline_decomposition_image_filter",
     "demons_registration",
     "diffeomorphic_demons_registration",
+    "metric_value_and_derivative",
     "device_description",
     "gpu_unavailable_reason",
     "gaussian_rbf_evaluate",

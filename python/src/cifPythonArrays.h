@@ -196,6 +196,24 @@ DispatchScalar(const ArrayInfo & a, const char * function, F && f)
   }
 }
 
+/** A D x D matrix given row by row as D * D values, into a 3 x 3 one;
+ * throws std::invalid_argument naming `function` and `what` otherwise. */
+inline void
+SquareMatrix(const std::vector<double> & values, int d, double out[3][3], const char * function, const char * what)
+{
+  if (values.size() != static_cast<std::size_t>(d * d))
+  {
+    throw std::invalid_argument(std::string(function) + ": " + what + " needs " + std::to_string(d * d) + " values");
+  }
+  for (int r = 0; r < d; ++r)
+  {
+    for (int c = 0; c < d; ++c)
+    {
+      out[r][c] = values[static_cast<std::size_t>(r * d + c)];
+    }
+  }
+}
+
 /** Three per-axis values (x, y, z) from a Python sequence of 1 to 3 numbers. */
 template <typename T>
 void
@@ -221,6 +239,8 @@ void
 RegisterKernelSuperposition(nb::module_ & m);
 void
 RegisterDemons(nb::module_ & m);
+void
+RegisterMetric(nb::module_ & m);
 void
 RegisterDescribed(nb::module_ & m);
 

@@ -29,24 +29,6 @@ namespace
 
 using DemonsResult = std::tuple<Report, std::vector<double>, std::vector<double>>;
 
-/** A D x D matrix given row by row as D * D values. */
-void
-Matrix(const std::vector<double> & values, int d, double out[3][3], const char * what)
-{
-  if (values.size() != static_cast<std::size_t>(d * d))
-  {
-    throw std::invalid_argument(std::string("demons_registration: ") + what + " needs " + std::to_string(d * d) +
-                                " values");
-  }
-  for (int r = 0; r < d; ++r)
-  {
-    for (int c = 0; c < d; ++c)
-    {
-      out[r][c] = values[static_cast<std::size_t>(r * d + c)];
-    }
-  }
-}
-
 DemonsResult
 Demons(const InArray &                fixed,
        const InArray &                moving,
@@ -138,8 +120,8 @@ Demons(const InArray &                fixed,
   Axes(fixedSpacing, spacing, 1.0, "fixed spacing");
   Axes(fixedOrigin, fo, 0.0, "fixed origin");
   Axes(movingOrigin, mo, 0.0, "moving origin");
-  Matrix(fixedDirection, d, job.direction, "the fixed direction");
-  Matrix(movingPointToIndex, d, job.moving.pointToIndex, "the moving point-to-index matrix");
+  SquareMatrix(fixedDirection, d, job.direction, name, "the fixed direction");
+  SquareMatrix(movingPointToIndex, d, job.moving.pointToIndex, name, "the moving point-to-index matrix");
   for (int a = 0; a < d; ++a)
   {
     job.size[a] = f.Size(a);
@@ -170,8 +152,8 @@ Demons(const InArray &                fixed,
     job.movingIntegral = movingIntegral;
     double ms[3]{ 1, 1, 1 };
     Axes(movingSpacing, ms, 1.0, "moving spacing");
-    Matrix(fixedPointToIndex, d, job.pointToIndex, "the fixed point-to-index matrix");
-    Matrix(movingInverseDirection, d, job.movingInverseDirection, "the moving inverse direction");
+    SquareMatrix(fixedPointToIndex, d, job.pointToIndex, name, "the fixed point-to-index matrix");
+    SquareMatrix(movingInverseDirection, d, job.movingInverseDirection, name, "the moving inverse direction");
     for (int a = 0; a < d; ++a)
     {
       job.movingSpacing[a] = ms[a];

@@ -453,5 +453,6 @@ NB_MODULE(_cif, m)
   RegisterGaussianRBF(m);
   RegisterKernelSuperposition(m);
   RegisterDemons(m);
+  RegisterMetric(m);
   RegisterDescribed(m);
 }

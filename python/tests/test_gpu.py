@@ -597,3 +597,35 @@ def test_demons_cupy_and_torch_stay_on_the_gpu(cupy, torch_cuda):
     assert cif.transfer_counters() == cif.TransferCounters(0, 0, 0, 0)
     assert isinstance(out, cupy.ndarray) and out.shape == (64, 64, 2)
     np.testing.assert_array_equal(cupy.asnumpy(out), cpu)
+
+
+@pytest.mark.parametrize("metric", ["mean_squares", "correlation"])
+def test_metric_value_and_derivative_gpu_equals_the_cpu_core(gpu, metric):
+    """metric_value_and_derivative on the GPU: the CPU core's value and
+    derivative (only the order of the double sums differs), whose agreement
+    with ITK's metric test_metric.py checks."""
+    fixed = smooth_image((40, 48, 56), np.float32, seed=6)
+    moving = np.roll(fixed, (1, 2, -1), axis=(0, 1, 2)).copy()
+    parameters = [1.01, 0.02, 0.0, -0.01, 0.99, 0.01, 0.0, 0.02, 1.0, 1.5, -2.0, 0.5]
+    kwargs = dict(metric=metric, center=[20.0, 24.0, 28.0], spacing=(1.0, 1.2, 0.8))
+    cpu = cif.metric_value_and_derivative(fixed, moving, parameters, device="cpu", **kwargs)
+    on_gpu = cif.metric_value_and_derivative(fixed, moving, parameters, device="gpu", **kwargs)
+    assert cif.last_execution_report().device == "GPU"
+    assert abs(on_gpu[0] - cpu[0]) <= 1e-10 * abs(cpu[0])
+    assert np.linalg.norm(on_gpu[1] - cpu[1]) <= 1e-8 * np.linalg.norm(cpu[1])
+    assert np.linalg.norm(cpu[1]) > 0
+
+
+def test_metric_value_and_derivative_device_arrays_stay_on_the_gpu(cupy, torch_cuda):
+    a = smooth_image((64, 72), np.float32, seed=7)
+    b = np.roll(a, (2, -1), axis=(0, 1)).copy()
+    cpu = cif.metric_value_and_derivative(a, b, [1.0, -2.0], transform="translation", device="cpu")
+    cif.reset_transfer_counters()
+    got = cif.metric_value_and_derivative(cupy.asarray(a), cupy.asarray(b), [1.0, -2.0], transform="translation")
+    assert cif.transfer_counters() == cif.TransferCounters(0, 0, 0, 0)
+    assert abs(got[0] - cpu[0]) <= 1e-10 * abs(cpu[0])
+    np.testing.assert_allclose(got[1], cpu[1], rtol=1e-8)
+    t = cif.metric_value_and_derivative(
+        torch_cuda.from_numpy(a).cuda(), torch_cuda.from_numpy(b).cuda(), [1.0, -2.0], transform="translation"
+    )
+    assert abs(t[0] - cpu[0]) <= 1e-10 * abs(cpu[0])
