@@ -90,15 +90,7 @@ public:
       }
       else if (spec.matrix)
       {
-        // the direction matrix, row by row
-        std::vector<double> & matrix = parameters[spec.name];
-        for (unsigned int a = 0; a < ImageDimension; ++a)
-        {
-          for (unsigned int b = 0; b < ImageDimension; ++b)
-          {
-            matrix.push_back(filter->GetInput()->GetDirection()[a][b]);
-          }
-        }
+        parameters[spec.name] = itk::CudaMatrixValues<ImageDimension>(filter->GetInput()->GetDirection());
       }
     }
     return parameters;

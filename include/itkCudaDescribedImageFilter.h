@@ -60,6 +60,22 @@ CudaPerAxisValues(const TArray & perAxis)
   }
   return values;
 }
+/** A D x D matrix (an image's direction) as a described parameter's values,
+ * row by row. */
+template <unsigned int D, typename TMatrix>
+std::vector<double>
+CudaMatrixValues(const TMatrix & matrix)
+{
+  std::vector<double> values;
+  for (unsigned int a = 0; a < D; ++a)
+  {
+    for (unsigned int b = 0; b < D; ++b)
+    {
+      values.push_back(static_cast<double>(matrix[a][b]));
+    }
+  }
+  return values;
+}
 template <unsigned int D>
 std::vector<double>
 CudaRadiusValues(const Size<D> & radius)

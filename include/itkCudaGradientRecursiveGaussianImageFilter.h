@@ -86,15 +86,7 @@ public:
     if (const TInputImage * input = filter->GetInput())
     {
       p["spacing"] = CudaPerAxisValues<D>(input->GetSpacing());
-      std::vector<double> direction;
-      for (unsigned int a = 0; a < D; ++a)
-      {
-        for (unsigned int b = 0; b < D; ++b)
-        {
-          direction.push_back(input->GetDirection()[a][b]);
-        }
-      }
-      p["direction"] = direction;
+      p["direction"] = CudaMatrixValues<D>(input->GetDirection());
     }
     return p;
   }

@@ -23,6 +23,7 @@
 #include <random>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace cif_test
@@ -256,6 +257,29 @@ MaxAbsDifference(const TA * a, const TB * b)
     worst = std::max(worst, std::fabs(x - y));
   }
   return worst;
+}
+
+/** For images of vector pixels (FixedArray-like, D components) on one
+ * grid: the largest |component| of `expected` and the largest component
+ * difference between the two, over the buffer. */
+template <typename TA, typename TB>
+std::pair<double, double>
+LargestComponentAndDifference(const TA * got, const TB * expected)
+{
+  constexpr unsigned int D = TB::PixelType::Dimension;
+  const std::size_t      n = expected->GetBufferedRegion().GetNumberOfPixels();
+  double                 largest = 0.0;
+  double                 difference = 0.0;
+  for (std::size_t i = 0; i < n; ++i)
+  {
+    for (unsigned int c = 0; c < D; ++c)
+    {
+      const double e = static_cast<double>(expected->GetBufferPointer()[i][c]);
+      largest = std::max(largest, std::abs(e));
+      difference = std::max(difference, std::abs(static_cast<double>(got->GetBufferPointer()[i][c]) - e));
+    }
+  }
+  return { largest, difference };
 }
 
 /** ITK's BrainProtonDensitySlice as TImage (a 2D image type) with an

@@ -282,18 +282,7 @@ ExpectToolEqualsItk(const std::string & device)
     const GradientImage * reference = gradient->GetOutput();
     ASSERT_EQ(ours->GetLargestPossibleRegion().GetSize(), reference->GetLargestPossibleRegion().GetSize());
     EXPECT_EQ(ours->GetDirection(), reference->GetDirection());
-    double largest = 0;
-    double difference = 0;
-    for (itk::SizeValueType i = 0; i < reference->GetLargestPossibleRegion().GetNumberOfPixels(); ++i)
-    {
-      for (unsigned int c = 0; c < 3; ++c)
-      {
-        largest = std::max(largest, std::abs(static_cast<double>(reference->GetBufferPointer()[i][c])));
-        difference = std::max(difference,
-                              std::abs(static_cast<double>(ours->GetBufferPointer()[i][c]) -
-                                       static_cast<double>(reference->GetBufferPointer()[i][c])));
-      }
-    }
+    const auto [largest, difference] = LargestComponentAndDifference(ours.GetPointer(), reference);
     EXPECT_GT(largest, 0.0);
     EXPECT_LE(difference, 1e-6 * largest) << "gradient-recursive-gaussian";
     std::remove((stem + "_in.nrrd").c_str());

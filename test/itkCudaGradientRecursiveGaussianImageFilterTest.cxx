@@ -80,17 +80,7 @@ ExpectItksGradient(const TImage * input, const Settings & s, Mode mode)
   ASSERT_EQ(got->GetBufferedRegion(), expected->GetBufferedRegion());
   EXPECT_EQ(got->GetSpacing(), expected->GetSpacing());
   EXPECT_EQ(got->GetDirection(), expected->GetDirection());
-  const std::size_t n = expected->GetBufferedRegion().GetNumberOfPixels();
-  double            largest = 0;
-  double            difference = 0;
-  for (std::size_t i = 0; i < n; ++i)
-  {
-    for (unsigned int a = 0; a < D; ++a)
-    {
-      largest = std::max(largest, std::abs(expected->GetBufferPointer()[i][a]));
-      difference = std::max(difference, std::abs(got->GetBufferPointer()[i][a] - expected->GetBufferPointer()[i][a]));
-    }
-  }
+  const auto [largest, difference] = LargestComponentAndDifference(got.GetPointer(), expected.GetPointer());
   ASSERT_GT(largest, 0.0);
   EXPECT_LE(difference, 1e-6 * largest) << "largest component " << largest;
   std::cout << D << "D " << typeid(typename TImage::PixelType).name() << " sigma " << s.sigma[0]
