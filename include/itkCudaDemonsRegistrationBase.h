@@ -73,7 +73,11 @@ protected:
 
   /** The subclass's own reasons to run ITK's code (empty: none). */
   virtual std::string
-  GetVariantUnsupportedReason(DemonsRegistrationFunctionType * function) const = 0;
+  GetVariantUnsupportedReason(DemonsRegistrationFunctionType * function) const
+  {
+    (void)function;
+    return {};
+  }
 
   /** The core's variant and its settings. */
   virtual void

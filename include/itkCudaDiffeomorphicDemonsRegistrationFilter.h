@@ -88,12 +88,6 @@ protected:
     return "DiffeomorphicDemonsRegistrationFilter";
   }
 
-  std::string
-  GetVariantUnsupportedReason(DemonsRegistrationFunctionType *) const override
-  {
-    return {};
-  }
-
   void
   DescribeVariant(cif::DemonsJob & job, DemonsRegistrationFunctionType * function) const override;
 

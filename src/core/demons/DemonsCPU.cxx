@@ -305,7 +305,7 @@ private:
     return total;
   }
 
-  /** Every sample i of `out` from `sample(i)`, on the threads. */
+  /** sample(i) for every sample i of the fixed grid, on the threads. */
   template <typename TSample>
   void
   ForEachSample(TSample && sample)
@@ -389,15 +389,7 @@ private:
       const Kernel kernel{ kernels[axis].data(), static_cast<int>(kernels[axis].size()) };
       const float * in = data.data();
       float *       out = m_Scratch.data();
-      ParallelFor(m_Count,
-                  m_Threads,
-                  [&](std::int64_t first, std::int64_t last)
-                  {
-                    for (std::int64_t i = first; i < last; ++i)
-                    {
-                      SmoothSample<D>(in, out, m_Job.size, axis, kernel, i);
-                    }
-                  });
+      ForEachSample([&](std::int64_t i) { SmoothSample<D>(in, out, m_Job.size, axis, kernel, i); });
       data.swap(m_Scratch);
     }
   }

@@ -91,11 +91,12 @@ SmoothSample(const float * in, float * out, const std::int64_t size[3], int axis
   }
 }
 
-/** ITK's TransformIndexToPhysicalPoint of the fixed grid's local index:
- * the origin, then each index term in axis order. */
+/** ITK's TransformIndexToPhysicalPoint of the fixed grid's local index
+ * (the origin, then each index term in axis order), plus the D float
+ * components of `displacement` promoted to double: the point x + u(x). */
 template <int D>
 CIF_METRIC_HD void
-GridPoint(const DemonsJob & job, const std::int64_t index[3], double p[D])
+DisplacedPoint(const DemonsJob & job, const std::int64_t index[3], const float * displacement, double p[D])
 {
   for (int r = 0; r < D; ++r)
   {
@@ -104,8 +105,25 @@ GridPoint(const DemonsJob & job, const std::int64_t index[3], double p[D])
     {
       sum += job.indexToPoint[r][c] * static_cast<double>(job.start[c] + index[c]);
     }
-    p[r] = sum;
+    p[r] = sum + static_cast<double>(displacement[r]);
   }
+}
+
+/** The moving image's linear interpolation at p when p lies inside its
+ * buffer (ITK's IsInsideBuffer then Evaluate). */
+template <int D>
+CIF_METRIC_HD bool
+MovingValueAt(const DemonsJob & job, const float * moving, const double p[D], double & value)
+{
+  double c[D];
+  if (!metric::ContinuousIndex<D>(job.moving, p, c))
+  {
+    return false;
+  }
+  metric::Taps taps;
+  metric::LinearTaps<D>(job.moving, c, taps);
+  value = metric::Interpolate<D>(moving, job.moving, taps, 1, 0);
+  return true;
 }
 
 /** out = matrix in (ITK's matrix-vector product: each row's sum from 0 in
@@ -168,19 +186,12 @@ UpdateAt(const DemonsJob & job, double normalizer, const float * fixed, const fl
   std::int64_t index[3];
   LocalIndex<D>(job.size, linear, index);
   double p[D];
-  GridPoint<D>(job, index, p);
-  for (int r = 0; r < D; ++r)
-  {
-    p[r] += static_cast<double>(u[r]);
-  }
-  double c[D];
-  if (!metric::ContinuousIndex<D>(job.moving, p, c))
+  DisplacedPoint<D>(job, index, u, p);
+  double movingValue = 0.0;
+  if (!MovingValueAt<D>(job, moving, p, movingValue))
   {
     return result;
   }
-  metric::Taps taps;
-  metric::LinearTaps<D>(job.moving, c, taps);
-  const double movingValue = metric::Interpolate<D>(moving, job.moving, taps, 1, 0);
 
   // CentralDifferenceImageFunction::EvaluateAtIndex (double), then the
   // direction (TransformLocalVectorToPhysicalVector)
@@ -267,37 +278,13 @@ WarpedMovingAt(const DemonsJob & job, const float * moving, const float * field,
   std::int64_t index[3];
   LocalIndex<D>(job.size, linear, index);
   double p[D];
-  GridPoint<D>(job, index, p);
-  for (int r = 0; r < D; ++r)
-  {
-    p[r] += static_cast<double>(field[linear * D + r]);
-  }
-  double c[D];
-  if (!metric::ContinuousIndex<D>(job.moving, p, c))
+  DisplacedPoint<D>(job, index, field + linear * D, p);
+  double value = 0.0;
+  if (!MovingValueAt<D>(job, moving, p, value))
   {
     return job.movingOutside;
   }
-  metric::Taps taps;
-  metric::LinearTaps<D>(job.moving, c, taps);
-  const double value = metric::Interpolate<D>(moving, job.moving, taps, 1, 0);
   return job.movingIntegral ? static_cast<float>(trunc(value)) : static_cast<float>(value);
-}
-
-/** The moving image's linear interpolation at p when p lies inside its
- * buffer (ITK's IsInsideBuffer then Evaluate). */
-template <int D>
-CIF_METRIC_HD bool
-MovingValueAt(const DemonsJob & job, const float * moving, const double p[D], double & value)
-{
-  double c[D];
-  if (!metric::ContinuousIndex<D>(job.moving, p, c))
-  {
-    return false;
-  }
-  metric::Taps taps;
-  metric::LinearTaps<D>(job.moving, c, taps);
-  value = metric::Interpolate<D>(moving, job.moving, taps, 1, 0);
-  return true;
 }
 
 /** ESMDemonsRegistrationFunction::ComputeUpdate at sample `linear`, from
@@ -396,11 +383,7 @@ EsmUpdateAt(const DemonsJob & job,
     // half-pixel steps along the physical axes, then into the moving
     // image's index axes
     double p[D];
-    GridPoint<D>(job, index, p);
-    for (int r = 0; r < D; ++r)
-    {
-      p[r] += static_cast<double>(field[linear * D + r]);
-    }
+    DisplacedPoint<D>(job, index, field + linear * D, p);
     double od[D];
     for (int a = 0; a < D; ++a)
     {
@@ -489,11 +472,7 @@ WarpVectorAddAt(const DemonsJob & job,
   std::int64_t index[3];
   LocalIndex<D>(job.size, linear, index);
   double p[D];
-  GridPoint<D>(job, index, p);
-  for (int r = 0; r < D; ++r)
-  {
-    p[r] += static_cast<double>(by[linear * D + r]);
-  }
+  DisplacedPoint<D>(job, index, by + linear * D, p);
   double v[D];
   for (int k = 0; k < D; ++k)
   {
