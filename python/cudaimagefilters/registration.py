@@ -6,7 +6,7 @@ itk::CudaDiffeomorphicDemonsRegistrationFilter)."""
 
 from __future__ import annotations
 
-from typing import Any, List, NamedTuple, Optional, Sequence, Union
+from typing import Any, List, NamedTuple, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -46,6 +46,25 @@ def _as_float32(arg: _arrays.ImageArg, what: str, name: str) -> Any:
     if arg.kind == _arrays.TORCH:
         return arg.array.to(dtype=_arrays.torch_dtype(np.float32))
     return arg.array.astype(np.float32)
+
+
+def _check_pair(name: str, f: _arrays.ImageArg, m: _arrays.ImageArg) -> None:
+    """A registration's image pair: one kind, one side, both 2D or both 3D."""
+    if f.kind != m.kind or f.on_gpu != m.on_gpu:
+        raise ValueError(f"{name}: the fixed and moving images must be of one kind and on one side")
+    if f.ndim not in (2, 3) or m.ndim != f.ndim:
+        raise ValueError(f"{name}: the fixed and moving images must both be 2D or both 3D")
+
+
+def _image_pair(
+    name: str, fixed: Any, moving: Any, device: str, spacing: Any, origin: Any, direction: Any
+) -> Tuple[_arrays.ImageArg, _arrays.ImageArg]:
+    """The fixed and moving arguments read (on the grid of spacing, origin
+    and direction for arrays) and checked as a pair."""
+    f = prepare(fixed, device, what="fixed image", spacing=spacing, origin=origin, direction=direction)
+    m = prepare(moving, device, what="moving image", spacing=spacing, origin=origin, direction=direction)
+    _check_pair(name, f, m)
+    return f, m
 
 
 def _point_to_index(g: _arrays.Geometry) -> np.ndarray:
@@ -166,12 +185,7 @@ def _demons(name: str, diffeomorphic: Optional[dict], fixed: Any, moving: Any, k
     standard_deviations = k["standard_deviations"]
     update_field_standard_deviations = k["update_field_standard_deviations"]
     initial_displacement_field = k["initial_displacement_field"]
-    f = prepare(fixed, device, what="fixed image", spacing=spacing, origin=origin, direction=direction)
-    m = prepare(moving, device, what="moving image", spacing=spacing, origin=origin, direction=direction)
-    if f.kind != m.kind or f.on_gpu != m.on_gpu:
-        raise ValueError(f"{name}: the fixed and moving images must be of one kind and on one side")
-    if f.ndim not in (2, 3) or m.ndim != f.ndim:
-        raise ValueError(f"{name}: the fixed and moving images must both be 2D or both 3D")
+    f, m = _image_pair(name, fixed, moving, device, spacing, origin, direction)
     d = f.ndim
     fixed_values = _as_float32(f, "fixed image", name)
     moving_values = _as_float32(m, "moving image", name)

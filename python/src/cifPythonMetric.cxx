@@ -3,11 +3,13 @@
  *  metric core (cif/RegistrationMetric.h) for metric_value_and_derivative.
  *  The Python layer gives the fixed and moving images (float32 or float64,
  *  one type), the moving image's gradient (D float32 per sample, ITK's
- *  default gradient filter), their grids (x first, matrices row by row;
- *  the virtual domain is the fixed image's grid), the moving transform's
- *  point map p' = matrix p + offset and the point the moments are taken
- *  from; this binding returns the core's sums (MetricMoments), which the
- *  Python layer contracts with the transform's Jacobian as ITK does.
+ *  default gradient filter), their grids (x first, matrices row by row),
+ *  the virtual domain (by default the fixed image's grid; register() gives
+ *  each level's shrunk grid), the moving transform's point map
+ *  p' = matrix p + offset, the point the moments are taken from and, for
+ *  Mattes mutual information, ITK's histogram set-up; this binding returns
+ *  the core's sums (MetricMoments), which the Python layer contracts with
+ *  the transform's Jacobian as ITK does.
  *=========================================================================*/
 #include "cifPythonArrays.h"
 
@@ -59,7 +61,11 @@ MetricMoments(const std::string &         metric,
               const std::vector<double> & momentOrigin,
               const std::string &         device,
               std::uintptr_t              stream,
-              int                         threads)
+              int                         threads,
+              const std::vector<double> & virtualSize,
+              const std::vector<double> & virtualOrigin,
+              const std::vector<double> & virtualIndexToPoint,
+              const std::vector<double> & mattes)
 {
   const char * name = "metric_value_and_derivative";
   const auto   f = Inspect(fixed, "fixed image");
@@ -90,10 +96,28 @@ MetricMoments(const std::string &         metric,
   {
     job.kind = cif::MetricKind::Correlation;
   }
+  else if (metric == "mattes")
+  {
+    job.kind = cif::MetricKind::MattesMutualInformation;
+    // bins, fixed bin size and normalised minimum, moving bin size and
+    // normalised minimum, the moving image's true minimum and maximum
+    if (mattes.size() != 7 || !(mattes[0] >= 1 && mattes[0] <= cif::kMaxMattesBins))
+    {
+      throw std::invalid_argument(std::string(name) + ": Mattes needs its histogram set-up (7 values, 1 to " +
+                                  std::to_string(cif::kMaxMattesBins) + " bins)");
+    }
+    job.mattes.bins = static_cast<int>(mattes[0]);
+    job.mattes.fixedBinSize = mattes[1];
+    job.mattes.fixedNormalizedMin = mattes[2];
+    job.mattes.movingBinSize = mattes[3];
+    job.mattes.movingNormalizedMin = mattes[4];
+    job.mattes.movingTrueMin = mattes[5];
+    job.mattes.movingTrueMax = mattes[6];
+  }
   else
   {
-    throw std::invalid_argument(std::string(name) + ": the core's metric is mean_squares or correlation, not '" +
-                                metric + "'");
+    throw std::invalid_argument(std::string(name) +
+                                ": the core's metric is mean_squares, correlation or mattes, not '" + metric + "'");
   }
   job.dimension = d;
   double fo[3]{ 0, 0, 0 };
@@ -104,7 +128,16 @@ MetricMoments(const std::string &         metric,
   Axes(movingOrigin, mo, 0.0, "moving origin");
   Axes(offset, t, 0.0, "offset");
   Axes(momentOrigin, x0, 0.0, "moment origin");
-  SquareMatrix(fixedIndexToPoint, d, job.virtualIndexToPoint, name, "the fixed index-to-point matrix");
+  const bool ownVirtual = !virtualSize.empty();
+  if (ownVirtual && (virtualSize.size() != static_cast<std::size_t>(d) || virtualOrigin.size() != virtualSize.size()))
+  {
+    throw std::invalid_argument(std::string(name) + ": the virtual domain needs D sizes and D origin values");
+  }
+  SquareMatrix(ownVirtual ? virtualIndexToPoint : fixedIndexToPoint,
+               d,
+               job.virtualIndexToPoint,
+               name,
+               ownVirtual ? "the virtual index-to-point matrix" : "the fixed index-to-point matrix");
   SquareMatrix(fixedPointToIndex, d, job.fixed.pointToIndex, name, "the fixed point-to-index matrix");
   SquareMatrix(movingPointToIndex, d, job.moving.pointToIndex, name, "the moving point-to-index matrix");
   SquareMatrix(matrix, d, job.movingTransform.maps[0].matrix, name, "the transform matrix");
@@ -112,8 +145,20 @@ MetricMoments(const std::string &         metric,
   job.movingTransform.count = 1;
   for (int a = 0; a < d; ++a)
   {
-    job.virtualSize[a] = f.Size(a);
-    job.virtualOrigin[a] = fo[a];
+    if (ownVirtual)
+    {
+      if (!(virtualSize[a] >= 1) || virtualSize[a] != static_cast<double>(static_cast<std::int64_t>(virtualSize[a])))
+      {
+        throw std::invalid_argument(std::string(name) + ": the virtual domain's sizes must be positive integers");
+      }
+      job.virtualSize[a] = static_cast<std::int64_t>(virtualSize[a]);
+      job.virtualOrigin[a] = virtualOrigin[a];
+    }
+    else
+    {
+      job.virtualSize[a] = f.Size(a);
+      job.virtualOrigin[a] = fo[a];
+    }
     job.fixed.size[a] = f.Size(a);
     job.fixed.origin[a] = fo[a];
     job.moving.size[a] = m.Size(a);
@@ -183,8 +228,13 @@ RegisterMetric(nb::module_ & m)
         "device"_a,
         "stream"_a,
         "threads"_a,
-        "One dense evaluation of the registration metric core (cif::DenseMetricMomentsCPU / CUDA) over the fixed "
-        "image's grid with the moving point map p' = matrix p + offset: returns the report and the core's sums "
+        "virtual_size"_a = std::vector<double>{},
+        "virtual_origin"_a = std::vector<double>{},
+        "virtual_index_to_point"_a = std::vector<double>{},
+        "mattes"_a = std::vector<double>{},
+        "One dense evaluation of the registration metric core (cif::DenseMetricMomentsCPU / CUDA) over the virtual "
+        "domain (default: the fixed image's grid) with the moving point map p' = matrix p + offset: returns the report "
+        "and the core's sums "
         "(count, value, weighted 3 x 4, movingWeighted 3 x 4, fixedSquares, movingSquares, fixedMean, movingMean, "
         "status).");
 }

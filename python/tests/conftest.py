@@ -59,6 +59,19 @@ def cupy(gpu):
 
 
 @pytest.fixture
+def itk_module(gpu):
+    """PyPI's itk for GPU tests that need ITK's transforms (register): the
+    GPU machine has none unless the run carries it (scripts/gpu-check.sh
+    notes how); under CUDAIMAGEFILTERS_REQUIRE_GPU a missing itk fails."""
+    try:
+        import itk
+    except ImportError:
+        itk = None
+    _need(itk is not None, "itk is not installed")
+    return itk
+
+
+@pytest.fixture
 def torch_cuda(gpu):
     try:
         import torch

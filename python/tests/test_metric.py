@@ -1,7 +1,9 @@
-"""metric_value_and_derivative against itk.MeanSquaresImageToImageMetricv4 and
-itk.CorrelationImageToImageMetricv4 (PyPI's itk): the PNG pairs of ITK's
-registration examples (2D) and KmeansTest_T1 with a rotated direction and
-anisotropic spacing (3D), translation and affine transforms. The tolerance
+"""metric_value_and_derivative against itk.MeanSquaresImageToImageMetricv4,
+itk.CorrelationImageToImageMetricv4 and
+itk.MattesMutualInformationImageToImageMetricv4 (PyPI's itk): the PNG pairs
+of ITK's registration examples (2D) and KmeansTest_T1 with a rotated
+direction and anisotropic spacing (3D), translation and affine transforms by
+name, and ITK's own transform objects (Euler, similarity, versor). The tolerance
 is the issue's: value within 1e-5 relative, derivative within 1e-4 relative
 in norm. Also: arrays give the itk.Image result, bad input.
 
@@ -19,6 +21,7 @@ itk = pytest.importorskip("itk")
 _ITK_METRICS = {
     "mean_squares": "MeanSquaresImageToImageMetricv4",
     "correlation": "CorrelationImageToImageMetricv4",
+    "mattes": "MattesMutualInformationImageToImageMetricv4",
 }
 
 
@@ -28,15 +31,20 @@ def _itk_value_and_derivative(fixed, moving, metric, transform, parameters, cent
     m = getattr(itk, _ITK_METRICS[metric])[image, image].New()
     m.SetFixedImage(fixed)
     m.SetMovingImage(moving)
-    if transform == "affine":
+    if not isinstance(transform, str):
+        t = transform
+    elif transform == "affine":
         t = itk.AffineTransform[itk.D, d].New()
         t.SetCenter(center)
     else:
         t = itk.TranslationTransform[itk.D, d].New()
+    if parameters is None:
+        parameters = list(t.GetParameters())
     p = itk.OptimizerParameters[itk.D](len(parameters))
     for i, v in enumerate(parameters):
         p.SetElement(i, float(v))
-    t.SetParameters(p)
+    if parameters is not None:
+        t.SetParameters(p)
     m.SetMovingTransform(t)
     m.Initialize()
     value = m.GetValue()
@@ -64,14 +72,14 @@ def _brain():
     return fixed, moving
 
 
-@pytest.mark.parametrize("metric", ["mean_squares", "correlation"])
+@pytest.mark.parametrize("metric", ["mean_squares", "correlation", "mattes"])
 def test_2d_equals_itks_metric(metric):
     fixed, moving = _brain()
     _expect_itks(fixed, moving, metric, "translation", [-6.0, -8.0])
     _expect_itks(fixed, moving, metric, "affine", [1.02, 0.03, -0.02, 0.97, -5.0, -7.0], center=[60.0, 70.0])
 
 
-@pytest.mark.parametrize("metric", ["mean_squares", "correlation"])
+@pytest.mark.parametrize("metric", ["mean_squares", "correlation", "mattes"])
 def test_3d_with_spacing_and_direction_equals_itks_metric(metric):
     fixed = itk.imread(str(data_dir() / "KmeansTest_T1UCharRaw.nii.gz"), itk.F)
     fixed.SetSpacing((1.2, 0.9375, 2.5))
@@ -83,6 +91,59 @@ def test_3d_with_spacing_and_direction_equals_itks_metric(metric):
     parameters = [1.01, 0.02, 0.0, -0.01, 0.99, 0.01, 0.0, 0.02, 1.0, 1.5, -2.0, 0.5]
     _expect_itks(fixed, moving, metric, "affine", parameters, center=[70.0, 50.0, 80.0])
     _expect_itks(fixed, moving, metric, "translation", [1.0, 2.0, -1.0])
+
+
+@pytest.mark.parametrize("metric", ["mean_squares", "correlation", "mattes"])
+def test_itk_transform_objects_equal_itks_metric(metric):
+    """ITK's Jacobians through the transform objects: Euler2D and
+    Similarity2D on the rotated brain pair, Euler3D and VersorRigid3D on
+    KmeansTest_T1 with its spacing."""
+    fixed = itk.imread(str(data_dir() / "BrainProtonDensitySliceBorder20.png"), itk.F)
+    moving = itk.imread(str(data_dir() / "BrainProtonDensitySliceR10X13Y17.png"), itk.F)
+    euler = itk.Euler2DTransform[itk.D].New()
+    euler.SetCenter([110.0, 128.0])
+    euler.SetAngle(0.15)
+    euler.SetTranslation([12.0, 16.0])
+    similarity = itk.Similarity2DTransform[itk.D].New()
+    similarity.SetCenter([110.0, 128.0])
+    similarity.SetScale(1.02)
+    similarity.SetAngle(0.16)
+    similarity.SetTranslation([13.0, 15.0])
+    cases = [(fixed, moving, euler), (fixed, moving, similarity)]
+    volume = itk.imread(str(data_dir() / "KmeansTest_T1UCharRaw.nii.gz"), itk.F)
+    shifted = itk.image_from_array(np.roll(itk.array_from_image(volume), (1, -2, 3), axis=(0, 1, 2)).copy())
+    shifted.CopyInformation(volume)
+    euler3 = itk.Euler3DTransform[itk.D].New()
+    euler3.SetCenter([128.0, 128.0, 90.0])
+    euler3.SetRotation(0.02, -0.03, 0.05)
+    euler3.SetTranslation([5.0, -4.0, 2.0])
+    versor = itk.VersorRigid3DTransform[itk.D].New()
+    versor.SetCenter([128.0, 128.0, 90.0])
+    versor.SetParameters(_parameters([0.01, -0.02, 0.03, 5.0, -4.0, 2.0]))
+    cases += [(volume, shifted, euler3), (volume, shifted, versor)]
+    for f, m, t in cases:
+        before = list(t.GetParameters())
+        expected_value, expected_derivative = _itk_value_and_derivative(f, m, metric, t, None, None)
+        value, derivative = cif.metric_value_and_derivative(f, m, transform=t, metric=metric, device="cpu")
+        assert abs(value - expected_value) <= 1e-5 * abs(expected_value), type(t).__name__
+        assert np.linalg.norm(derivative - expected_derivative) <= 1e-4 * np.linalg.norm(expected_derivative)
+        assert np.linalg.norm(expected_derivative) > 0
+        assert list(t.GetParameters()) == before
+    # parameters given with an object: set on a copy
+    shifted_parameters = [0.1, 10.0, 12.0]
+    got = cif.metric_value_and_derivative(fixed, moving, shifted_parameters, transform=euler, device="cpu")
+    assert list(euler.GetParameters()) == [0.15, 12.0, 16.0]
+    copy = euler.Clone()
+    copy.SetParameters(_parameters(shifted_parameters))
+    expected = cif.metric_value_and_derivative(fixed, moving, transform=copy, device="cpu")
+    assert got[0] == expected[0]
+
+
+def _parameters(values):
+    p = itk.OptimizerParameters[itk.D](len(values))
+    for i, v in enumerate(values):
+        p.SetElement(i, float(v))
+    return p
 
 
 def test_arrays_give_the_itk_image_result():
@@ -123,3 +184,25 @@ def test_bad_input_raises():
             a, a, [1e6, 1e6], transform="translation", device="cpu"
         )
     assert value == np.finfo(np.float64).max and not derivative.any()
+    # Mattes raises there, as ITK throws
+    with pytest.raises(RuntimeError, match="outside the moving image"):
+        cif.metric_value_and_derivative(a, a, [1e6, 1e6], transform="translation", metric="mattes", device="cpu")
+    with pytest.raises(ValueError, match="5 to 160 histogram bins"):
+        cif.metric_value_and_derivative(
+            a, a, [0.0, 0.0], transform="translation", metric="mattes", number_of_histogram_bins=4, device="cpu"
+        )
+    with pytest.raises(ValueError, match="more than one intensity"):
+        cif.metric_value_and_derivative(np.ones_like(a), a, [0.0, 0.0], transform="translation", metric="mattes")
+    # ITK transform objects: dimension, kind, no center beside them
+    with pytest.raises(ValueError, match="is not 2D"):
+        cif.metric_value_and_derivative(a, a, transform=itk.Euler3DTransform[itk.D].New(), device="cpu")
+    with pytest.raises(ValueError, match="not a linear transform"):
+        cif.metric_value_and_derivative(a, a, transform=itk.BSplineTransform[itk.D, 2, 3].New(), device="cpu")
+    with pytest.raises(ValueError, match="its own center"):
+        cif.metric_value_and_derivative(
+            a, a, transform=itk.Euler2DTransform[itk.D].New(), center=[1.0, 2.0], device="cpu"
+        )
+    with pytest.raises(ValueError, match="has 3 parameters"):
+        cif.metric_value_and_derivative(a, a, [0.0, 1.0], transform=itk.Euler2DTransform[itk.D].New(), device="cpu")
+    with pytest.raises(ValueError, match="needs its transform_parameters"):
+        cif.metric_value_and_derivative(a, a, transform="translation", device="cpu")
