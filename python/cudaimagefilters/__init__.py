@@ -52,6 +52,7 @@ from .gaussian_rbf import gaussian_rbf_evaluate, gaussian_rbf_interpolation_imag
 from .kernel_superposition import kernel_superposition_image_filter
 from .pipeline import image_filter
 from .metric import metric_value_and_derivative
+from .optimize import RegistrationResult, register
 from .registration import DemonsResult, demons_registration, diffeomorphic_demons_registration
 from .resample import BSplineInterpolator, resample_image_filter
 
@@ -65,6 +66,7 @@ __all__ = [
     "ExecutionReport",
     "GpuUnavailableError",
     "PackedMask",
+    "RegistrationResult",
     "accelerate_itk",
     "accelerated_itk_filters",
     "TransferCounters",
@@ -75,6 +77,7 @@ __all__ = [
     "demons_registration",
     "diffeomorphic_demons_registration",
     "metric_value_and_derivative",
+    "register",
     "device_description",
     "gpu_unavailable_reason",
     "gaussian_rbf_evaluate",

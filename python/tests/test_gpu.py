@@ -599,7 +599,7 @@ def test_demons_cupy_and_torch_stay_on_the_gpu(cupy, torch_cuda):
     np.testing.assert_array_equal(cupy.asnumpy(out), cpu)
 
 
-@pytest.mark.parametrize("metric", ["mean_squares", "correlation"])
+@pytest.mark.parametrize("metric", ["mean_squares", "correlation", "mattes"])
 def test_metric_value_and_derivative_gpu_equals_the_cpu_core(gpu, metric):
     """metric_value_and_derivative on the GPU: the CPU core's value and
     derivative (only the order of the double sums differs), whose agreement
@@ -629,3 +629,63 @@ def test_metric_value_and_derivative_device_arrays_stay_on_the_gpu(cupy, torch_c
         torch_cuda.from_numpy(a).cuda(), torch_cuda.from_numpy(b).cuda(), [1.0, -2.0], transform="translation"
     )
     assert abs(t[0] - cpu[0]) <= 1e-10 * abs(cpu[0])
+
+
+_REGISTER_SPACING = (1.0, 1.2, 0.8)
+_REGISTER_SHIFT = np.array([2.0, -2.4, 0.8])  # physical, x first
+
+
+def _register_pair():
+    """Gaussian blobs on a 40 x 56 x 48 grid (x, y, z) of spacing
+    _REGISTER_SPACING, and the same blobs moved by _REGISTER_SHIFT, each
+    evaluated exactly: moving(x) = fixed(x - shift)."""
+    rng = np.random.default_rng(11)
+    shape = (48, 56, 40)  # z, y, x
+    z, y, x = np.meshgrid(*[np.arange(n, dtype=np.float64) for n in shape], indexing="ij")
+    points = np.stack([x * _REGISTER_SPACING[0], y * _REGISTER_SPACING[1], z * _REGISTER_SPACING[2]], axis=-1)
+    extent = np.array([40 * 1.0, 56 * 1.2, 48 * 0.8])
+    centres = rng.uniform(0.2, 0.8, size=(12, 3)) * extent
+    amplitudes = rng.uniform(50.0, 200.0, size=12)
+
+    def blobs(p):
+        out = np.zeros(shape)
+        for c, a in zip(centres, amplitudes):
+            out += a * np.exp(-np.sum((p - c) ** 2, axis=-1) / (2 * 5.0**2))
+        return out.astype(np.float32)
+
+    return blobs(points), blobs(points - _REGISTER_SHIFT)
+
+
+@pytest.mark.parametrize("metric", ["mean_squares", "mattes"])
+def test_register_gpu_follows_the_cpu_core(itk_module, metric):
+    """register on the GPU: each evaluation is the CPU core's within the
+    sums' order (1e-10), so the first iterations follow the CPU's path
+    (test_register.py holds the CPU's to ITK's own registration). NumPy
+    images go up once per level."""
+    fixed, moving = _register_pair()
+    kwargs = dict(
+        transform="rigid", metric=metric, levels=[2, 1], smoothing=[1.0, 0.0], iterations=8, spacing=_REGISTER_SPACING
+    )
+    cpu = cif.register(fixed, moving, device="cpu", **kwargs)
+    cif.reset_transfer_counters()
+    on_gpu = cif.register(fixed, moving, device="gpu", **kwargs)
+    assert cif.last_execution_report().device == "GPU"
+    np.testing.assert_allclose(list(on_gpu.transform.GetParameters()), list(cpu.transform.GetParameters()), atol=1e-7)
+    assert on_gpu.iterations == cpu.iterations == [8, 8]
+    # per level at most the images' upload (by CuPy or the module), never one per iteration
+    assert cif.transfer_counters().host_to_device_count <= 2 * 4
+
+
+def test_register_device_arrays_stay_on_the_gpu(itk_module, cupy, torch_cuda):
+    fixed, moving = _register_pair()
+    kwargs = dict(transform="translation", levels=[2, 1], smoothing=[1.0, 0.0], spacing=_REGISTER_SPACING)
+    cpu = cif.register(fixed, moving, device="cpu", **kwargs)
+    cif.reset_transfer_counters()
+    got = cif.register(cupy.asarray(fixed), cupy.asarray(moving), resampled=True, **kwargs)
+    assert cif.transfer_counters() == cif.TransferCounters(0, 0, 0, 0)
+    np.testing.assert_allclose(list(got.transform.GetParameters()), list(cpu.transform.GetParameters()), atol=1e-6)
+    assert isinstance(got.resampled, cupy.ndarray) and got.resampled.shape == fixed.shape
+    t = cif.register(torch_cuda.from_numpy(fixed).cuda(), torch_cuda.from_numpy(moving).cuda(), **kwargs)
+    np.testing.assert_allclose(list(t.transform.GetParameters()), list(cpu.transform.GetParameters()), atol=1e-6)
+    # the shift recovered: moving(T(x)) = fixed(x) for T(x) = x + shift
+    assert np.abs(np.array(list(got.transform.GetParameters())) - _REGISTER_SHIFT).max() < 0.02
