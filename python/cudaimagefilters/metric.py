@@ -10,6 +10,7 @@ optimize.py drives the same evaluator (_MetricLevel) once per iteration."""
 
 from __future__ import annotations
 
+import re
 import warnings
 from typing import Any, Optional, Sequence, Tuple
 
@@ -96,9 +97,9 @@ def _itk_transform_map(
         raise ValueError(f"{name}: the transform ({kind}) is not {d}D like the images")
     if not transform.IsLinear():
         raise ValueError(
-            f"{name}: {kind} is not a linear transform; the Python metric covers ITK's linear "
-            "transforms (translation, Euler, versor, similarity, affine); use the ITK classes "
-            "(itk::CudaMattesMutualInformationImageToImageMetricv4, ...) for B-spline and displacement field transforms"
+            f"{name}: {kind} is not a linear transform (ITK's linear kind: translation, Euler, versor, "
+            "similarity, affine); metric_value_and_derivative also takes itk.BSplineTransform of order 3, and the "
+            "ITK classes (itk::CudaMattesMutualInformationImageToImageMetricv4, ...) displacement field transforms"
         )
     if hasattr(transform, "GetMatrix") and hasattr(transform, "GetOffset"):
         matrix = np.array(itk.array_from_matrix(transform.GetMatrix()), dtype=np.float64)
@@ -117,6 +118,32 @@ def _itk_transform_map(
     j0 = at(x0)
     steps = np.stack([at(x0 + np.eye(d)[k]) - j0 for k in range(d)])
     return matrix, offset, j0, steps
+
+
+def _bspline_of(transform: Any, d: int, name: str) -> Optional[Tuple[np.ndarray, list]]:
+    """An itk.BSplineTransform[itk.D, d, 3]'s coefficients (ITK's parameter
+    order: axis after axis, each grid x fastest) and grid (sizes, origin, the
+    point-to-index matrix, x first) as the core takes them; None for other
+    transforms."""
+    kind = type(transform).__name__
+    if not kind.startswith("itkBSplineTransform"):
+        return None
+    import itk
+
+    m = re.match(r"itkBSplineTransform([DF])(\d)(\d)", kind)
+    if m is None or m.group(1) != "D" or int(m.group(2)) != d or int(m.group(3)) != 3:
+        raise ValueError(f"{name}: the core takes {d}D double-precision B-spline transforms of order 3, not {kind}")
+    fixed = np.array(itk.array_from_vnl_vector(transform.GetFixedParameters()), dtype=np.float64)
+    size = fixed[:d]
+    spacing = fixed[2 * d : 3 * d]
+    direction = fixed[3 * d :].reshape(d, d)
+    coefficients = np.ascontiguousarray(itk.array_from_vnl_vector(transform.GetParameters()), dtype=np.float64)
+    if coefficients.size != d * int(np.prod(size)):
+        raise ValueError(f"{name}: the B-spline transform's parameters do not match its grid")
+    point_to_index = np.linalg.inv(direction @ np.diag(spacing))
+    return coefficients, [float(v) for v in size] + [float(v) for v in fixed[d : 2 * d]] + [
+        float(v) for v in point_to_index.ravel()
+    ]
 
 
 def _extremes(array: Any) -> Tuple[float, float]:
@@ -214,12 +241,35 @@ class _MetricLevel:
             [float(v) for v in _point_to_index(m.geometry).ravel()],
         )
 
-    def evaluate(self, matrix: np.ndarray, offset: np.ndarray, j0: np.ndarray, steps: np.ndarray) -> Tuple[float, np.ndarray]:
+    def evaluate(
+        self,
+        matrix: np.ndarray,
+        offset: np.ndarray,
+        j0: Optional[np.ndarray] = None,
+        steps: Optional[np.ndarray] = None,
+        bspline: Optional[Tuple[np.ndarray, list]] = None,
+    ) -> Tuple[float, np.ndarray]:
         """ITK's value and derivative for the moving point map
         p' = matrix p + offset whose parameter Jacobian is
-        J(x) = j0 + sum_k (x_k - x0_k) steps[k]."""
+        J(x) = j0 + sum_k (x_k - x0_k) steps[k]; or, with `bspline`
+        (_bspline_of's coefficients and grid), for that B-spline transform,
+        whose per-parameter sums the core returns."""
         d = self.d
         fo, fi2p, fp2i, mo, mp2i = self._geometry_args
+        extra = {}
+        if bspline is not None:
+            coefficients, grid = bspline
+            count = int(coefficients.size)
+            sets = 2 if self.metric == "correlation" else 1
+            if self.f.kind in (_arrays.NUMPY, _arrays.ITK):
+                sums_out = np.empty(sets * count)
+            else:
+                sums_out = _arrays.empty_output(self.f, (sets * count,), np.float64)[1]
+            extra = dict(
+                bspline_coefficients=_arrays.from_numpy_like(self.f, coefficients),
+                bspline_grid=grid,
+                bspline_sums=sums_out,
+            )
         report, sums = _cif.metric_moments(
             self.metric,
             self.f.array,
@@ -240,6 +290,7 @@ class _MetricLevel:
             self.virtual_origin if self.virtual else [],
             [float(v) for v in self.index_to_point.ravel()] if self.virtual else [],
             self.mattes,
+            **extra,
         )
         _record(report)
         s = np.asarray(sums)
@@ -248,7 +299,19 @@ class _MetricLevel:
         w = s[2:14].reshape(3, 4)[:d, : d + 1]
         mw = s[14:26].reshape(3, 4)[:d, : d + 1]
         fixed_squares, moving_squares, status = s[26], s[27], int(s[30])
-        p = j0.shape[1]
+        if bspline is not None:
+            per_parameter = _arrays.to_numpy(extra["bspline_sums"])
+            p = per_parameter.size // (2 if self.metric == "correlation" else 1)
+
+            def contract(weights: np.ndarray, which: int = 0) -> np.ndarray:
+                return per_parameter[which * p : (which + 1) * p].copy()
+
+        else:
+            p = j0.shape[1]
+
+            def contract(weights: np.ndarray, which: int = 0) -> np.ndarray:
+                return _contract(weights, j0, steps, d)
+
         if self.metric == "mattes":
             if status == 1:
                 raise RuntimeError(
@@ -257,7 +320,7 @@ class _MetricLevel:
                 )
             if status == 2:
                 raise RuntimeError(f"{self.name}: the joint PDF summed to zero (ITK's Mattes metric raises this too)")
-            return float(value), _contract(w, j0, steps, d) * (-1.0 / (self.mattes[3] * count))
+            return float(value), contract(w) * (-1.0 / (self.mattes[3] * count))
         if count == 0:
             warnings.warn(
                 f"{self.name}: no valid points (every point maps outside the fixed or the moving image)",
@@ -266,14 +329,14 @@ class _MetricLevel:
             )
             return float(np.finfo(np.float64).max), np.zeros(p)
         if self.metric == "mean_squares":
-            return float(value / count), _contract(w, j0, steps, d) / count
+            return float(value / count), contract(w) / count
         # ITK's CorrelationImageToImageMetricv4 (the core's value is fm)
         fm = value
         denominator = moving_squares * fixed_squares
         if denominator <= np.finfo(np.float64).eps:
             return 0.0, np.zeros(p)
-        fdm = _contract(w, j0, steps, d)
-        mdm = _contract(mw, j0, steps, d)
+        fdm = contract(w, 0)
+        mdm = contract(mw, 1)
         return float(-1.0 * fm * fm / denominator), 2.0 * fm / (fixed_squares * moving_squares) * (
             fdm - fm / moving_squares * mdm
         )
@@ -310,7 +373,9 @@ def metric_value_and_derivative(
     an ITK Python transform of ITK's linear kind (itk.TranslationTransform,
     Euler2DTransform, Euler3DTransform, VersorRigid3DTransform,
     Similarity2D/3DTransform, AffineTransform, ...), its own center and
-    fixed parameters used. With a transform object, transform_parameters
+    fixed parameters used, or an itk.BSplineTransform[itk.D, D, 3] (its
+    grid from its fixed parameters; the core sums each control point's
+    derivative). With a transform object, transform_parameters
     may be None (the transform's current parameters); given, they are set
     on a copy (the transform itself is not changed).
 
@@ -329,8 +394,8 @@ def metric_value_and_derivative(
 
     Accuracy: the value and derivative of ITK's own metric within 1e-5 and
     1e-4 relative (tests: the PNG pairs of ITK's registration examples and
-    KmeansTest_T1 against itk's metrics, translation, affine, Euler and
-    versor transforms). Not covered here (use the ITK classes): B-spline and
+    KmeansTest_T1 against itk's metrics, translation, affine, Euler,
+    versor and B-spline transforms). Not covered here (use the ITK classes):
     displacement field transforms, masks, sampled point sets.
     """
     if metric not in _METRICS:
@@ -381,6 +446,9 @@ def metric_value_and_derivative(
                 )
             transform = transform.Clone()
             transform.SetParameters(_itk_parameters(parameters))
+        bspline = _bspline_of(transform, d, "metric_value_and_derivative")
+        if bspline is not None:
+            return level.evaluate(np.eye(d), np.zeros(d), bspline=bspline)
         matrix, offset, j0, steps = _itk_transform_map(transform, d, level.x0)
     return level.evaluate(matrix, offset, j0, steps)
 

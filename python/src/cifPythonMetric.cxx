@@ -9,16 +9,20 @@
  *  p' = matrix p + offset, the point the moments are taken from and, for
  *  Mattes mutual information, ITK's histogram set-up; this binding returns
  *  the core's sums (MetricMoments), which the Python layer contracts with
- *  the transform's Jacobian as ITK does.
+ *  the transform's Jacobian as ITK does. A B-spline moving transform
+ *  (itk::BSplineTransform of order 3: its D coefficient arrays and grid)
+ *  replaces the point map; its per-parameter sums go to `bspline_sums`.
  *=========================================================================*/
 #include "cifPythonArrays.h"
 
 #include "cif/RegistrationMetric.h"
 
+#include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
+#include <optional>
 #include <stdexcept>
 
 namespace cifpy
@@ -47,25 +51,28 @@ Flatten(const cif::MetricMoments & m)
 }
 
 std::tuple<Report, std::vector<double>>
-MetricMoments(const std::string &         metric,
-              const InArray &             fixed,
-              const InArray &             moving,
-              const InArray &             gradient,
-              const std::vector<double> & fixedOrigin,
-              const std::vector<double> & fixedIndexToPoint,
-              const std::vector<double> & fixedPointToIndex,
-              const std::vector<double> & movingOrigin,
-              const std::vector<double> & movingPointToIndex,
-              const std::vector<double> & matrix,
-              const std::vector<double> & offset,
-              const std::vector<double> & momentOrigin,
-              const std::string &         device,
-              std::uintptr_t              stream,
-              int                         threads,
-              const std::vector<double> & virtualSize,
-              const std::vector<double> & virtualOrigin,
-              const std::vector<double> & virtualIndexToPoint,
-              const std::vector<double> & mattes)
+MetricMoments(const std::string &             metric,
+              const InArray &                 fixed,
+              const InArray &                 moving,
+              const InArray &                 gradient,
+              const std::vector<double> &     fixedOrigin,
+              const std::vector<double> &     fixedIndexToPoint,
+              const std::vector<double> &     fixedPointToIndex,
+              const std::vector<double> &     movingOrigin,
+              const std::vector<double> &     movingPointToIndex,
+              const std::vector<double> &     matrix,
+              const std::vector<double> &     offset,
+              const std::vector<double> &     momentOrigin,
+              const std::string &             device,
+              std::uintptr_t                  stream,
+              int                             threads,
+              const std::vector<double> &     virtualSize,
+              const std::vector<double> &     virtualOrigin,
+              const std::vector<double> &     virtualIndexToPoint,
+              const std::vector<double> &     mattes,
+              const std::optional<InArray> &  bsplineCoefficients,
+              const std::vector<double> &     bsplineGrid,
+              const std::optional<OutArray> & bsplineSums)
 {
   const char * name = "metric_value_and_derivative";
   const auto   f = Inspect(fixed, "fixed image");
@@ -168,6 +175,51 @@ MetricMoments(const std::string &         metric,
   }
   job.movingGradient = job.moving;
   job.derivative = true;
+  std::vector<ArrayInfo> inputs{ f, m, g };
+  std::vector<ArrayInfo> outputs;
+  const bool             hasBSpline = bsplineCoefficients.has_value();
+  if (hasBSpline != bsplineSums.has_value())
+  {
+    throw std::invalid_argument(std::string(name) + ": a B-spline needs its coefficients and its sums' array");
+  }
+  if (hasBSpline)
+  {
+    // the grid: D sizes, D origin values, the D x D point-to-index matrix
+    const auto c = Inspect(*bsplineCoefficients, "B-spline coefficients");
+    const auto o = Inspect(*bsplineSums, "B-spline sums");
+    RequirePixel(c, Pixel::Float64, name);
+    RequirePixel(o, Pixel::Float64, name);
+    if (bsplineGrid.size() != static_cast<std::size_t>(2 * d + d * d))
+    {
+      throw std::invalid_argument(std::string(name) + ": the B-spline grid needs D sizes, D origin values and D x D");
+    }
+    std::int64_t count = 1;
+    for (int a = 0; a < d; ++a)
+    {
+      const double n = bsplineGrid[a];
+      if (!(n >= 4) || n != static_cast<double>(static_cast<std::int64_t>(n)))
+      {
+        throw std::invalid_argument(std::string(name) + ": the B-spline grid needs 4 or more points per axis");
+      }
+      job.bspline.gridSize[a] = static_cast<std::int64_t>(n);
+      job.bspline.gridOrigin[a] = bsplineGrid[d + a];
+      count *= job.bspline.gridSize[a];
+    }
+    SquareMatrix(std::vector<double>(bsplineGrid.begin() + 2 * d, bsplineGrid.end()),
+                 d,
+                 job.bspline.gridPointToIndex,
+                 name,
+                 "the B-spline grid's point-to-index matrix");
+    const std::int64_t sets = cif::MetricWeightSets(job.kind);
+    if (c.Count() != count * d || o.Count() != count * d * sets)
+    {
+      throw std::invalid_argument(std::string(name) +
+                                  ": the B-spline coefficients must hold D x grid values and the sums sets x D x grid");
+    }
+    job.movingTransform.count = 0; // the B-spline alone
+    inputs.push_back(c);
+    outputs.push_back(o);
+  }
   const bool isFloat = f.pixel == Pixel::Float32;
 
   cif::MetricMoments moments;
@@ -177,6 +229,11 @@ MetricMoments(const std::string &         metric,
     j.fixed.values = q.in[0];
     j.moving.values = q.in[1];
     j.movingGradient.values = q.in[2];
+    if (hasBSpline)
+    {
+      j.bspline.coefficients = static_cast<const double *>(q.in[3]);
+      j.bspline.derivativeSums = static_cast<double *>(q.out[0]);
+    }
     const std::string problem = cif::ValidateDenseMetricJob(j);
     if (!problem.empty())
     {
@@ -197,8 +254,8 @@ MetricMoments(const std::string &         metric,
     name,
     device,
     gpuProblem,
-    { f, m, g },
-    {},
+    inputs,
+    outputs,
     stream,
     [&](const JobPointers & q) { run(q, true); },
     [&](const JobPointers & q) { run(q, false); });
@@ -232,6 +289,9 @@ RegisterMetric(nb::module_ & m)
         "virtual_origin"_a = std::vector<double>{},
         "virtual_index_to_point"_a = std::vector<double>{},
         "mattes"_a = std::vector<double>{},
+        "bspline_coefficients"_a.none() = nb::none(),
+        "bspline_grid"_a = std::vector<double>{},
+        "bspline_sums"_a.none() = nb::none(),
         "One dense evaluation of the registration metric core (cif::DenseMetricMomentsCPU / CUDA) over the virtual "
         "domain (default: the fixed image's grid) with the moving point map p' = matrix p + offset: returns the report "
         "and the core's sums "
