@@ -61,8 +61,9 @@ def cupy(gpu):
 @pytest.fixture
 def itk_module(gpu):
     """PyPI's itk for GPU tests that need ITK's transforms (register): the
-    GPU machine has none unless the run carries it (scripts/gpu-check.sh
-    notes how); under CUDAIMAGEFILTERS_REQUIRE_GPU a missing itk fails."""
+    GPU machine has none unless the run carries it
+    (scripts/pack-itk-transforms.sh says how); under
+    CUDAIMAGEFILTERS_REQUIRE_GPU a missing itk fails."""
     try:
         import itk
     except ImportError:
