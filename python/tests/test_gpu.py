@@ -696,7 +696,7 @@ def test_register_gpu_follows_the_cpu_core(itk_module, transform, metric):
     """register on the GPU: each evaluation is the CPU core's within the
     sums' order (1e-10), so the first iterations follow the CPU's path
     (test_register.py holds the CPU's to ITK's own registration). NumPy
-    images go up once per level."""
+    images go up once per registration."""
     fixed, moving = _register_pair()
     kwargs = dict(
         transform=transform,
@@ -730,6 +730,10 @@ def test_register_device_arrays_stay_on_the_gpu(itk_module, cupy, torch_cuda):
     np.testing.assert_allclose(list(got.transform.GetParameters()), list(cpu.transform.GetParameters()), atol=1e-6)
     assert isinstance(got.resampled, cupy.ndarray) and got.resampled.shape == fixed.shape
     t = cif.register(torch_cuda.from_numpy(fixed).cuda(), torch_cuda.from_numpy(moving).cuda(), **kwargs)
+    np.testing.assert_allclose(list(t.transform.GetParameters()), list(cpu.transform.GetParameters()), atol=1e-6)
+    # torch CPU tensors go up once, through torch
+    t = cif.register(torch_cuda.from_numpy(fixed), torch_cuda.from_numpy(moving), **kwargs)
+    assert cif.last_execution_report().device == "GPU"
     np.testing.assert_allclose(list(t.transform.GetParameters()), list(cpu.transform.GetParameters()), atol=1e-6)
     # the shift recovered: moving(T(x)) = fixed(x) for T(x) = x + shift
     assert np.abs(np.array(list(got.transform.GetParameters())) - _REGISTER_SHIFT).max() < 0.02
