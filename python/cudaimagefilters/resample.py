@@ -3,6 +3,8 @@ batch evaluation, for registration code written in Python."""
 
 from __future__ import annotations
 
+import functools
+
 import re
 from typing import Any, Optional, Sequence, Tuple
 
@@ -27,15 +29,27 @@ def _point_to_index(geometry: _arrays.Geometry) -> np.ndarray:
     """ITK's physical-point-to-index matrix of a grid, bit for bit: read back
     from ITK's own TransformPhysicalPointToContinuousIndex on a probe image
     of that spacing and direction at origin 0 (ITK inverts the index-to-point
-    matrix with vnl, which NumPy does not reproduce to the last bit)."""
-    d = geometry.dimension
+    matrix with vnl, which NumPy does not reproduce to the last bit). The
+    probe costs about 0.1 ms, so the matrices of recent grids are kept
+    (_point_to_index_of)."""
+    spacing = tuple(float(v) for v in geometry.spacing)
+    direction = tuple(float(v) for v in np.asarray(geometry.direction, dtype=np.float64).ravel())
+    return np.array(_point_to_index_of(spacing, direction))
+
+
+@functools.lru_cache(maxsize=64)
+def _point_to_index_of(spacing: Tuple[float, ...], direction: Tuple[float, ...]) -> Tuple[Tuple[float, ...], ...]:
+    """_point_to_index for one spacing and direction (row by row), as a
+    tuple of rows so that the cached value cannot be changed."""
+    d = len(spacing)
     try:
         import itk
     except ImportError:  # without ITK (not a normal install): NumPy's inverse, maybe 1 ulp off ITK's
-        return np.linalg.inv(_index_to_point(geometry))
+        m = np.linalg.inv(np.asarray(direction).reshape(d, d) @ np.diag(spacing))
+        return tuple(tuple(float(v) for v in row) for row in m)
     probe = itk.Image[itk.F, d].New()
-    probe.SetSpacing([float(v) for v in geometry.spacing])
-    probe.SetDirection(itk.matrix_from_array(np.array(geometry.direction, dtype=np.float64)))
+    probe.SetSpacing(list(spacing))
+    probe.SetDirection(itk.matrix_from_array(np.array(direction, dtype=np.float64).reshape(d, d)))
     m = np.zeros((d, d))
     for j in range(d):
         e = [0.0] * d
@@ -43,7 +57,7 @@ def _point_to_index(geometry: _arrays.Geometry) -> np.ndarray:
         c = probe.TransformPhysicalPointToContinuousIndex(e)
         for i in range(d):
             m[i, j] = c[i]
-    return m
+    return tuple(tuple(float(v) for v in row) for row in m)
 
 
 _IDENTITY9 = [1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0]
