@@ -10,7 +10,6 @@ optimize.py drives the same evaluator (_MetricLevel) once per iteration."""
 
 from __future__ import annotations
 
-import re
 import warnings
 from typing import Any, Optional, Sequence, Tuple
 
@@ -20,6 +19,7 @@ from . import _arrays, _cif
 from ._common import threads
 from ._runtime import _record
 from .registration import _check_pair, _image_pair, _point_to_index
+from .resample import _classify_transform, _index_to_point
 
 __all__ = ["metric_value_and_derivative"]
 
@@ -101,14 +101,10 @@ def _itk_transform_map(
             "similarity, affine); metric_value_and_derivative also takes itk.BSplineTransform of order 3, and the "
             "ITK classes (itk::CudaMattesMutualInformationImageToImageMetricv4, ...) displacement field transforms"
         )
-    if hasattr(transform, "GetMatrix") and hasattr(transform, "GetOffset"):
-        matrix = np.array(itk.array_from_matrix(transform.GetMatrix()), dtype=np.float64)
-        offset = np.array([transform.GetOffset()[i] for i in range(d)], dtype=np.float64)
-    elif kind.startswith("itkTranslationTransform"):
-        matrix = np.eye(d)
-        offset = np.array([transform.GetOffset()[i] for i in range(d)], dtype=np.float64)
-    else:
+    t = _classify_transform(transform, d)
+    if t.matrix is None:
         raise ValueError(f"{name}: {kind} has no matrix and offset")
+    matrix, offset = t.matrix, t.offset
     jacobian = itk.Array2D[itk.D]()
 
     def at(x: np.ndarray) -> np.ndarray:
@@ -128,22 +124,15 @@ def _bspline_of(transform: Any, d: int, name: str) -> Optional[Tuple[np.ndarray,
     kind = type(transform).__name__
     if not kind.startswith("itkBSplineTransform"):
         return None
-    import itk
-
-    m = re.match(r"itkBSplineTransform([DF])(\d)(\d)", kind)
-    if m is None or m.group(1) != "D" or int(m.group(2)) != d or int(m.group(3)) != 3:
-        raise ValueError(f"{name}: the core takes {d}D double-precision B-spline transforms of order 3, not {kind}")
-    fixed = np.array(itk.array_from_vnl_vector(transform.GetFixedParameters()), dtype=np.float64)
-    size = fixed[:d]
-    spacing = fixed[2 * d : 3 * d]
-    direction = fixed[3 * d :].reshape(d, d)
-    coefficients = np.ascontiguousarray(itk.array_from_vnl_vector(transform.GetParameters()), dtype=np.float64)
-    if coefficients.size != d * int(np.prod(size)):
-        raise ValueError(f"{name}: the B-spline transform's parameters do not match its grid")
-    point_to_index = np.linalg.inv(direction @ np.diag(spacing))
-    return coefficients, [float(v) for v in size] + [float(v) for v in fixed[d : 2 * d]] + [
-        float(v) for v in point_to_index.ravel()
-    ]
+    if int(transform.GetInputSpaceDimension()) != d:
+        raise ValueError(f"{name}: the transform ({kind}) is not {d}D like the images")
+    t = _classify_transform(transform, d)
+    if t.unsupported:
+        raise ValueError(f"{name}: {t.unsupported}, not {kind}")
+    g = t.grid_geometry
+    coefficients = np.ascontiguousarray(np.moveaxis(t.grid_values, -1, 0).ravel())
+    size = [float(n) for n in reversed(t.grid_values.shape[:-1])]
+    return coefficients, size + [float(v) for v in g.origin] + [float(v) for v in _point_to_index(g).ravel()]
 
 
 def _extremes(array: Any) -> Tuple[float, float]:
@@ -203,9 +192,7 @@ class _MetricLevel:
         shape = f.shape if virtual_shape is None else tuple(int(n) for n in virtual_shape)
         self.virtual = [] if virtual_geometry is None and virtual_shape is None else [float(n) for n in reversed(shape)]
         self.virtual_origin = [float(v) for v in vg.origin]
-        self.virtual_geometry = vg
-        self.virtual_shape = shape
-        self.index_to_point = np.asarray(vg.direction, dtype=np.float64) @ np.diag(np.asarray(vg.spacing, dtype=np.float64))
+        self.index_to_point = _index_to_point(vg)
         # the moments' origin: the middle of the virtual domain
         middle = np.array([(n - 1) / 2.0 for n in reversed(shape)])
         self.x0 = np.asarray(vg.origin, dtype=np.float64) + self.index_to_point @ middle
@@ -235,7 +222,7 @@ class _MetricLevel:
             ]
         self._geometry_args = (
             list(f.geometry.origin),
-            [float(v) for v in (np.asarray(f.geometry.direction) @ np.diag(f.geometry.spacing)).ravel()],
+            [float(v) for v in _index_to_point(f.geometry).ravel()],
             [float(v) for v in _point_to_index(f.geometry).ravel()],
             list(m.geometry.origin),
             [float(v) for v in _point_to_index(m.geometry).ravel()],
@@ -259,12 +246,12 @@ class _MetricLevel:
         extra = {}
         if bspline is not None:
             coefficients, grid = bspline
-            count = int(coefficients.size)
+            p = int(coefficients.size)
             sets = 2 if self.metric == "correlation" else 1
             if self.f.kind in (_arrays.NUMPY, _arrays.ITK):
-                sums_out = np.empty(sets * count)
+                sums_out = np.empty(sets * p)
             else:
-                sums_out = _arrays.empty_output(self.f, (sets * count,), np.float64)[1]
+                sums_out = _arrays.empty_output(self.f, (sets * p,), np.float64)[1]
             extra = dict(
                 bspline_coefficients=_arrays.from_numpy_like(self.f, coefficients),
                 bspline_grid=grid,
@@ -301,7 +288,6 @@ class _MetricLevel:
         fixed_squares, moving_squares, status = s[26], s[27], int(s[30])
         if bspline is not None:
             per_parameter = _arrays.to_numpy(extra["bspline_sums"])
-            p = per_parameter.size // (2 if self.metric == "correlation" else 1)
 
             def contract(weights: np.ndarray, which: int = 0) -> np.ndarray:
                 return per_parameter[which * p : (which + 1) * p].copy()
@@ -416,14 +402,16 @@ def metric_value_and_derivative(
         number_of_threads=number_of_threads,
     )
     d = level.d
-    if isinstance(transform, str):
-        if transform_parameters is None:
-            raise ValueError(f"metric_value_and_derivative: a {transform} transform needs its transform_parameters")
+    parameters = None
+    if transform_parameters is not None:
         parameters = np.asarray(transform_parameters, dtype=np.float64).ravel()
         if not np.all(np.isfinite(parameters)):
             raise ValueError(
                 "metric_value_and_derivative: the transform parameters must be finite (NaN or infinite given)"
             )
+    if isinstance(transform, str):
+        if parameters is None:
+            raise ValueError(f"metric_value_and_derivative: a {transform} transform needs its transform_parameters")
         c = np.zeros(d) if center is None else np.asarray(center, dtype=np.float64).ravel()
         if c.size != d or not np.all(np.isfinite(c)):
             raise ValueError(f"metric_value_and_derivative: center needs {d} finite values (x first)")
@@ -432,12 +420,7 @@ def metric_value_and_derivative(
     else:
         if center is not None:
             raise ValueError("metric_value_and_derivative: an ITK transform brings its own center; do not pass one")
-        if transform_parameters is not None:
-            parameters = np.asarray(transform_parameters, dtype=np.float64).ravel()
-            if not np.all(np.isfinite(parameters)):
-                raise ValueError(
-                    "metric_value_and_derivative: the transform parameters must be finite (NaN or infinite given)"
-                )
+        if parameters is not None:
             count = int(transform.GetNumberOfParameters())
             if parameters.size != count:
                 raise ValueError(

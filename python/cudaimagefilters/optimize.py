@@ -21,6 +21,7 @@ from . import _arrays
 from ._common import prepare
 from .metric import _bspline_of, _itk_parameters, _itk_transform_map, _MetricLevel
 from .registration import _as_float32, _image_pair
+from .resample import _index_to_point
 
 __all__ = ["register", "RegistrationResult"]
 
@@ -74,9 +75,7 @@ def _center(geometry: _arrays.Geometry, shape: Sequence[int]) -> np.ndarray:
     """The physical point of the grid's centre, continuous index (n - 1) / 2
     (CenteredTransformInitializer with GeometryOn)."""
     index = np.array([(n - 1) / 2.0 for n in reversed(shape)])
-    return np.asarray(geometry.origin, dtype=np.float64) + (
-        np.asarray(geometry.direction, dtype=np.float64) @ np.diag(geometry.spacing)
-    ) @ index
+    return np.asarray(geometry.origin, dtype=np.float64) + _index_to_point(geometry) @ index
 
 
 def _make_transform(kind: str, d: int, f: _arrays.ImageArg, m: _arrays.ImageArg) -> Any:
@@ -220,7 +219,7 @@ def _virtual_corners(shape: Sequence[int], geometry: _arrays.Geometry) -> List[L
     corners of the virtual region, bit d of the corner number on axis d."""
     d = len(shape)
     size = list(reversed(shape))
-    index_to_point = np.asarray(geometry.direction, dtype=np.float64) @ np.diag(geometry.spacing)
+    index_to_point = _index_to_point(geometry)
     corners = []
     for i in range(1 << d):
         corner = np.array([((i >> a) & 1) * (size[a] - 1) for a in range(d)], dtype=np.float64)
@@ -395,11 +394,10 @@ def register(
         result = _make_transform(transform, d, f0, m0)
     else:
         result = transform.Clone()
-    grid = None
-    if _bspline_of(result, d, name) is None:
+    bspline = _bspline_of(result, d, name)
+    grid = None if bspline is None else bspline[1]
+    if grid is None:
         _itk_transform_map(result, d, np.zeros(d), name)  # the checks: dimension, linear
-    else:
-        grid = _bspline_of(result, d, name)[1]
     from ._described import FUNCTIONS, _subsample_geometry
     from ._runtime import is_gpu_available
 

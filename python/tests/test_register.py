@@ -42,6 +42,24 @@ _ITK_METRICS = {
 }
 
 
+def _itk_method(fixed, moving, metric, optimizer, transform, levels, smoothing):
+    """ITK's ImageRegistrationMethodv4 as the CLI sets it up (in place on
+    `transform`, sigmas in physical units), not yet run."""
+    image = type(fixed)
+    method = itk.ImageRegistrationMethodv4[image, image].New()
+    method.SetFixedImage(fixed)
+    method.SetMovingImage(moving)
+    method.SetMetric(metric)
+    method.SetOptimizer(optimizer)
+    method.SetInitialTransform(transform)
+    method.InPlaceOn()
+    method.SetNumberOfLevels(len(levels))
+    method.SetShrinkFactorsPerLevel(list(levels))
+    method.SetSmoothingSigmasPerLevel(list(smoothing))
+    method.SetSmoothingSigmasAreSpecifiedInPhysicalUnits(True)
+    return method
+
+
 def _itk_register(fixed, moving, transform, metric, levels, smoothing, iterations, threads):
     """ITK's registration, as `cudaimagefilters register` sets it up."""
     image = type(fixed)
@@ -61,18 +79,7 @@ def _itk_register(fixed, moving, transform, metric, levels, smoothing, iteration
         scales = itk.RegistrationParameterScalesFromPhysicalShift[type(m)].New()
         scales.SetMetric(m)
         optimizer.SetScalesEstimator(scales)
-        method = itk.ImageRegistrationMethodv4[image, image].New()
-        method.SetFixedImage(fixed)
-        method.SetMovingImage(moving)
-        method.SetMetric(m)
-        method.SetOptimizer(optimizer)
-        method.SetInitialTransform(transform)
-        method.InPlaceOn()
-        method.SetNumberOfLevels(len(levels))
-        method.SetShrinkFactorsPerLevel(list(levels))
-        method.SetSmoothingSigmasPerLevel(list(smoothing))
-        method.SetSmoothingSigmasAreSpecifiedInPhysicalUnits(True)
-        method.Update()
+        _itk_method(fixed, moving, m, optimizer, transform, levels, smoothing).Update()
         return transform, int(optimizer.GetCurrentIteration())
     finally:
         itk.MultiThreaderBase.SetGlobalDefaultNumberOfThreads(old)
@@ -248,17 +255,7 @@ def _itk_bspline_register(fixed, moving, metric, levels, smoothing, iterations, 
     optimizer.SetNumberOfIterations(iterations)
     optimizer.SetMaximumNumberOfFunctionEvaluations(iterations)
     optimizer.SetMaximumNumberOfCorrections(5)
-    method = itk.ImageRegistrationMethodv4[image, image].New()
-    method.SetFixedImage(fixed)
-    method.SetMovingImage(moving)
-    method.SetMetric(m)
-    method.SetOptimizer(optimizer)
-    method.SetInitialTransform(t)
-    method.InPlaceOn()
-    method.SetNumberOfLevels(len(levels))
-    method.SetShrinkFactorsPerLevel(list(levels))
-    method.SetSmoothingSigmasPerLevel(list(smoothing))
-    method.SetSmoothingSigmasAreSpecifiedInPhysicalUnits(True)
+    method = _itk_method(fixed, moving, m, optimizer, t, levels, smoothing)
     method.AddObserver(itk.MultiResolutionIterationEvent(), lambda: optimizer.SetInitialPosition(t.GetParameters()))
     method.Update()
     return t
