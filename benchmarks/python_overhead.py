@@ -230,13 +230,15 @@ def main():
     parser.add_argument(
         "--uncached-grids",
         action="store_true",
-        help="run without the package's cache of ITK's point-to-index matrices (as before it existed), to time it",
+        help="run without the package's caches of what follows from grids alone (ITK's point-to-index matrices, "
+        "the GRBF's zoom grids and index maps, resample's padded grid parameters), as before they existed, to time them",
     )
     args = parser.parse_args()
     if args.uncached_grids:
-        from cudaimagefilters import resample
+        from cudaimagefilters import _arrays, resample
 
         resample._point_to_index_of = resample._point_to_index_of.__wrapped__
+        _arrays.GRID_CACHE_SIZE = 0
     if not cif.is_gpu_available():
         sys.exit(f"no GPU: {cif.gpu_unavailable_reason()}")
 

@@ -17,9 +17,10 @@ functional API takes them.
 from __future__ import annotations
 
 import math
+import struct
 import sys
 from dataclasses import dataclass, field
-from typing import Any, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -104,10 +105,42 @@ class Geometry:
     spacing: Tuple[float, ...]
     origin: Tuple[float, ...]
     direction: np.ndarray  # D x D
+    _key: Optional[bytes] = field(default=None, init=False, repr=False, compare=False)
 
     @property
     def dimension(self) -> int:
         return len(self.spacing)
+
+    def key(self) -> bytes:
+        """The grid to the last bit (spacing, origin, direction; signed zeros
+        and NaNs as they are): the key of caches of what follows from a grid
+        alone, since equal keys are equal grids. Made at the first call (the
+        package does not change a Geometry once made)."""
+        if self._key is None:
+            values = (*self.spacing, *self.origin)
+            direction = np.asarray(self.direction, dtype=np.float64).tobytes()
+            self._key = struct.pack(f"{len(values)}d", *values) + direction
+        return self._key
+
+
+#: How many values each cache of grid_cached keeps (0: none, as before the
+#: caches existed: benchmarks/python_overhead.py --uncached-grids).
+GRID_CACHE_SIZE = 64
+
+
+def grid_cached(cache: Dict[Any, Any], key: Any, make: Callable[[], Any]) -> Any:
+    """cache[key], made by make() when missing: for what follows from image
+    grids alone (keys from Geometry.key(), bit for bit), so that repeated
+    calls on the same grids skip the small-matrix arithmetic and checks. The
+    cache starts afresh once it holds GRID_CACHE_SIZE values."""
+    value = cache.get(key)
+    if value is None:
+        value = make()
+        if len(cache) >= GRID_CACHE_SIZE:
+            cache.clear()
+        if GRID_CACHE_SIZE > 0:
+            cache[key] = value
+    return value
 
 
 def _per_axis(value, ndim: int, what: str, default: float) -> Tuple[float, ...]:
@@ -125,6 +158,16 @@ _IDENTITY = {}
 for _d in (1, 2, 3):
     _IDENTITY[_d] = np.eye(_d)
     _IDENTITY[_d].setflags(write=False)
+#: an array's spacing and origin without keywords (1 and 0)
+_ONES = {_d: tuple([1.0] * _d) for _d in (1, 2, 3)}
+_ZEROS = {_d: tuple([0.0] * _d) for _d in (1, 2, 3)}
+
+
+def itk_matrix(matrix: Any, d: int) -> np.ndarray:
+    """An itk.Matrix (a direction, a transform's matrix) as a D x D float64
+    array: its elements read one by one, as itk.array_from_matrix gives them
+    at about half the cost."""
+    return np.array([[matrix(i, j) for j in range(d)] for i in range(d)], dtype=np.float64)
 
 
 def geometry_from(
@@ -134,21 +177,16 @@ def geometry_from(
     if kind == ITK:
         if spacing is not None or origin is not None or direction is not None:
             raise ValueError("spacing, origin and direction come from the itk.Image; do not pass them too")
-        import itk
-
         d = x.GetImageDimension()
         start = x.GetBufferedRegion().GetIndex()
-        origin = (
-            tuple(float(v) for v in x.GetOrigin())
-            if all(int(start[i]) == 0 for i in range(d))
-            # the buffer's first voxel becomes index 0: its physical point is the origin
-            else tuple(float(v) for v in x.TransformIndexToPhysicalPoint(start))
-        )
-        return Geometry(
-            tuple(float(x.GetSpacing()[i]) for i in range(d)),
-            origin,
-            np.array(itk.array_from_matrix(x.GetDirection()), dtype=np.float64),
-        )
+        # the buffer's first voxel becomes index 0: its physical point is the origin
+        first = x.GetOrigin() if all(int(start[i]) == 0 for i in range(d)) else x.TransformIndexToPhysicalPoint(start)
+        origin = tuple(float(first[i]) for i in range(d))
+        spacing = x.GetSpacing()
+        return Geometry(tuple(float(spacing[i]) for i in range(d)), origin, itk_matrix(x.GetDirection(), d))
+    if spacing is None and origin is None and direction is None:
+        # nothing to check; a Geometry of its own for each call (callers may keep it: PackedMask)
+        return Geometry(_ONES[ndim], _ZEROS[ndim], _IDENTITY[ndim])
     s = _per_axis(spacing, ndim, "spacing", 1.0)
     if any(not (v > 0 and math.isfinite(v)) for v in s):
         raise ValueError(f"spacing must be positive and finite, not {s}")
@@ -159,28 +197,44 @@ def geometry_from(
         dm = np.asarray(direction, dtype=np.float64)
         if dm.shape != (ndim, ndim):
             raise ValueError(f"direction must be a {ndim} x {ndim} matrix")
-        if abs(np.linalg.det(dm)) < 1e-12:
+        if not _invertible(dm):
             raise ValueError("direction must be invertible")
     return Geometry(s, o, dm)
 
 
-class ImageArg:
-    """One image argument, ready for the extension. Its geometry is read when
-    first asked for (most filters never need it)."""
+_INVERTIBLE: Dict[bytes, bool] = {}
 
-    __slots__ = ("original", "kind", "array", "on_gpu", "stream", "ndim", "shape", "copied", "_geometry", "_keywords")
+
+def _invertible(direction: np.ndarray) -> bool:
+    """|det| >= 1e-12 for a square float64 matrix, kept for recent matrices."""
+    return grid_cached(_INVERTIBLE, direction.tobytes(), lambda: not abs(np.linalg.det(direction)) < 1e-12)
+
+
+class ImageArg:
+    """One image argument, ready for the extension. Its geometry and its
+    stream (None: stream_of) are read when first asked for (most filters
+    never need the geometry, and companions such as sigma maps no stream)."""
+
+    __slots__ = ("original", "kind", "array", "on_gpu", "_stream", "ndim", "shape", "copied", "_geometry", "_keywords")
 
     def __init__(self, original, kind, array, on_gpu, stream, ndim, geometry=None, copied=False, keywords=None):
         self.original = original
         self.kind = kind
         self.array = array  # C-contiguous: numpy, cupy or torch
         self.on_gpu = on_gpu
-        self.stream = stream
+        self._stream = stream
         self.ndim = ndim
-        self.shape = tuple(int(n) for n in array.shape)
+        self.shape = tuple(map(int, array.shape))
         self.copied = copied  # made contiguous by a copy
         self._geometry = geometry
         self._keywords = keywords or {}
+
+    @property
+    def stream(self) -> int:
+        """The caller's current CUDA stream on the array's device (0 for host arrays)."""
+        if self._stream is None:
+            self._stream = stream_of(self.original, self.kind)
+        return self._stream
 
     @property
     def geometry(self) -> Optional[Geometry]:
@@ -227,7 +281,7 @@ def image_arg(x: Any, *, what: str = "image", spacing=None, origin=None, directi
         keywords = dict(spacing=spacing, origin=origin, direction=direction)
         if kind == ITK:
             raise ValueError("spacing, origin and direction come from the itk.Image; do not pass them too")
-    return ImageArg(x, kind, arr, on_gpu, stream_of(x, kind), ndim, None, copied, keywords)
+    return ImageArg(x, kind, arr, on_gpu, None, ndim, None, copied, keywords)
 
 
 def empty_output(
@@ -247,7 +301,7 @@ def empty_output(
     many `dtype` values (an itk.Image of itk.Vector pixels, or with
     `covariant` itk.CovariantVector ones as ITK's gradient filters write;
     arrays get a last axis of that length)."""
-    shape = tuple(int(n) for n in shape)
+    shape = tuple(map(int, shape))
     full = shape + ((int(components),) if components else ())
     if arg.kind == NUMPY:
         out = np.empty(full, dtype=np.dtype(dtype))
@@ -255,7 +309,7 @@ def empty_output(
     if arg.kind == ITK:
         import itk
 
-        pixel = getattr(itk, _ITK_PIXEL[np.dtype(dtype).name])
+        pixel = getattr(itk, _ITK_PIXEL[dtype_name(dtype)])
         if components:
             pixel = (itk.CovariantVector if covariant else itk.Vector)[pixel, int(components)]
         image = itk.Image[pixel, len(shape)].New()
@@ -297,10 +351,29 @@ _TORCH_DTYPES = {
 
 def torch_dtype(dtype):
     torch = _torch()
-    name = np.dtype(dtype).name
+    name = dtype_name(dtype)
     if name not in _TORCH_DTYPES or not hasattr(torch, _TORCH_DTYPES[name]):
         raise TypeError(f"no torch dtype for {name}")
     return getattr(torch, _TORCH_DTYPES[name])
+
+
+_DTYPE_NAMES: Dict[Any, str] = {}
+
+
+def dtype_name(dtype: Any) -> str:
+    """``np.dtype(dtype).name``, remembered per dtype: NumPy works a dtype's
+    name out in Python at every access (microseconds a time)."""
+    try:
+        return _DTYPE_NAMES[dtype]
+    except (KeyError, TypeError):  # TypeError: not hashable (a structured dtype's field list)
+        pass
+    name = np.dtype(dtype).name
+    try:
+        if len(_DTYPE_NAMES) < 256:
+            _DTYPE_NAMES[dtype] = name
+    except TypeError:
+        pass
+    return name
 
 
 def numpy_dtype(arr: Any):

@@ -47,7 +47,7 @@ def prepare(image: Any, device: str, *, what: str = "image", **geometry) -> _arr
         )
     if arg.ndim < 1 or arg.ndim > 3:
         raise ValueError(f"images of 1 to 3 dimensions (2D and 3D for most filters), not {arg.ndim}")
-    if any(n == 0 for n in arg.shape):
+    if 0 in arg.shape:
         raise ValueError(f"the {what} is empty (shape {arg.shape})")
     return arg
 

@@ -4,11 +4,13 @@ slices to 3D stacks, exact and separable (seed 003 of the module)."""
 
 from __future__ import annotations
 
-from typing import Any, Optional, Sequence, Union
+import math
+from typing import Any, Dict, NamedTuple, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
 from . import _arrays, _cif
+from ._arrays import grid_cached
 from ._common import attach_halo, prepare, threads
 from ._runtime import _record
 from .resample import _classify_transform, _index_to_point, _output_grid, _point_to_index
@@ -18,24 +20,67 @@ __all__ = ["gaussian_rbf_interpolation_image_filter", "gaussian_rbf_evaluate"]
 PerAxis = Union[float, Sequence[float]]
 
 
-def _zoom_grid(arg: _arrays.ImageArg, zoom: PerAxis):
+def _zoom_grid(arg: _arrays.ImageArg, zoom: PerAxis) -> Tuple[Tuple[int, ...], _arrays.Geometry]:
     """The output grid of per-axis zoom factors (ITK order): spacing / zoom,
-    size round(n * zoom), the same field of view (pixel centres)."""
+    size round(n * zoom), the same field of view (pixel centres). Kept for
+    recent inputs (_ZOOM_GRIDS): a function of the shape, grid and zoom alone."""
     d = arg.ndim
     z = (float(zoom),) * d if np.isscalar(zoom) else tuple(float(v) for v in zoom)
     if len(z) != d:
         raise ValueError(f"zoom needs {d} values (x, y, z order), not {len(z)}")
-    if not all(np.isfinite(v) and v > 0 for v in z):
+    if not all(math.isfinite(v) and v > 0 for v in z):
         raise ValueError(f"zoom factors must be positive and finite, not {z}")
     g = arg.geometry
-    n = [int(arg.shape[d - 1 - a]) for a in range(d)]  # x first
+    return grid_cached(_ZOOM_GRIDS, (arg.shape, z, g.key()), lambda: _zoom_grid_of(arg.shape, g, z))
+
+
+_ZOOM_GRIDS: Dict[Any, Tuple[Tuple[int, ...], _arrays.Geometry]] = {}
+
+
+def _zoom_grid_of(
+    shape: Tuple[int, ...], g: _arrays.Geometry, z: Tuple[float, ...]
+) -> Tuple[Tuple[int, ...], _arrays.Geometry]:
+    d = len(shape)
+    n = [int(shape[d - 1 - a]) for a in range(d)]  # x first
     size = [max(1, int(round(n[a] * z[a]))) for a in range(d)]
     spacing = tuple(g.spacing[a] * n[a] / size[a] for a in range(d))
     # the first output pixel's centre, in input continuous indices
     c = np.array([-0.5 + 0.5 * spacing[a] / g.spacing[a] for a in range(d)])
     origin = tuple(np.asarray(g.origin) + g.direction @ (np.asarray(g.spacing) * c))
-    shape = tuple(reversed(size))
-    return shape, _arrays.Geometry(spacing, origin, np.array(g.direction, dtype=np.float64))
+    direction = np.array(g.direction, dtype=np.float64)
+    direction.setflags(write=False)  # shared by the calls that find it in the cache
+    return tuple(reversed(size)), _arrays.Geometry(spacing, origin, direction)
+
+
+class _AxisMap(NamedTuple):
+    """Output index -> input continuous index, per axis (x first): c = first
+    + step * k, where the output's axes are parallel to the input's (flips
+    allowed); first and step are None where they are not."""
+
+    parallel: bool
+    first: Optional[Tuple[float, ...]]
+    step: Optional[Tuple[float, ...]]
+
+
+_AXIS_MAPS: Dict[Any, _AxisMap] = {}
+
+
+def _axis_map(g: _arrays.Geometry, out_geometry: _arrays.Geometry) -> _AxisMap:
+    """The map from the output grid's indices to the input's continuous
+    indices, c = P2I_in (O_out - O_in) + P2I_in D_out S_out k, where it is
+    separable. Kept for recent pairs of grids (_AXIS_MAPS): NumPy's
+    arithmetic on 2 x 2 and 3 x 3 matrices costs more than the call."""
+    return grid_cached(_AXIS_MAPS, (g.key(), out_geometry.key()), lambda: _axis_map_of(g, out_geometry))
+
+
+def _axis_map_of(g: _arrays.Geometry, out_geometry: _arrays.Geometry) -> _AxisMap:
+    p2i = _point_to_index(g)
+    m = p2i @ (np.asarray(out_geometry.direction, dtype=np.float64) * np.asarray(out_geometry.spacing)[None, :])
+    off = m - np.diag(np.diag(m))
+    if np.any(np.abs(off) > 1e-9 * np.abs(np.diag(m)).max()):
+        return _AxisMap(False, None, None)
+    first = p2i @ (np.asarray(out_geometry.origin, dtype=np.float64) - np.asarray(g.origin, dtype=np.float64))
+    return _AxisMap(True, tuple(first.tolist()), tuple(np.diag(m).tolist()))
 
 
 def _sigma_pixels(sigma: Optional[PerAxis], geometry: _arrays.Geometry, d: int) -> list:
@@ -208,21 +253,20 @@ def gaussian_rbf_interpolation_image_filter(
         raise ValueError(f"method must be 'exact' or 'block', not {method!r}")
     if method == "exact" and (block_size is not None or block_overlap is not None or block_double_precision):
         raise ValueError("block_size, block_overlap and block_double_precision apply to method='block'")
-    # output index -> input continuous index: c = P2I_in (O_out - O_in) + P2I_in D_out S_out k
-    p2i = _point_to_index(g)
-    m = p2i @ (np.asarray(out_geometry.direction, dtype=np.float64) * np.asarray(out_geometry.spacing)[None, :])
-    off = m - np.diag(np.diag(m))
     identity = transform is None or type(transform).__name__.startswith("itkIdentityTransform")
-    if not identity or np.any(np.abs(off) > 1e-9 * np.abs(np.diag(m)).max()):
+    axis_map = _axis_map(g, out_geometry) if identity else None
+    if axis_map is None or not axis_map.parallel:
         if method == "block":
             raise ValueError("the block mode takes axis-aligned grids without a transform; use method='exact'")
-        if dtype.name not in ("uint8", "int16", "uint16", "float32", "float64"):
-            raise TypeError(f"pixel type {dtype.name} is not supported; use uint8, int16, uint16, float32 or float64")
+        name = _arrays.dtype_name(dtype)
+        if name not in ("uint8", "int16", "uint16", "float32", "float64"):
+            raise TypeError(f"pixel type {name} is not supported; use uint8, int16, uint16, float32 or float64")
         t = _classify_transform(transform, d)
         if t.matrix is not None:
             # affine: the output index -> input continuous index map, evaluated
             # by the core on the image's side (no point arrays)
             out_i2p = _index_to_point(out_geometry)
+            p2i = _point_to_index(g)
             a = p2i @ np.asarray(t.matrix) @ out_i2p
             b = p2i @ (np.asarray(t.matrix) @ np.asarray(out_geometry.origin, dtype=np.float64) + np.asarray(t.offset)
                        - np.asarray(g.origin, dtype=np.float64))
@@ -262,8 +306,7 @@ def gaussian_rbf_interpolation_image_filter(
         else:
             out[...] = host_out
         return result
-    first = p2i @ (np.asarray(out_geometry.origin, dtype=np.float64) - np.asarray(g.origin, dtype=np.float64))
-    step = np.diag(m)
+    first, step = list(axis_map.first), list(axis_map.step)
     result, out = _arrays.empty_output(arg, shape, dtype, geometry=out_geometry)
     if method == "block":
         sizes = ([62, 62] if d == 2 else [16, 16, 8][:d]) if block_size is None else [int(v) for v in block_size]
@@ -273,8 +316,8 @@ def gaussian_rbf_interpolation_image_filter(
         report = _cif.gaussian_rbf_block(
             arg.array,
             out,
-            [float(v) for v in first],
-            [float(v) for v in step],
+            first,
+            step,
             [float(v) for v in sigma_pixels],
             sizes,
             shared,
@@ -289,8 +332,8 @@ def gaussian_rbf_interpolation_image_filter(
     report = _cif.gaussian_rbf(
         arg.array,
         out,
-        [float(v) for v in first],
-        [float(v) for v in step],
+        first,
+        step,
         [float(v) for v in sigma_pixels],
         float(tolerance),
         float(ridge),

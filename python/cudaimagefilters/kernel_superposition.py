@@ -53,14 +53,14 @@ def _sigma_arrays(sigma_map: SigmaMap, arg: _arrays.ImageArg, gpu_float32: bool)
             raise ValueError(f"the image and the {what} must both be on the GPU or both in host memory")
         if s.shape != arg.shape:
             raise ValueError(f"the {what}'s shape {s.shape} is not the image's {arg.shape}")
-        dtype = _arrays.numpy_dtype(s.array)
-        if dtype.name not in ("float32", "float64"):
-            raise TypeError(f"{what}: sigma maps are float32 or float64, not {dtype.name}")
+        name = _arrays.dtype_name(_arrays.numpy_dtype(s.array))
+        if name not in ("float32", "float64"):
+            raise TypeError(f"{what}: sigma maps are float32 or float64, not {name}")
         array = s.array
-        if gpu_float32 and s.on_gpu and dtype.name == "float64":
+        if gpu_float32 and s.on_gpu and name == "float64":
             array = _to_float32(array, s.kind)
         out.append(array)
-    if len({_arrays.numpy_dtype(a).name for a in out}) > 1:
+    if len(out) > 1 and len({_arrays.dtype_name(_arrays.numpy_dtype(a)) for a in out}) > 1:
         raise TypeError("the sigma maps must share one dtype (float32 or float64)")
     return out
 
@@ -143,13 +143,15 @@ def kernel_superposition_image_filter(
     """
     arg = prepare(image, device, spacing=spacing)
     in_dtype = _arrays.numpy_dtype(arg.array)
-    if in_dtype.name not in _IMAGE_TYPES:
-        raise TypeError(f"pixel type {in_dtype.name} is not supported; use uint8, int16, uint16, float32 or float64")
+    in_name = _arrays.dtype_name(in_dtype)
+    if in_name not in _IMAGE_TYPES:
+        raise TypeError(f"pixel type {in_name} is not supported; use uint8, int16, uint16, float32 or float64")
     if output_dtype is None:
         output_dtype = np.float64 if in_dtype == np.float64 else np.float32
     output_dtype = np.dtype(output_dtype)
-    if output_dtype.name not in ("float32", "float64"):
-        raise TypeError(f"output_dtype must be float32 or float64, not {output_dtype.name}")
+    out_name = _arrays.dtype_name(output_dtype)
+    if out_name not in ("float32", "float64"):
+        raise TypeError(f"output_dtype must be float32 or float64, not {out_name}")
     c = _cutoff(cutoff)
     if cutoff_mass not in ("renormalize", "discard"):
         raise ValueError(f"cutoff_mass must be 'renormalize' or 'discard', not {cutoff_mass!r}")

@@ -4,13 +4,14 @@ batch evaluation, for registration code written in Python."""
 from __future__ import annotations
 
 import functools
-
+import math
 import re
-from typing import Any, Optional, Sequence, Tuple
+from typing import Any, Dict, Optional, Sequence, Tuple
 
 import numpy as np
 
 from . import _arrays, _cif
+from ._arrays import grid_cached
 from ._common import prepare, threads
 from ._runtime import _record, _say, check_device
 
@@ -32,8 +33,8 @@ def _point_to_index(geometry: _arrays.Geometry) -> np.ndarray:
     matrix with vnl, which NumPy does not reproduce to the last bit). The
     probe costs about 0.1 ms, so the matrices of recent grids are kept
     (_point_to_index_of)."""
-    spacing = tuple(float(v) for v in geometry.spacing)
-    direction = tuple(float(v) for v in np.asarray(geometry.direction, dtype=np.float64).ravel())
+    spacing = tuple(map(float, geometry.spacing))
+    direction = tuple(np.asarray(geometry.direction, dtype=np.float64).ravel().tolist())
     return np.array(_point_to_index_of(spacing, direction))
 
 
@@ -66,19 +67,38 @@ _ZERO3 = [0.0, 0.0, 0.0]
 
 def _pad3(m) -> list:
     """A D x D matrix as 9 numbers, row-major, padded with the identity."""
+    if isinstance(m, np.ndarray):
+        m = m.tolist()  # Python floats at once: NumPy's element access costs more than the rest
     d = len(m)
     return [float(m[i][j]) if i < d and j < d else (1.0 if i == j else 0.0) for i in range(3) for j in range(3)]
 
 
 def _vec3(v: Sequence[float]) -> list:
     out = [0.0, 0.0, 0.0]
-    for i, x in enumerate(v):
+    for i, x in enumerate(v.tolist() if isinstance(v, np.ndarray) else v):
         out[i] = float(x)
     return out
 
 
 def _index_to_point(geometry: _arrays.Geometry) -> np.ndarray:
     return geometry.direction * np.asarray(geometry.spacing)[None, :]
+
+
+_PADDED_GRIDS: Dict[bytes, Tuple[Tuple[float, ...], Tuple[float, ...]]] = {}
+_PADDED_POINT_TO_INDEX: Dict[bytes, Tuple[float, ...]] = {}
+
+
+def _padded_grid(geometry: _arrays.Geometry) -> Tuple[Tuple[float, ...], Tuple[float, ...]]:
+    """A grid's origin (3 numbers) and index-to-point matrix (9, row-major),
+    padded to 3D as resample_gpu takes them; kept for recent grids."""
+    return grid_cached(
+        _PADDED_GRIDS, geometry.key(), lambda: (tuple(_vec3(geometry.origin)), tuple(_pad3(_index_to_point(geometry))))
+    )
+
+
+def _padded_point_to_index(geometry: _arrays.Geometry) -> Tuple[float, ...]:
+    """_point_to_index of a grid as 9 numbers (row-major, padded to 3D); kept for recent grids."""
+    return grid_cached(_PADDED_POINT_TO_INDEX, geometry.key(), lambda: tuple(_pad3(_point_to_index(geometry))))
 
 
 class _Transform:
@@ -104,11 +124,13 @@ def _classify_transform(transform: Any, d: int) -> _Transform:
     import itk
 
     if hasattr(transform, "GetMatrix") and hasattr(transform, "GetOffset"):
-        t.matrix = np.array(itk.array_from_matrix(transform.GetMatrix()), dtype=np.float64)
-        t.offset = np.array([transform.GetOffset()[i] for i in range(d)], dtype=np.float64)
+        t.matrix = _arrays.itk_matrix(transform.GetMatrix(), d)
+        offset = transform.GetOffset()
+        t.offset = np.array([offset[i] for i in range(d)], dtype=np.float64)
     elif name.startswith("itkTranslationTransform"):
         t.matrix = np.eye(d)
-        t.offset = np.array([transform.GetOffset()[i] for i in range(d)], dtype=np.float64)
+        offset = transform.GetOffset()
+        t.offset = np.array([offset[i] for i in range(d)], dtype=np.float64)
     elif name.startswith("itkIdentityTransform"):
         t.matrix, t.offset = np.eye(d), np.zeros(d)
     elif name.startswith("itkDisplacementFieldTransform"):
@@ -180,7 +202,7 @@ def _scipy_to_itk(matrix, offset, d: int) -> Tuple[np.ndarray, np.ndarray]:
         off = np.asarray(offset, dtype=np.float64)
         if off.shape != (d,):
             raise ValueError(f"offset must be a number or {d} numbers")
-    if not (np.isfinite(m).all() and np.isfinite(off).all()):
+    if not all(map(math.isfinite, m.ravel().tolist() + off.tolist())):  # plain floats: cheaper than NumPy's here
         raise ValueError("matrix and offset must be finite")
     # reversing both axes turns array order (z, y, x) into ITK's (x, y, z)
     return m[::-1, ::-1], off[::-1]
@@ -274,8 +296,9 @@ def resample_image_filter(
 
     unsupported = t.unsupported
     dtype = _arrays.numpy_dtype(arg.array)
-    if not unsupported and dtype.name not in ("uint8", "int16", "uint16", "float32", "float64"):
-        unsupported = f"the GPU resamples uint8, int16, uint16, float32 and float64 images, not {dtype.name}"
+    name = _arrays.dtype_name(dtype)
+    if not unsupported and name not in ("uint8", "int16", "uint16", "float32", "float64"):
+        unsupported = f"the GPU resamples uint8, int16, uint16, float32 and float64 images, not {name}"
     if not unsupported and not _cif.is_compiled_with_cuda():
         unsupported = "this build has no CUDA code"
     use_gpu, why = _cif.decide_gpu(device, unsupported, "resample_image_filter")
@@ -290,10 +313,13 @@ def resample_image_filter(
             in_origin, in_i2p, in_p2i = _ZERO3, _IDENTITY9, _IDENTITY9
             out_origin, out_i2p = _ZERO3, _IDENTITY9
         else:
-            in_origin, in_i2p = _vec3(in_geometry.origin), _pad3(_index_to_point(in_geometry))
-            in_p2i = _pad3(_point_to_index(in_geometry))
-            out_origin, out_i2p = _vec3(out_geometry.origin), _pad3(_index_to_point(out_geometry))
+            in_origin, in_i2p = _padded_grid(in_geometry)
+            in_p2i = _padded_point_to_index(in_geometry)
+            out_origin, out_i2p = _padded_grid(out_geometry)
         gridded = t.grid_kind != "none"
+        grid_origin, grid_p2i = _ZERO3, _IDENTITY9
+        if gridded:
+            grid_origin, grid_p2i = _vec3(grid_geometry.origin), _padded_point_to_index(grid_geometry)
         report = _cif.resample_gpu(
             arg.array,
             out,
@@ -306,8 +332,8 @@ def resample_image_filter(
             _ZERO3 if gridded else _vec3(t.offset),
             t.grid_kind,
             grid_values,
-            _vec3(grid_geometry.origin) if gridded else _ZERO3,
-            _pad3(_point_to_index(grid_geometry)) if gridded else _IDENTITY9,
+            grid_origin,
+            grid_p2i,
             interp,
             float(default_pixel_value),
             prefilter,
@@ -406,6 +432,9 @@ def _output_grid(arg, reference_image, size, output_spacing, output_origin, outp
         if len(size) != d or any(int(n) < 1 for n in size):
             raise ValueError(f"size must hold {d} positive sizes (x, y, z order)")
         shape = tuple(int(n) for n in reversed(size))
+    if output_spacing is None and output_origin is None and output_direction is None and arg.kind != _arrays.ITK:
+        # an array's grid was checked as geometry_from read it (an itk.Image's is checked below)
+        return shape, arg.geometry
     g = _arrays.geometry_from(
         None,
         _arrays.NUMPY,
