@@ -31,6 +31,7 @@
 #include "cif/Bilateral.h"
 #include "cifPixelLists.h"
 #include "cif/CudaError.h"
+#include "cif/PooledBuffer.h"
 #include "cif/Runtime.h"
 
 #include <cuda_runtime.h>
@@ -434,7 +435,7 @@ BilateralCUDA(const TIn * input, TOut * output, const ClampedNeighborhoodGeometr
   std::lock_guard<std::mutex> lock(DeviceConstantMutex());
   const Plan                  plan = MakePlan(g, p);
   std::vector<float>          weights(p.domainWeights.begin(), p.domainWeights.end());
-  cif::DeviceBuffer       globalWeights;
+  cif::PooledBuffer           globalWeights; // temporaries from the stream-ordered pool: no cudaMalloc per call
   if (plan.tiled)
   {
     CIF_CUDA_CHECK(cudaMemcpyToSymbolAsync(
@@ -442,7 +443,7 @@ BilateralCUDA(const TIn * input, TOut * output, const ClampedNeighborhoodGeometr
   }
   else
   {
-    globalWeights.Allocate(weights.size() * sizeof(float));
+    globalWeights = cif::PooledBuffer(weights.size() * sizeof(float), ::cif::Stream());
     CIF_CUDA_CHECK(cudaMemcpyAsync(globalWeights.GetPointer(),
                                    weights.data(),
                                    weights.size() * sizeof(float),
@@ -458,9 +459,9 @@ BilateralCUDA(const TIn * input, TOut * output, const ClampedNeighborhoodGeometr
   {
     // Ping-pong between the output and one device temporary; the last
     // iteration writes the output.
-    cif::DeviceBuffer temporary(static_cast<std::size_t>(g.OutputCount()) * sizeof(TOut));
-    auto *                tmp = static_cast<TOut *>(temporary.GetPointer());
-    const TOut *          previous = nullptr;
+    cif::PooledBuffer temporary(static_cast<std::size_t>(g.OutputCount()) * sizeof(TOut), ::cif::Stream());
+    auto *            tmp = static_cast<TOut *>(temporary.GetPointer());
+    const TOut *      previous = nullptr;
     for (int i = 0; i < p.iterations; ++i)
     {
       TOut * target = ((p.iterations - 1 - i) % 2 == 0) ? output : tmp;
@@ -474,7 +475,6 @@ BilateralCUDA(const TIn * input, TOut * output, const ClampedNeighborhoodGeometr
       }
       previous = target;
     }
-    CIF_CUDA_SYNCHRONIZE_STREAM(); // before the temporary is released
   }
   CIF_CUDA_SYNCHRONIZE_STREAM();
   std::string description = plan.description;

@@ -21,6 +21,7 @@
 #include "cifBSplineRecursion.h"
 #include "cifPixelLists.h"
 #include "cifMirror.h"
+#include "cif/PooledBuffer.h"
 #include "cif/Runtime.h"
 
 #include <cuda_runtime.h>
@@ -700,8 +701,8 @@ PrefilterCUDA(const TIn *                 input,
     wholeImage = wholeImage && g.inputStart[a] == 0 && g.outputStart[a] == 0 && g.inputSize[a] == g.imageSize[a] &&
                  g.outputSize[a] == g.imageSize[a];
   }
-  cif::DeviceBuffer stage[2];
-  const TOut *          previous = nullptr;
+  cif::PooledBuffer stage[2]; // from the stream-ordered pool: no cudaMalloc per call
+  const TOut *      previous = nullptr;
   for (int i = 0; i < activeCount; ++i)
   {
     const int axis = active[i];
@@ -724,7 +725,7 @@ PrefilterCUDA(const TIn *                 input,
           static_cast<std::size_t>(target.size[0] * target.size[1] * target.size[2]) * sizeof(TOut);
         if (stage[slot].GetSize() < bytes)
         {
-          stage[slot].Allocate(bytes);
+          stage[slot] = cif::PooledBuffer(bytes, ::cif::Stream());
         }
         destination = static_cast<TOut *>(stage[slot].GetPointer());
       }

@@ -17,6 +17,7 @@
 #include "cif/Resample.h"
 #include "cifPixelLists.h"
 #include "../gaussian_rbf/cifGaussianRBFDetail.h"
+#include "cif/PooledBuffer.h"
 #include "cif/Runtime.h"
 
 #include <cuda_runtime.h>
@@ -759,15 +760,16 @@ private:
   int3                m_Pad{};
 };
 
-/** The line end points of the ITK-exact mode (empty otherwise). */
-cif::DeviceBuffer
+/** The line end points of the ITK-exact mode (empty otherwise), in memory
+ * from the stream-ordered pool (no cudaMalloc after the first call of a size). */
+cif::PooledBuffer
 LineEnds(const ResampleGeometry & g)
 {
-  cif::DeviceBuffer ends;
+  cif::PooledBuffer ends;
   if (g.itkExact && g.grid.kind == GridTransformKind::None)
   {
     const std::int64_t lines = g.outputSize[1] * g.outputSize[2];
-    ends.Allocate(static_cast<std::size_t>(lines) * 6 * sizeof(double));
+    ends = cif::PooledBuffer(static_cast<std::size_t>(lines) * 6 * sizeof(double), ::cif::Stream());
     const int blocks = static_cast<int>(std::min<std::int64_t>((lines + 255) / 256, 65535));
     LineEndsKernel<<<blocks, 256, 0, ::cif::Stream()>>>(g, static_cast<double *>(ends.GetPointer()));
     CIF_CUDA_CHECK_LAUNCH("LineEndsKernel");

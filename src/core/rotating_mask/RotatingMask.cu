@@ -18,6 +18,7 @@
 #include "cif/RotatingMask.h"
 #include "cifPixelLists.h"
 #include "cifRotatingMaskMath.h"
+#include "cif/PooledBuffer.h"
 #include "cif/Runtime.h"
 
 #include <cuda_runtime.h>
@@ -172,9 +173,9 @@ RotatingMaskCUDA(const TIn *                         input,
   }
   else
   {
-    cif::DeviceBuffer temporary(static_cast<std::size_t>(g.OutputCount()) * sizeof(TOut));
-    auto *                tmp = static_cast<TOut *>(temporary.GetPointer());
-    const TOut *          previous = nullptr;
+    cif::PooledBuffer temporary(static_cast<std::size_t>(g.OutputCount()) * sizeof(TOut), ::cif::Stream());
+    auto *            tmp = static_cast<TOut *>(temporary.GetPointer());
+    const TOut *      previous = nullptr;
     for (int i = 0; i < p.iterations; ++i)
     {
       TOut * target = ((p.iterations - 1 - i) % 2 == 0) ? output : tmp;
@@ -188,7 +189,6 @@ RotatingMaskCUDA(const TIn *                         input,
       }
       previous = target;
     }
-    CIF_CUDA_SYNCHRONIZE_STREAM(); // before the temporary is released
   }
   CIF_CUDA_SYNCHRONIZE_STREAM();
   std::ostringstream description;
