@@ -282,7 +282,9 @@ RunCase(const std::string & name,
         [&]
         {
           const auto m = cif::BoxMeanCUDA<T, T>(pin, pout, g);
-          method = m == cif::BoxMeanMethod::DirectITKOrder ? "direct, ITK order" : "separable";
+          method = m == cif::BoxMeanMethod::DirectITKOrder ? "direct, ITK order"
+                   : m == cif::BoxMeanMethod::FusedInteger ? "one pass"
+                                                           : "separable";
         },
         options.reps);
       rows.push_back({ name, "GPU box mean r=" + std::to_string(r), ms, 2 * imageBytes, true, method });

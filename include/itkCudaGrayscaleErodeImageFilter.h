@@ -43,8 +43,10 @@ namespace itk
  * sample of an interior box is NaN), the same on the CPU and the GPU, and
  * does not reproduce ITK there.
  *
- * Where it runs (SetExecutionMode): the module's separable min passes (GPU:
- * shared-memory tiles, one pass per axis; CPU: multi-threaded) serve flat
+ * Where it runs (SetExecutionMode): the module's box minima (GPU: one pass
+ * through shared-memory tiles for boxes up to radius 16 along x and 8 along
+ * y whose depth fits the shared memory, separable passes for larger ones;
+ * CPU: separable passes, multi-threaded) serve flat
  * box kernels with the anchor, basic or van Herk-Gil-Werman algorithm, 1 to
  * 3 dimensions, input and output pixels of the same type among unsigned
  * char, short, unsigned short and float; the GPU takes radii up to 64 per

@@ -26,9 +26,12 @@ namespace itk
  * Exactness: the output equals itk::MeanImageFilter's exactly, on both
  * devices.
  * - Integer input (unsigned char, short, unsigned short): the sums are
- *   exact integers (separable passes; 32- or 64-bit accumulators chosen so
- *   that they cannot overflow), and ITK's double sum of integers is exact
- *   too, so the quotients are the same.
+ *   exact integers (32- or 64-bit accumulators chosen so that they cannot
+ *   overflow), and ITK's double sum of integers is exact too, so the
+ *   quotients are the same. On the GPU, boxes up to radius 16 along x and
+ *   8 along y (and a depth that fits the shared memory, about radius 10
+ *   along z for 16-bit input) take one pass that reads the image once and
+ *   writes it once; larger boxes take separable passes.
  * - float input: the CPU and (for boxes whose tile fits in shared memory,
  *   about radius 8 per axis in 3D) the GPU add the box's samples in double
  *   precision in ITK's order (x fastest, then y, then z) from 0, so even

@@ -507,8 +507,8 @@ TEST(ErodeGpu, CoreWritesEveryOutputVoxelAndMatchesTheCpuCore)
     g.radius[a] = radius[a];
   }
   ASSERT_EQ(cif::ValidateBoxJob(g), "");
-  const std::size_t     inCount = input->GetBufferedRegion().GetNumberOfPixels();
-  const std::size_t     outCount = std::size_t(size[0]) * size[1] * size[2];
+  const std::size_t inCount = input->GetBufferedRegion().GetNumberOfPixels();
+  const std::size_t outCount = std::size_t(size[0]) * size[1] * size[2];
   cif::DeviceBuffer in(inCount * 2), out(outCount * 2);
   in.CopyFromHost(input->GetBufferPointer(), inCount * 2);
   for (int poison : { 0x00, 0xFF })
@@ -522,6 +522,48 @@ TEST(ErodeGpu, CoreWritesEveryOutputVoxelAndMatchesTheCpuCore)
     out.CopyToHost(gpu.data(), outCount * 2);
     cif::BoxMinCPU(input->GetBufferPointer(), cpu.data(), g, static_cast<unsigned short>(40000), 2);
     EXPECT_EQ(gpu, cpu) << "poison " << poison;
+  }
+  // a box too deep for the one-pass tile takes the separable passes
+  g.radius[2] = 12;
+  ASSERT_EQ(cif::ValidateBoxJob(g), "");
+  for (int poison : { 0x00, 0xFF })
+  {
+    out.FillBytes(poison);
+    cif::BoxMinCUDA(static_cast<const unsigned short *>(in.GetPointer()),
+                    static_cast<unsigned short *>(out.GetPointer()),
+                    g,
+                    static_cast<unsigned short>(40000));
+    std::vector<unsigned short> gpu(outCount), cpu(outCount);
+    out.CopyToHost(gpu.data(), outCount * 2);
+    cif::BoxMinCPU(input->GetBufferPointer(), cpu.data(), g, static_cast<unsigned short>(40000), 2);
+    EXPECT_EQ(gpu, cpu) << "separable, poison " << poison;
+  }
+}
+
+TEST(ErodeGpu, OnePassAndSeparableMinimaMatchItk)
+{
+  CIF_REQUIRE_GPU_OR_SKIP();
+  // sizes that are no multiple of the one-pass tile (32 x 16 x 16); radii
+  // up to the one-pass tile's limit and past it (separable passes)
+  auto us = RandomPixels<US3>({ 40, 37, 30 }, 141);
+  auto f = RandomPixels<F3>({ 35, 17, 33 }, 142);
+  for (auto radius : { Radius<US3>({ 1 }),
+                       Radius<US3>({ 2, 0, 3 }),
+                       Radius<US3>({ 0, 4, 1 }),
+                       Radius<US3>({ 8, 8, 8 }),
+                       Radius<US3>({ 1, 1, 10 }),
+                       Radius<US3>({ 2, 2, 12 }) })
+  {
+    ExpectMatchesItk<US3>(us.GetPointer(), radius, Mode::GPU);
+    ExpectMatchesItk<F3>(f.GetPointer(), radius, Mode::GPU);
+  }
+  auto nan = ImageWithNaN(143);
+  for (auto radius : { Radius<F3>({ 1, 2, 3 }), Radius<F3>({ 1, 1, 12 }) })
+  {
+    EXPECT_EQ(CountDiffering(RunOurs<F3>(nan.GetPointer(), radius, Mode::GPU).GetPointer(),
+                             RunOurs<F3>(nan.GetPointer(), radius, Mode::CPU).GetPointer()),
+              0u)
+      << "radius " << radius;
   }
 }
 

@@ -539,11 +539,56 @@ TEST(MeanGpu, CoreWritesEveryOutputVoxelAndMatchesTheCpuCore)
   sin.CopyFromHost(shorts->GetBufferPointer(), inCount * 2);
   sout.FillBytes(0x5A);
   EXPECT_EQ(cif::BoxMeanCUDA(static_cast<const short *>(sin.GetPointer()), static_cast<short *>(sout.GetPointer()), g),
-            cif::BoxMeanMethod::SeparableInteger);
+            cif::BoxMeanMethod::FusedInteger);
   std::vector<short> sgpu(outCount), scpu(outCount);
   sout.CopyToHost(sgpu.data(), outCount * 2);
   cif::BoxMeanCPU(shorts->GetBufferPointer(), scpu.data(), g, 2);
   EXPECT_EQ(sgpu, scpu);
+
+  // a box too deep for the one-pass tile: separable passes, poisoned the same way
+  g.radius[2] = 12;
+  ASSERT_EQ(cif::ValidateBoxJob(g), "");
+  sout.FillBytes(0x5A);
+  EXPECT_EQ(cif::BoxMeanCUDA(static_cast<const short *>(sin.GetPointer()), static_cast<short *>(sout.GetPointer()), g),
+            cif::BoxMeanMethod::SeparableInteger);
+  sout.CopyToHost(sgpu.data(), outCount * 2);
+  cif::BoxMeanCPU(shorts->GetBufferPointer(), scpu.data(), g, 2);
+  EXPECT_EQ(sgpu, scpu);
+}
+
+TEST(MeanGpu, OnePassAndSeparableIntegerSumsMatchItk)
+{
+  CIF_REQUIRE_GPU_OR_SKIP();
+  // sizes that are no multiple of the one-pass tile (32 x 16 x 16); radii
+  // from 0 to the one-pass tile's limit (1, 1, 10 just fits its 48 KiB of
+  // shared memory) and past it (separable passes)
+  auto us = RandomPixels<US3>({ 40, 37, 30 }, 151);
+  auto uc = RandomPixels<UC3>({ 35, 17, 33 }, 152);
+  for (auto radius : { Radius<US3>({ 0 }),
+                       Radius<US3>({ 1 }),
+                       Radius<US3>({ 2, 0, 3 }),
+                       Radius<US3>({ 0, 4, 1 }),
+                       Radius<US3>({ 8, 8, 8 }),
+                       Radius<US3>({ 1, 1, 10 }),
+                       Radius<US3>({ 2, 2, 12 }) })
+  {
+    auto filter = itk::CudaMeanImageFilter<US3, US3>::New();
+    filter->SetInput(us);
+    filter->SetRadius(radius);
+    filter->SetExecutionMode(Mode::GPU);
+    filter->Update();
+    const std::string & message = filter->GetLastExecutionReport().Message;
+    EXPECT_NE(message.find(radius[2] >= 12 ? "separable integer sums" : "integer sums in one pass"), std::string::npos)
+      << "radius " << radius << ": " << message;
+    EXPECT_EQ(CountDiffering(filter->GetOutput(), RunITK<US3>(us.GetPointer(), radius).GetPointer()), 0u)
+      << "radius " << radius;
+    ExpectMatchesItk<UC3>(uc.GetPointer(), radius, Mode::GPU);
+  }
+  // a 2D image and one plane of a volume
+  auto slice = RandomPixels<itk::Image<short, 2>>({ 70, 33 }, 153);
+  ExpectMatchesItk<itk::Image<short, 2>>(slice.GetPointer(), Radius<itk::Image<short, 2>>({ 3, 1 }), Mode::GPU);
+  auto plane = RandomPixels<US3>({ 50, 20, 1 }, 154);
+  ExpectMatchesItk<US3>(plane.GetPointer(), Radius<US3>({ 1, 2, 2 }), Mode::GPU);
 }
 
 } // namespace

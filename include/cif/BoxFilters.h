@@ -43,7 +43,12 @@ constexpr int MaxGPUBoxRadius = 64;
 /** How the GPU computed a mean (BoxMeanCUDA's answer). */
 enum class BoxMeanMethod
 {
-  /** Separable integer sums (integer input): exact, so identical to ITK's double sum. */
+  /** Integer sums (integer input) in one kernel: each block marches through
+   * the planes of its tile, summing rows, columns and the last 2 rz + 1
+   * planes from shared memory; exact, so identical to ITK's double sum. */
+  FusedInteger,
+  /** Separable integer sums, one pass per axis (integer input whose box is
+   * too large for the fused tile): exact, so identical to ITK's double sum. */
   SeparableInteger,
   /** Direct double-precision sum over the box in ITK's offset order (x
    * fastest, then y, then z) from a shared-memory tile: bit-identical to
@@ -94,8 +99,10 @@ template <typename T>
 void
 BoxMinCPU(const T * input, T * output, const BoxGeometry & geometry, T boundary, int numberOfThreads);
 
-/** GPU core of the erosion (device pointers): separable passes through
- * shared-memory tiles, the same result as BoxMinCPU. Needs radius <=
+/** GPU core of the erosion (device pointers): one pass when the box's
+ * tile fits in shared memory (one read and one write of the image), else
+ * separable passes through shared-memory tiles; the same result as
+ * BoxMinCPU. Needs radius <=
  * MaxGPUBoxRadius on every axis. Throws as BoxMeanCUDA. */
 template <typename T>
 void

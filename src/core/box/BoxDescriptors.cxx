@@ -112,6 +112,8 @@ MeanCUDA(Pixel pixel, const void * in, void * out, const Job & job, const Parame
       using T = decltype(tag);
       switch (BoxMeanCUDA(static_cast<const T *>(in), static_cast<MeanOutput<TOut, T> *>(out), GeometryOf(job, p)))
       {
+        case BoxMeanMethod::FusedInteger:
+          return std::string("integer sums in one pass (exact)");
         case BoxMeanMethod::SeparableInteger:
           return std::string("separable integer sums (exact)");
         case BoxMeanMethod::DirectITKOrder:

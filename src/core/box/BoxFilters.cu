@@ -1,8 +1,13 @@
 /*=========================================================================
  *  CudaImageFilters: CUDA kernels and launchers of the box filters.
  *
- *  Separable passes (one per axis, see cifBoxPlan.h), each through a
- *  shared-memory tile:
+ *  Integer means and all erosions whose box fits take one kernel that
+ *  reads the input once and writes the output once (FusedBoxKernel: a
+ *  block of 32 x 16 outputs marches through 16 planes, reducing rows,
+ *  columns and the last 2 rz + 1 planes from shared memory; sums of
+ *  integers and minima are exact in any order). Larger boxes take
+ *  separable passes (one per axis, see cifBoxPlan.h) with temporaries from
+ *  the stream-ordered pool, each through a shared-memory tile:
  *  - along x, a block loads 256 + 2r samples of one row (clamped at the
  *    row's ends) and each thread reduces its 2r + 1 window;
  *  - along y or z, a block loads 32 x-columns by 32 + 2r samples along the
@@ -19,6 +24,7 @@
 #include "cifPixelLists.h"
 #include "cifBoxPlan.h"
 #include "cif/CudaError.h"
+#include "cif/PooledBuffer.h"
 #include "cif/Runtime.h"
 
 #include <cuda_runtime.h>
@@ -75,11 +81,39 @@ __device__ __forceinline__ std::int64_t
   return i < 0 ? 0 : (i >= n ? n - 1 : i);
 }
 
+/** Sums; the final pass divides by the box volume as ITK does,
+ * static_cast<TDst>(double(sum) / volume). For 32-bit sums into an integer
+ * type that is the integer quotient truncated toward zero (a double
+ * quotient of integers below 2^31 never rounds across an integer), computed
+ * by a multiply and a shift (Granlund and Montgomery's round-up method,
+ * exact for dividends below 2^31): the same bits without a division. */
 template <typename TAcc, typename TDst, bool VFinal>
 struct SumOp
 {
   using Acc = TAcc;
-  double volume;
+  /** A window's sum can be updated by adding and subtracting. */
+  __host__ __device__ static constexpr bool
+  Running()
+  {
+    return true;
+  }
+  static constexpr bool kMagic = VFinal && std::is_integral<TDst>::value && std::is_same<TAcc, std::int32_t>::value;
+  double                volume;
+  std::uint64_t         magic{ 0 };
+  int                   shift{ 0 };
+
+  void
+  SetVolume(std::int64_t v)
+  {
+    volume = static_cast<double>(v);
+    int s = 0;
+    while ((std::int64_t{ 1 } << s) < v)
+    {
+      ++s;
+    }
+    shift = 31 + s;
+    magic = ((std::uint64_t{ 1 } << shift) + static_cast<std::uint64_t>(v) - 1) / static_cast<std::uint64_t>(v);
+  }
   __device__ Acc
   Identity() const
   {
@@ -91,10 +125,21 @@ struct SumOp
   {
     return acc + static_cast<Acc>(v);
   }
+  __device__ Acc
+  Remove(Acc acc, Acc v) const
+  {
+    return acc - v;
+  }
   __device__ TDst
   Finish(Acc acc, bool) const
   {
-    if constexpr (VFinal)
+    if constexpr (kMagic)
+    {
+      const std::uint32_t a = acc < 0 ? 0u - static_cast<std::uint32_t>(acc) : static_cast<std::uint32_t>(acc);
+      const auto          q = static_cast<std::int32_t>((static_cast<std::uint64_t>(a) * magic) >> shift);
+      return static_cast<TDst>(acc < 0 ? -q : q);
+    }
+    else if constexpr (VFinal)
     {
       return static_cast<TDst>(static_cast<double>(acc) / volume);
     }
@@ -123,6 +168,12 @@ template <typename T>
 struct MinOp
 {
   using Acc = T;
+  /** A window's minimum is recomputed. */
+  __host__ __device__ static constexpr bool
+  Running()
+  {
+    return false;
+  }
   T boundary;
   __device__ Acc
   Identity() const
@@ -273,6 +324,183 @@ LaunchPass(const TSrc * src, TDst * dst, const BoxPass & p, const TOp & op)
   CIF_CUDA_CHECK_LAUNCH("ColumnPassKernel");
 }
 
+// ---------------------------------------------------------------------------
+// Fused passes: one kernel, one read and one write of the image.
+
+constexpr int         kFusedX = 32; // outputs per block along x (one per lane)
+constexpr int         kFusedY = 16; // outputs per block along y (one per thread row)
+constexpr int         kFusedZ = 16; // outputs per block along z (a march through the planes)
+constexpr int         kFusedThreads = kFusedX * kFusedY;
+constexpr std::size_t kFusedSharedLimit = 48 * 1024;
+
+struct FusedArgs
+{
+  std::int64_t inSize[3];
+  std::int64_t outStart[3];
+  std::int64_t outSize[3];
+  int          radius[3];
+  std::int64_t tiles[3]; // blocks along x, y and z
+};
+
+/** Shared bytes of the fused kernel: a ring of 2 rz + 1 plane results per
+ * thread, the row results of one plane, and one plane's input tile. */
+template <typename TIn, typename TAcc>
+std::size_t
+FusedSharedBytes(const BoxGeometry & g)
+{
+  const std::size_t ly = kFusedY + 2 * static_cast<std::size_t>(g.radius[1]);
+  const std::size_t lx = kFusedX + 2 * static_cast<std::size_t>(g.radius[0]);
+  return sizeof(TAcc) * (static_cast<std::size_t>(2 * g.radius[2] + 1) * kFusedThreads + ly * kFusedX) +
+         sizeof(TIn) * ly * lx;
+}
+
+/** Each block marches through the planes of its z range. Per input plane:
+ * the block loads the tile (clamped indices, the clamps worked out once),
+ * reduces rows along x, then the columns along y into one value per thread,
+ * kept in the thread's ring of the last 2 rz + 1 planes; once the ring is
+ * full, the thread's output of the plane rz behind is the ring's sum (kept
+ * running: the new plane added, the oldest subtracted) or minimum. The op
+ * must be exact in any order (integer sums, minima). Needs
+ * 2 rx + kFusedX <= 2 kFusedX and 2 ry + kFusedY <= 2 kFusedY. */
+template <typename TIn, typename TAcc, typename TOut, typename TOp>
+__global__ void
+__launch_bounds__(kFusedThreads)
+  FusedBoxKernel(const TIn * __restrict__ input, TOut * __restrict__ output, FusedArgs a, TOp op)
+{
+  extern __shared__ __align__(16) unsigned char sharedBytes[];
+  const int                                     rx = a.radius[0], ry = a.radius[1], rz = a.radius[2];
+  const int                                     lx = kFusedX + 2 * rx, ly = kFusedY + 2 * ry, window = 2 * rz + 1;
+  TAcc *                                        ring = reinterpret_cast<TAcc *>(sharedBytes); // [window][kFusedThreads]
+  TAcc *                                        rows = ring + window * kFusedThreads;         // [ly][kFusedX]
+  TIn *                                         tile = reinterpret_cast<TIn *>(rows + ly * kFusedX); // [ly][lx]
+  const std::int64_t                            b = blockIdx.x;
+  const std::int64_t                            tx = b % a.tiles[0];
+  const std::int64_t                            rest = b / a.tiles[0];
+  const std::int64_t                            ty = rest % a.tiles[1];
+  const std::int64_t                            tz = rest / a.tiles[1];
+  const int                                     thread = threadIdx.y * kFusedX + threadIdx.x;
+  const std::int64_t                            ox = tx * kFusedX + threadIdx.x;
+  const std::int64_t                            oy = ty * kFusedY + threadIdx.y;
+  const std::int64_t                            oz0 = tz * kFusedZ;
+  const int          outputs = static_cast<int>(a.outSize[2] - oz0 < kFusedZ ? a.outSize[2] - oz0 : kFusedZ);
+  const std::int64_t x0 = a.outStart[0] + tx * kFusedX - rx; // first input index of the tile
+  const std::int64_t y0 = a.outStart[1] + ty * kFusedY - ry;
+  const std::int64_t z0 = a.outStart[2] + oz0 - rz;
+  // this thread's two tile columns and two tile rows (clamped input offsets; -1: none)
+  const std::int64_t xIn[2] = { ClampIndex(x0 + threadIdx.x, a.inSize[0]),
+                                threadIdx.x + kFusedX < lx ? ClampIndex(x0 + threadIdx.x + kFusedX, a.inSize[0]) : -1 };
+  const std::int64_t yIn[2] = { ClampIndex(y0 + threadIdx.y, a.inSize[1]) * a.inSize[0],
+                                threadIdx.y + kFusedY < ly
+                                  ? ClampIndex(y0 + threadIdx.y + kFusedY, a.inSize[1]) * a.inSize[0]
+                                  : -1 };
+  const bool         writes = ox < a.outSize[0] && oy < a.outSize[1];
+  const std::int64_t cx = a.outStart[0] + ox, cy = a.outStart[1] + oy;
+  const bool         edgeXY = cx - rx < 0 || cx + rx > a.inSize[0] - 1 || cy - ry < 0 || cy + ry > a.inSize[1] - 1;
+  const std::int64_t plane = a.inSize[0] * a.inSize[1];
+  const std::int64_t outPlane = a.outSize[0] * a.outSize[1];
+  TOut *             out = output + (oz0 * a.outSize[1] + oy) * a.outSize[0] + ox;
+  int                slot = 0;
+  TAcc               running = op.Identity();
+  for (int p = 0; p < outputs + 2 * rz; ++p)
+  {
+    const TIn * in = input + ClampIndex(z0 + p, a.inSize[2]) * plane;
+#pragma unroll
+    for (int j = 0; j < 2; ++j)
+    {
+      if (yIn[j] >= 0)
+      {
+        TIn * to = tile + (threadIdx.y + j * kFusedY) * lx + threadIdx.x;
+        to[0] = in[yIn[j] + xIn[0]];
+        if (xIn[1] >= 0)
+        {
+          to[kFusedX] = in[yIn[j] + xIn[1]];
+        }
+      }
+    }
+    __syncthreads();
+#pragma unroll
+    for (int j = 0; j < 2; ++j)
+    {
+      if (threadIdx.y + j * kFusedY < ly)
+      {
+        const TIn * line = tile + (threadIdx.y + j * kFusedY) * lx + threadIdx.x;
+        TAcc        acc = op.Identity();
+        for (int d = 0; d <= 2 * rx; ++d)
+        {
+          acc = op.Combine(acc, line[d]);
+        }
+        rows[(threadIdx.y + j * kFusedY) * kFusedX + threadIdx.x] = acc;
+      }
+    }
+    __syncthreads();
+    TAcc acc = op.Identity();
+    for (int d = 0; d <= 2 * ry; ++d)
+    {
+      acc = op.Combine(acc, rows[(threadIdx.y + d) * kFusedX + threadIdx.x]);
+    }
+    // the ring holds this thread's own entries: no barrier needed
+    TAcc * entry = ring + slot * kFusedThreads + thread;
+    if constexpr (TOp::Running())
+    {
+      running = op.Combine(running, acc);
+      if (p >= window)
+      {
+        running = op.Remove(running, *entry);
+      }
+    }
+    *entry = acc;
+    slot = slot + 1 == window ? 0 : slot + 1;
+    if (p >= 2 * rz)
+    {
+      TAcc box = running;
+      if constexpr (!TOp::Running())
+      {
+        box = op.Identity();
+        for (int k = 0; k < window; ++k)
+        {
+          box = op.Combine(box, ring[k * kFusedThreads + thread]);
+        }
+      }
+      const std::int64_t cz = a.outStart[2] + oz0 + p - 2 * rz;
+      if (writes)
+      {
+        *out = op.Finish(box, edgeXY || cz - rz < 0 || cz + rz > a.inSize[2] - 1);
+      }
+      out += outPlane;
+    }
+  }
+}
+
+/** Runs the fused kernel when its tile fits in shared memory; false otherwise. */
+template <typename TIn, typename TAcc, typename TOut, typename TOp>
+bool
+TryFused(const TIn * input, TOut * output, const BoxGeometry & g, const TOp & op)
+{
+  const std::size_t bytes = FusedSharedBytes<TIn, TAcc>(g);
+  if (bytes > kFusedSharedLimit || 2 * g.radius[0] > kFusedX || 2 * g.radius[1] > kFusedY)
+  {
+    return false;
+  }
+  FusedArgs a{};
+  for (int k = 0; k < 3; ++k)
+  {
+    a.inSize[k] = g.inputSize[k];
+    a.outStart[k] = g.outputStart[k];
+    a.outSize[k] = g.outputSize[k];
+    a.radius[k] = g.radius[k];
+  }
+  a.tiles[0] = (g.outputSize[0] + kFusedX - 1) / kFusedX;
+  a.tiles[1] = (g.outputSize[1] + kFusedY - 1) / kFusedY;
+  a.tiles[2] = (g.outputSize[2] + kFusedZ - 1) / kFusedZ;
+  const std::int64_t blocks = a.tiles[0] * a.tiles[1] * a.tiles[2];
+  CheckBlocks(blocks, "FusedBoxKernel");
+  FusedBoxKernel<TIn, TAcc, TOut, TOp>
+    <<<static_cast<unsigned>(blocks), dim3(kFusedX, kFusedY), bytes, ::cif::Stream()>>>(input, output, a, op);
+  CIF_CUDA_CHECK_LAUNCH("FusedBoxKernel");
+  CIF_CUDA_SYNCHRONIZE_STREAM();
+  return true;
+}
+
 /** The planned passes on the device: TIn -> TAcc ... TAcc -> TOut, two temporaries at most. */
 template <typename TIn, typename TAcc, typename TOut, typename TMakeOp>
 void
@@ -284,22 +512,18 @@ RunSeparable(const TIn * input, TOut * output, const BoxGeometry & g, TMakeOp ma
   {
     largest = std::max(largest, passes[k].DstCount());
   }
-  cif::DeviceBuffer a, b;
-  if (passes.size() > 1)
-  {
-    a.Allocate(static_cast<std::size_t>(largest) * sizeof(TAcc));
-  }
-  if (passes.size() > 2)
-  {
-    b.Allocate(static_cast<std::size_t>(largest) * sizeof(TAcc));
-  }
-  const TAcc * src = nullptr;
+  // the temporaries come from the stream-ordered pool: no cudaMalloc after the first call of a size
+  const std::size_t images = passes.size() > 2 ? 2 : (passes.size() > 1 ? 1 : 0);
+  PooledBuffer      memory(images * static_cast<std::size_t>(largest) * sizeof(TAcc), ::cif::Stream());
+  TAcc *            work[2] = { static_cast<TAcc *>(memory.GetPointer()),
+                                static_cast<TAcc *>(memory.GetPointer()) + (images > 1 ? largest : 0) };
+  const TAcc *      src = nullptr;
   for (std::size_t k = 0; k < passes.size(); ++k)
   {
     const BoxPass & p = passes[k];
     const bool      first = k == 0;
     const bool      last = k + 1 == passes.size();
-    TAcc *          target = static_cast<TAcc *>((k % 2 == 0 ? a : b).GetPointer());
+    TAcc *          target = work[k % 2];
     if (first && last)
     {
       LaunchPass(input, output, p, makeOp(static_cast<TOut *>(nullptr), std::true_type{}));
@@ -318,14 +542,14 @@ RunSeparable(const TIn * input, TOut * output, const BoxGeometry & g, TMakeOp ma
     }
     src = target;
   }
-  CIF_CUDA_SYNCHRONIZE_STREAM(); // before the temporaries are freed
+  CIF_CUDA_SYNCHRONIZE_STREAM();
 }
 
 template <typename TAcc, typename TIn, typename TOut>
 void
 SeparableMean(const TIn * input, TOut * output, const BoxGeometry & g)
 {
-  const double volume = static_cast<double>(BoxVolume(g));
+  const std::int64_t volume = BoxVolume(g);
   RunSeparable<TIn, TAcc, TOut>(input,
                                 output,
                                 g,
@@ -333,7 +557,7 @@ SeparableMean(const TIn * input, TOut * output, const BoxGeometry & g)
                                 {
                                   using TDst = std::remove_pointer_t<decltype(dstTag)>;
                                   SumOp<TAcc, TDst, decltype(finalTag)::value> op;
-                                  op.volume = volume;
+                                  op.SetVolume(volume);
                                   return op;
                                 });
 }
@@ -480,6 +704,21 @@ LargestMagnitude()
                   std::fabs(static_cast<double>(std::numeric_limits<T>::lowest())));
 }
 
+/** An exact integer mean: the fused kernel when its tile fits, else separable passes. */
+template <typename TAcc, typename TIn, typename TOut>
+BoxMeanMethod
+IntegerMean(const TIn * input, TOut * output, const BoxGeometry & g)
+{
+  SumOp<TAcc, TOut, true> op;
+  op.SetVolume(BoxVolume(g));
+  if (TryFused<TIn, TAcc>(input, output, g, op))
+  {
+    return BoxMeanMethod::FusedInteger;
+  }
+  SeparableMean<TAcc>(input, output, g);
+  return BoxMeanMethod::SeparableInteger;
+}
+
 } // namespace
 
 template <typename TIn, typename TOut>
@@ -502,13 +741,9 @@ BoxMeanCUDA(const TIn * input, TOut * output, const BoxGeometry & g)
   {
     if (LargestMagnitude<TIn>() * static_cast<double>(BoxVolume(g)) < 2147483647.0)
     {
-      SeparableMean<std::int32_t>(input, output, g);
+      return IntegerMean<std::int32_t>(input, output, g);
     }
-    else
-    {
-      SeparableMean<std::int64_t>(input, output, g);
-    }
-    return BoxMeanMethod::SeparableInteger;
+    return IntegerMean<std::int64_t>(input, output, g);
   }
 }
 
@@ -516,6 +751,12 @@ template <typename T>
 void
 BoxMinCUDA(const T * input, T * output, const BoxGeometry & g, T boundary)
 {
+  MinOp<T> fused;
+  fused.boundary = boundary;
+  if (TryFused<T, T>(input, output, g, fused))
+  {
+    return;
+  }
   RunSeparable<T, T, T>(input,
                         output,
                         g,
