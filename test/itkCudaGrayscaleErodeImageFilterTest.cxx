@@ -511,33 +511,27 @@ TEST(ErodeGpu, CoreWritesEveryOutputVoxelAndMatchesTheCpuCore)
   const std::size_t outCount = std::size_t(size[0]) * size[1] * size[2];
   cif::DeviceBuffer in(inCount * 2), out(outCount * 2);
   in.CopyFromHost(input->GetBufferPointer(), inCount * 2);
-  for (int poison : { 0x00, 0xFF })
+  // the output poisoned with 0 and 0xFFFF, each time equal to the CPU core
+  const auto expectCpuCore = [&](const char * what)
   {
-    out.FillBytes(poison);
-    cif::BoxMinCUDA(static_cast<const unsigned short *>(in.GetPointer()),
-                    static_cast<unsigned short *>(out.GetPointer()),
-                    g,
-                    static_cast<unsigned short>(40000));
-    std::vector<unsigned short> gpu(outCount), cpu(outCount);
-    out.CopyToHost(gpu.data(), outCount * 2);
-    cif::BoxMinCPU(input->GetBufferPointer(), cpu.data(), g, static_cast<unsigned short>(40000), 2);
-    EXPECT_EQ(gpu, cpu) << "poison " << poison;
-  }
+    for (int poison : { 0x00, 0xFF })
+    {
+      out.FillBytes(poison);
+      cif::BoxMinCUDA(static_cast<const unsigned short *>(in.GetPointer()),
+                      static_cast<unsigned short *>(out.GetPointer()),
+                      g,
+                      static_cast<unsigned short>(40000));
+      std::vector<unsigned short> gpu(outCount), cpu(outCount);
+      out.CopyToHost(gpu.data(), outCount * 2);
+      cif::BoxMinCPU(input->GetBufferPointer(), cpu.data(), g, static_cast<unsigned short>(40000), 2);
+      EXPECT_EQ(gpu, cpu) << what << ", poison " << poison;
+    }
+  };
+  expectCpuCore("one pass");
   // a box too deep for the one-pass tile takes the separable passes
   g.radius[2] = 12;
   ASSERT_EQ(cif::ValidateBoxJob(g), "");
-  for (int poison : { 0x00, 0xFF })
-  {
-    out.FillBytes(poison);
-    cif::BoxMinCUDA(static_cast<const unsigned short *>(in.GetPointer()),
-                    static_cast<unsigned short *>(out.GetPointer()),
-                    g,
-                    static_cast<unsigned short>(40000));
-    std::vector<unsigned short> gpu(outCount), cpu(outCount);
-    out.CopyToHost(gpu.data(), outCount * 2);
-    cif::BoxMinCPU(input->GetBufferPointer(), cpu.data(), g, static_cast<unsigned short>(40000), 2);
-    EXPECT_EQ(gpu, cpu) << "separable, poison " << poison;
-  }
+  expectCpuCore("separable");
 }
 
 TEST(ErodeGpu, OnePassAndSeparableMinimaMatchItk)
