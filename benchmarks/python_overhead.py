@@ -235,10 +235,9 @@ def main():
     )
     args = parser.parse_args()
     if args.uncached_grids:
-        from cudaimagefilters import _arrays, resample
+        from cudaimagefilters import _arrays
 
-        resample._point_to_index_of = resample._point_to_index_of.__wrapped__
-        _arrays.GRID_CACHE_SIZE = 0
+        _arrays.GRID_CACHE_SIZE = 0  # every grid cache goes through _arrays.grid_cached
     if not cif.is_gpu_available():
         sys.exit(f"no GPU: {cif.gpu_unavailable_reason()}")
 

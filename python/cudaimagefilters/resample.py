@@ -3,9 +3,9 @@ batch evaluation, for registration code written in Python."""
 
 from __future__ import annotations
 
-import functools
 import math
 import re
+import struct
 from typing import Any, Dict, Optional, Sequence, Tuple
 
 import numpy as np
@@ -26,27 +26,31 @@ _INTERPOLATORS = {
 }
 
 
+_POINT_TO_INDEX: Dict[bytes, Tuple[Tuple[float, ...], ...]] = {}
+
+
 def _point_to_index(geometry: _arrays.Geometry) -> np.ndarray:
     """ITK's physical-point-to-index matrix of a grid, bit for bit: read back
     from ITK's own TransformPhysicalPointToContinuousIndex on a probe image
     of that spacing and direction at origin 0 (ITK inverts the index-to-point
     matrix with vnl, which NumPy does not reproduce to the last bit). The
     probe costs about 0.1 ms, so the matrices of recent grids are kept
-    (_point_to_index_of)."""
+    (grid_cached, keyed by the bits of the spacing and the direction: the
+    origin does not enter)."""
     spacing = tuple(map(float, geometry.spacing))
-    direction = tuple(np.asarray(geometry.direction, dtype=np.float64).ravel().tolist())
-    return np.array(_point_to_index_of(spacing, direction))
+    direction = np.asarray(geometry.direction, dtype=np.float64)
+    key = struct.pack(f"{len(spacing)}d", *spacing) + direction.tobytes()
+    return np.array(grid_cached(_POINT_TO_INDEX, key, lambda: _probe_point_to_index(spacing, direction)))
 
 
-@functools.lru_cache(maxsize=64)
-def _point_to_index_of(spacing: Tuple[float, ...], direction: Tuple[float, ...]) -> Tuple[Tuple[float, ...], ...]:
-    """_point_to_index for one spacing and direction (row by row), as a
+def _probe_point_to_index(spacing: Tuple[float, ...], direction: np.ndarray) -> Tuple[Tuple[float, ...], ...]:
+    """_point_to_index for one spacing and direction (D x D), uncached, as a
     tuple of rows so that the cached value cannot be changed."""
     d = len(spacing)
     try:
         import itk
     except ImportError:  # without ITK (not a normal install): NumPy's inverse, maybe 1 ulp off ITK's
-        m = np.linalg.inv(np.asarray(direction).reshape(d, d) @ np.diag(spacing))
+        m = np.linalg.inv(direction.reshape(d, d) @ np.diag(spacing))
         return tuple(tuple(float(v) for v in row) for row in m)
     probe = itk.Image[itk.F, d].New()
     probe.SetSpacing(list(spacing))
@@ -123,12 +127,9 @@ def _classify_transform(transform: Any, d: int) -> _Transform:
     name = type(transform).__name__
     import itk
 
-    if hasattr(transform, "GetMatrix") and hasattr(transform, "GetOffset"):
-        t.matrix = _arrays.itk_matrix(transform.GetMatrix(), d)
-        offset = transform.GetOffset()
-        t.offset = np.array([offset[i] for i in range(d)], dtype=np.float64)
-    elif name.startswith("itkTranslationTransform"):
-        t.matrix = np.eye(d)
+    matrix_offset = hasattr(transform, "GetMatrix") and hasattr(transform, "GetOffset")
+    if matrix_offset or name.startswith("itkTranslationTransform"):
+        t.matrix = _arrays.itk_matrix(transform.GetMatrix(), d) if matrix_offset else np.eye(d)
         offset = transform.GetOffset()
         t.offset = np.array([offset[i] for i in range(d)], dtype=np.float64)
     elif name.startswith("itkIdentityTransform"):
