@@ -528,8 +528,8 @@ TEST(ErodeGpu, CoreWritesEveryOutputVoxelAndMatchesTheCpuCore)
     }
   };
   expectCpuCore("one pass");
-  // a box too deep for the one-pass tile takes the separable passes
-  g.radius[2] = 12;
+  // a box too wide for the one-pass tile (x radius above 16) takes the separable passes
+  g.radius[0] = 17;
   ASSERT_EQ(cif::ValidateBoxJob(g), "");
   expectCpuCore("separable");
 }
@@ -537,8 +537,10 @@ TEST(ErodeGpu, CoreWritesEveryOutputVoxelAndMatchesTheCpuCore)
 TEST(ErodeGpu, OnePassAndSeparableMinimaMatchItk)
 {
   CIF_REQUIRE_GPU_OR_SKIP();
-  // sizes that are no multiple of the one-pass tile (32 x 16 x 16); radii
-  // up to the one-pass tile's limit and past it (separable passes)
+  // sizes that are no multiple of the one-pass tile (128 x 8 x 16 outputs),
+  // x sizes with and without whole quads of outputs; radii up to the
+  // one-pass tile's limits (x radius 16, y radius 8) and past them
+  // (separable passes)
   auto us = RandomPixels<US3>({ 40, 37, 30 }, 141);
   auto f = RandomPixels<F3>({ 35, 17, 33 }, 142);
   for (auto radius : { Radius<US3>({ 1 }),
@@ -546,7 +548,10 @@ TEST(ErodeGpu, OnePassAndSeparableMinimaMatchItk)
                        Radius<US3>({ 0, 4, 1 }),
                        Radius<US3>({ 8, 8, 8 }),
                        Radius<US3>({ 1, 1, 10 }),
-                       Radius<US3>({ 2, 2, 12 }) })
+                       Radius<US3>({ 2, 2, 12 }),
+                       Radius<US3>({ 16, 8, 2 }),
+                       Radius<US3>({ 17, 1, 1 }),
+                       Radius<US3>({ 3, 3, 3 }) })
   {
     ExpectMatchesItk<US3>(us.GetPointer(), radius, Mode::GPU);
     ExpectMatchesItk<F3>(f.GetPointer(), radius, Mode::GPU);

@@ -545,8 +545,8 @@ TEST(MeanGpu, CoreWritesEveryOutputVoxelAndMatchesTheCpuCore)
   cif::BoxMeanCPU(shorts->GetBufferPointer(), scpu.data(), g, 2);
   EXPECT_EQ(sgpu, scpu);
 
-  // a box too deep for the one-pass tile: separable passes, poisoned the same way
-  g.radius[2] = 12;
+  // a box too wide for the one-pass tile (x radius above 16): separable passes, poisoned the same way
+  g.radius[0] = 17;
   ASSERT_EQ(cif::ValidateBoxJob(g), "");
   sout.FillBytes(0x5A);
   EXPECT_EQ(cif::BoxMeanCUDA(static_cast<const short *>(sin.GetPointer()), static_cast<short *>(sout.GetPointer()), g),
@@ -559,9 +559,11 @@ TEST(MeanGpu, CoreWritesEveryOutputVoxelAndMatchesTheCpuCore)
 TEST(MeanGpu, OnePassAndSeparableIntegerSumsMatchItk)
 {
   CIF_REQUIRE_GPU_OR_SKIP();
-  // sizes that are no multiple of the one-pass tile (32 x 16 x 16); radii
-  // from 0 to the one-pass tile's limit (1, 1, 10 just fits its 48 KiB of
-  // shared memory) and past it (separable passes)
+  // sizes that are no multiple of the one-pass tile (128 x 8 x 16 outputs),
+  // x sizes with and without whole quads of outputs; radii from 0 to the
+  // one-pass tile's limits (x radius 16, y radius 8; deep boxes take a long
+  // ring of planes in more than 48 KiB of shared memory) and past them
+  // (separable passes)
   auto us = RandomPixels<US3>({ 40, 37, 30 }, 151);
   auto uc = RandomPixels<UC3>({ 35, 17, 33 }, 152);
   for (auto radius : { Radius<US3>({ 0 }),
@@ -570,7 +572,10 @@ TEST(MeanGpu, OnePassAndSeparableIntegerSumsMatchItk)
                        Radius<US3>({ 0, 4, 1 }),
                        Radius<US3>({ 8, 8, 8 }),
                        Radius<US3>({ 1, 1, 10 }),
-                       Radius<US3>({ 2, 2, 12 }) })
+                       Radius<US3>({ 2, 2, 12 }),
+                       Radius<US3>({ 16, 8, 2 }),
+                       Radius<US3>({ 17, 1, 1 }),
+                       Radius<US3>({ 1, 9, 1 }) })
   {
     auto filter = itk::CudaMeanImageFilter<US3, US3>::New();
     filter->SetInput(us);
@@ -578,7 +583,8 @@ TEST(MeanGpu, OnePassAndSeparableIntegerSumsMatchItk)
     filter->SetExecutionMode(Mode::GPU);
     filter->Update();
     const std::string & message = filter->GetLastExecutionReport().Message;
-    EXPECT_NE(message.find(radius[2] >= 12 ? "separable integer sums" : "integer sums in one pass"), std::string::npos)
+    EXPECT_NE(message.find(radius[0] > 16 || radius[1] > 8 ? "separable integer sums" : "integer sums in one pass"),
+              std::string::npos)
       << "radius " << radius << ": " << message;
     EXPECT_EQ(CountDiffering(filter->GetOutput(), RunITK<US3>(us.GetPointer(), radius).GetPointer()), 0u)
       << "radius " << radius;

@@ -113,6 +113,11 @@ public:
   static std::size_t
   GetMaxSharedMemoryPerBlock();
 
+  /** Streaming multiprocessors of the current device (0 without a device).
+   * Queried once per device. */
+  static int
+  GetMultiprocessorCount();
+
   /** Free and total memory of the current device in bytes (0 without a device). */
   static std::size_t
   GetFreeMemory();

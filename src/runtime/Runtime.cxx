@@ -282,8 +282,8 @@ TransferCounters         g_Counters;
 
 #ifdef CUDAIMAGEFILTERS_WITH_CUDA
 // the stream-ordered pools of PooledBuffer, one per device, created on first use
-constexpr int                         kPoolDevices = 64;
-std::mutex                            g_PoolMutex;
+constexpr int                           kPoolDevices = 64;
+std::mutex                              g_PoolMutex;
 std::array<cudaMemPool_t, kPoolDevices> g_Pools{};
 
 /** The pool of `device` (created with a release threshold that keeps what it reserves). */
@@ -463,35 +463,55 @@ Runtime::GetDeviceProblem(int device)
   return {};
 }
 
-std::size_t
-Runtime::GetMaxSharedMemoryPerBlock()
-{
 #ifdef CUDAIMAGEFILTERS_WITH_CUDA
-  constexpr int                                   kDevices = 64;
-  static std::array<std::atomic<int>, kDevices>   cache{}; // 0: not queried yet
-  const int                                       device = GetCurrentDevice();
+namespace
+{
+/** An attribute of the current device, queried once per device (TAttribute
+ * names the cache); 0 without a device or when the query fails. */
+template <cudaDeviceAttr TAttribute>
+int
+CachedDeviceAttribute()
+{
+  constexpr int                                 kDevices = 64;
+  static std::array<std::atomic<int>, kDevices> cache{}; // 0: not queried yet
+  const int                                     device = Runtime::GetCurrentDevice();
   if (device < 0)
   {
     return 0;
   }
-  if (device >= kDevices)
-  {
-    int value = 0;
-    return cudaDeviceGetAttribute(&value, cudaDevAttrMaxSharedMemoryPerBlockOptin, device) == cudaSuccess
-             ? static_cast<std::size_t>(value)
-             : 0;
-  }
-  int value = cache[static_cast<std::size_t>(device)].load();
+  int value = device < kDevices ? cache[static_cast<std::size_t>(device)].load() : 0;
   if (value == 0)
   {
-    if (cudaDeviceGetAttribute(&value, cudaDevAttrMaxSharedMemoryPerBlockOptin, device) != cudaSuccess)
+    if (cudaDeviceGetAttribute(&value, TAttribute, device) != cudaSuccess)
     {
       cudaGetLastError();
       return 0;
     }
-    cache[static_cast<std::size_t>(device)].store(value);
+    if (device < kDevices)
+    {
+      cache[static_cast<std::size_t>(device)].store(value);
+    }
   }
-  return static_cast<std::size_t>(value);
+  return value;
+}
+} // namespace
+#endif
+
+std::size_t
+Runtime::GetMaxSharedMemoryPerBlock()
+{
+#ifdef CUDAIMAGEFILTERS_WITH_CUDA
+  return static_cast<std::size_t>(CachedDeviceAttribute<cudaDevAttrMaxSharedMemoryPerBlockOptin>());
+#else
+  return 0;
+#endif
+}
+
+int
+Runtime::GetMultiprocessorCount()
+{
+#ifdef CUDAIMAGEFILTERS_WITH_CUDA
+  return CachedDeviceAttribute<cudaDevAttrMultiProcessorCount>();
 #else
   return 0;
 #endif
@@ -752,8 +772,8 @@ PooledBuffer::PooledBuffer(std::size_t bytes, void * stream)
 #ifdef CUDAIMAGEFILTERS_WITH_CUDA
   const int    device = Runtime::GetCurrentDevice();
   auto * const s = static_cast<cudaStream_t>(stream);
-  m_Pointer = AllocateCounted(bytes, "PooledBuffer",
-                              [&](void ** p) { return cudaMallocFromPoolAsync(p, bytes, PoolOf(device), s); });
+  m_Pointer = AllocateCounted(
+    bytes, "PooledBuffer", [&](void ** p) { return cudaMallocFromPoolAsync(p, bytes, PoolOf(device), s); });
   m_Size = bytes;
   m_Stream = stream;
   m_Device = device;
@@ -917,8 +937,7 @@ DeviceBuffer::CopyFromPeer(const DeviceBuffer & source, std::size_t bytes)
   }
   if (source.m_Device == m_Device)
   {
-    CIF_CUDA_CHECK(
-      cudaMemcpyAsync(m_Pointer, source.m_Pointer, bytes, cudaMemcpyDeviceToDevice, CurrentCudaStream()));
+    CIF_CUDA_CHECK(cudaMemcpyAsync(m_Pointer, source.m_Pointer, bytes, cudaMemcpyDeviceToDevice, CurrentCudaStream()));
   }
   else
   {
