@@ -36,7 +36,7 @@ namespace itk
  *
  * Differences from itk::BilateralImageFilter:
  * - The range Gaussian is evaluated exactly (CPU: std::exp in double; GPU:
- *   __expf in float) instead of ITK's table of NumberOfRangeGaussianSamples
+ *   the ex2 unit in float) instead of ITK's table of NumberOfRangeGaussianSamples
  *   values over [0, 4 RangeSigma), which ITK reads at floor(|d| / delta),
  *   delta = 4 RangeSigma / samples. That quantisation overestimates each
  *   range weight by a factor below exp(16 / samples), so ITK's output
@@ -66,10 +66,14 @@ namespace itk
  *   independent long-double evaluation of the definition within 1e-9 of the
  *   input's range (float outputs: plus one float rounding; integer outputs:
  *   the truncation of a value within that distance).
- * - GPU: single precision. The range weight uses __expf, whose maximum error
- *   is 2 + floor(1.173 |t|) ulp at argument t (CUDA Programming Guide); inside
- *   the 4-sigma support |t| < 8, so at most 11 ulp (relative error < 1.4e-6
- *   per weight). With float accumulation the result differs from the CPU
+ * - GPU: single precision. Each tap's weight is 2^t with
+ *   t = log2(w_domain / max w_domain) - d^2 log2(e) / (2 RangeSigma^2) (one
+ *   FFMA and one ex2.approx, 2 ulp; the domain weights' scale cancels in the
+ *   quotient). The roundings of t's terms, at most (2 |t| + 24) 2^-24, keep
+ *   each weight of at least 2^-20 of the largest within 3e-6 (relative);
+ *   smaller weights carry a larger relative error but as small a share of
+ *   the sums. With float
+ *   accumulation the result differs from the CPU
  *   core by at most 1e-4 RangeSigma + 2^-22 |value| for kernels of up to 343
  *   taps (tested; integer outputs may then differ by one unit where the
  *   exact value lies that close to an integer). For float images a

@@ -97,7 +97,8 @@ BilateralCPU(const TIn *                         input,
              const BilateralProgress &           progress = {});
 
 /** GPU core: the same contract with device pointers; single-precision
- * arithmetic with __expf for the range term. Iterations stay on the device
+ * arithmetic, each weight one 2^t (ex2.approx) of the log domain weight and
+ * the range term. Iterations stay on the device
  * (one temporary of the output type). Returns one line that says which
  * kernel ran: the shared-memory tile kernel (domain weights in constant
  * memory) or, for radii whose tile does not fit in shared memory or whose
