@@ -172,10 +172,13 @@ MinCombine(T m, T v)
   }
 }
 
-template <typename T>
+/** Minima; TWork is the type they are kept in between passes of the one-pass
+ * kernel (32-bit for 8- and 16-bit integers: no packing and unpacking of
+ * narrow lanes at every step). */
+template <typename T, typename TWork = T>
 struct MinOp
 {
-  using Acc = T;
+  using Acc = TWork;
   /** A window's minimum is recomputed. */
   __host__ __device__ static constexpr bool
   Running()
@@ -192,18 +195,19 @@ struct MinOp
     }
     else
     {
-      return std::numeric_limits<T>::max();
+      return static_cast<Acc>(std::numeric_limits<T>::max());
     }
   }
+  template <typename V>
   __device__ Acc
-  Combine(Acc m, T v) const
+  Combine(Acc m, V v) const
   {
-    return MinCombine(m, v);
+    return MinCombine(m, static_cast<Acc>(v));
   }
   __device__ T
   Finish(Acc m, bool crossesEdge) const
   {
-    return crossesEdge ? MinCombine(m, boundary) : m;
+    return static_cast<T>(crossesEdge ? MinCombine(m, static_cast<Acc>(boundary)) : m);
   }
 };
 
@@ -382,6 +386,33 @@ struct alignas(sizeof(T) * 4 > 16 ? 16 : sizeof(T) * 4) Quad
   T v[4];
 };
 
+/** The op's identity in each lane of a quad. */
+template <typename TOp>
+__device__ __forceinline__ Quad<typename TOp::Acc>
+                           IdentityQuad(const TOp & op)
+{
+  Quad<typename TOp::Acc> q;
+#pragma unroll
+  for (int i = 0; i < 4; ++i)
+  {
+    q.v[i] = op.Identity();
+  }
+  return q;
+}
+
+/** Lane by lane, the op's combination of two quads. */
+template <typename TOp>
+__device__ __forceinline__ Quad<typename TOp::Acc>
+                           CombineQuads(const TOp & op, Quad<typename TOp::Acc> a, const Quad<typename TOp::Acc> & b)
+{
+#pragma unroll
+  for (int i = 0; i < 4; ++i)
+  {
+    a.v[i] = op.Combine(a.v[i], b.v[i]);
+  }
+  return a;
+}
+
 struct FusedArgs
 {
   TileArgs tile;
@@ -395,6 +426,14 @@ RoundUp(std::size_t n, std::size_t m)
   return (n + m - 1) / m * m;
 }
 
+/** Samples per input tile row of the one-pass kernel: 128 + 2 rx, rounded
+ * up to a multiple of 4 (aligned quad loads). */
+std::size_t
+FusedRowPitch(const BoxGeometry & g)
+{
+  return RoundUp(kFusedX + 2 * static_cast<std::size_t>(g.radius[0]), 4);
+}
+
 /** Shared bytes of the one-pass kernel: a ring of 2 rz + 1 plane results
  * per thread, the row results of one plane, and one plane's input tile. */
 template <typename TIn, typename TAcc>
@@ -402,7 +441,7 @@ std::size_t
 FusedSharedBytes(const BoxGeometry & g)
 {
   const std::size_t ly = kFusedRows + 2 * static_cast<std::size_t>(g.radius[1]);
-  const std::size_t pitch = RoundUp(kFusedX + 2 * static_cast<std::size_t>(g.radius[0]), 4);
+  const std::size_t pitch = FusedRowPitch(g);
   return sizeof(Quad<TAcc>) * (static_cast<std::size_t>(2 * g.radius[2] + 1) * kFusedThreads + ly * kFusedLanes) +
          RoundUp(sizeof(TIn) * ly * pitch, 16);
 }
@@ -414,7 +453,7 @@ template <int KX, typename TIn, typename TOp>
 __device__ __forceinline__ Quad<typename TOp::Acc>
                            XWindows(const TIn * line, int rx, const TOp & op)
 {
-  Quad<typename TOp::Acc> acc;
+  Quad<typename TOp::Acc> acc = IdentityQuad(op);
   if constexpr (KX > 0)
   {
     constexpr int kQuads = (kFusedV + 2 * KX + 3) / 4;
@@ -432,7 +471,6 @@ __device__ __forceinline__ Quad<typename TOp::Acc>
 #pragma unroll
     for (int i = 0; i < kFusedV; ++i)
     {
-      acc.v[i] = op.Identity();
 #pragma unroll
       for (int d = 0; d <= 2 * KX; ++d)
       {
@@ -445,7 +483,6 @@ __device__ __forceinline__ Quad<typename TOp::Acc>
 #pragma unroll
     for (int i = 0; i < kFusedV; ++i)
     {
-      acc.v[i] = op.Identity();
       for (int d = 0; d <= 2 * rx; ++d)
       {
         acc.v[i] = op.Combine(acc.v[i], line[i + d]);
@@ -515,12 +552,7 @@ __launch_bounds__(kFusedThreads, 4)
   const std::int64_t outPlane = a.outSize[0] * a.outSize[1];
   TOut *             out = output + (oz0 * a.outSize[1] + oy) * a.outSize[0] + ox;
   int                slot = 0;
-  Quad<TAcc>         running;
-#pragma unroll
-  for (int i = 0; i < kFusedV; ++i)
-  {
-    running.v[i] = op.Identity();
-  }
+  Quad<TAcc>         running = IdentityQuad(op);
   for (int p = 0; p < outputs + 2 * rz; ++p)
   {
     const TIn * in = input + ClampIndex(z0 + p, a.inSize[2]) * plane;
@@ -546,23 +578,18 @@ __launch_bounds__(kFusedThreads, 4)
     Quad<TAcc> acc = rows[threadIdx.y * kFusedLanes + lane];
     for (int d = 1; d <= 2 * ry; ++d)
     {
-      const Quad<TAcc> r = rows[(threadIdx.y + d) * kFusedLanes + lane];
-#pragma unroll
-      for (int i = 0; i < kFusedV; ++i)
-      {
-        acc.v[i] = op.Combine(acc.v[i], r.v[i]);
-      }
+      acc = CombineQuads(op, acc, rows[(threadIdx.y + d) * kFusedLanes + lane]);
     }
     // the ring holds this thread's own entries: no barrier needed
     Quad<TAcc> * entry = ring + slot * kFusedThreads + thread;
     if constexpr (TOp::Running())
     {
-      const Quad<TAcc> oldest = *entry;
-#pragma unroll
-      for (int i = 0; i < kFusedV; ++i)
+      running = CombineQuads(op, running, acc);
+      if (p >= window)
       {
-        running.v[i] = op.Combine(running.v[i], acc.v[i]);
-        if (p >= window)
+        const Quad<TAcc> oldest = *entry;
+#pragma unroll
+        for (int i = 0; i < kFusedV; ++i)
         {
           running.v[i] = op.Remove(running.v[i], oldest.v[i]);
         }
@@ -577,12 +604,8 @@ __launch_bounds__(kFusedThreads, 4)
       {
         for (int k = 0; k < window; ++k)
         {
-          const Quad<TAcc> r = ring[k * kFusedThreads + thread];
-#pragma unroll
-          for (int i = 0; i < kFusedV; ++i)
-          {
-            box.v[i] = k == 0 ? r.v[i] : op.Combine(box.v[i], r.v[i]);
-          }
+          const Quad<TAcc> & r = ring[k * kFusedThreads + thread];
+          box = k == 0 ? r : CombineQuads(op, box, r);
         }
       }
       const std::int64_t cz = a.outStart[2] + oz0 + p - 2 * rz;
@@ -642,7 +665,7 @@ TryFused(const TIn * input, TOut * output, const BoxGeometry & g, const TOp & op
   }
   FusedArgs f{};
   f.tile = TileArgsOf(g, kFusedX, kFusedRows, FusedTileZ(g));
-  f.rowPitch = static_cast<int>(RoundUp(kFusedX + 2 * static_cast<std::size_t>(g.radius[0]), 4));
+  f.rowPitch = static_cast<int>(FusedRowPitch(g));
   f.vectorOut = g.outputSize[0] % kFusedV == 0 && reinterpret_cast<std::uintptr_t>(output) % alignof(Quad<TOut>) == 0;
   const std::int64_t blocks = f.tile.tiles[0] * f.tile.tiles[1] * f.tile.tiles[2];
   CheckBlocks(blocks, "FusedBoxKernel");
@@ -899,9 +922,10 @@ template <typename T>
 void
 BoxMinCUDA(const T * input, T * output, const BoxGeometry & g, T boundary)
 {
-  MinOp<T> fused;
+  using Work = std::conditional_t<std::is_integral<T>::value && sizeof(T) < 4, std::int32_t, T>;
+  MinOp<T, Work> fused;
   fused.boundary = boundary;
-  if (TryFused<T, T>(input, output, g, fused))
+  if (TryFused<T, Work>(input, output, g, fused))
   {
     return;
   }
