@@ -48,7 +48,7 @@ ThreadPlace(int & warp, int & lane, int & warps)
   warps = blockDim.x * blockDim.y * blockDim.z / 32;
 }
 
-template <typename T, int B>
+template <typename T, class Window>
 __global__ void __launch_bounds__(256)
   SelectionKernel(const SelectionParams p, const T * __restrict__ input, T * __restrict__ output)
 {
@@ -58,10 +58,12 @@ __global__ void __launch_bounds__(256)
   BlockOrigins(p.blocks, blockIdx.x, blockOutputs, p.outStart, p.radius, first, origin);
   int warp, lane, warps;
   ThreadPlace(warp, lane, warps);
-  SelectionLoadTile<T>(p, input, tile, origin, warp, lane, warps);
+  const auto lines = reinterpret_cast<const T **>(tile + SelectionLinesWord(p.tile, p.span));
+  SelectionLines<T>(p, input, lines, origin, warp * 32 + lane, warps * 32);
   __syncthreads();
-  SelectionThread<T, kBuckets[B].common, kBuckets[B].own>(
-    p, tile, output, first, threadIdx.x, threadIdx.y, threadIdx.z);
+  SelectionLoadTile<T>(p, lines, tile, origin, warp, lane, warps);
+  __syncthreads();
+  SelectionThread<T, Window>(p, tile, output, first, threadIdx.x, threadIdx.y, threadIdx.z);
 }
 
 template <typename T>
@@ -347,18 +349,19 @@ MedianCUDA(const T * input, T * output, const MedianGeometry & g, MedianKernel r
   if (plan.kernel == MedianKernel::Selection)
   {
     const SelectionParams p = MakeSelectionParams<T>(g, plan);
-    WithBucket(plan.bucket,
-               [&](auto b)
-               {
-                 Launch(SelectionKernel<T, decltype(b)::value>,
-                        "SelectionKernel",
-                        BlockCount(p.blocks),
-                        p.threads,
-                        plan.sharedBytes,
+    WithSelectionWindow(plan.bucket,
                         p,
-                        input,
-                        output);
-               });
+                        [&](auto window)
+                        {
+                          Launch(SelectionKernel<T, decltype(window)>,
+                                 "SelectionKernel",
+                                 BlockCount(p.blocks),
+                                 p.threads,
+                                 plan.sharedBytes,
+                                 p,
+                                 input,
+                                 output);
+                        });
   }
   else if (plan.kernel == MedianKernel::SlidingHistogram)
   {

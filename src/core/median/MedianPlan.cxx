@@ -134,7 +134,8 @@ struct SelectionLayout
   std::size_t
   Bytes() const
   {
-    return static_cast<std::size_t>(tile[0]) * tile[1] * tile[2] * 4 + 2 * static_cast<std::size_t>(span) * 4;
+    return static_cast<std::size_t>(SelectionLinesWord(tile, span)) * 4 +
+           static_cast<std::size_t>(tile[1]) * tile[2] * sizeof(void *);
   }
 };
 
@@ -144,9 +145,9 @@ LayoutOf(const MedianGeometry & g, int pairAxis, int lanes)
   const int       phys[3] = { 0, 3 - pairAxis, pairAxis };
   const bool      flat = g.outputSize[phys[1]] == 1;
   SelectionLayout l;
-  l.threads[0] = 32 / lanes;
-  l.threads[1] = flat ? 1 : 8;
-  l.threads[2] = flat ? 8 : 1;
+  l.threads[0] = kSelectionBlockX / lanes;
+  l.threads[1] = flat ? 1 : kSelectionThreadsY;
+  l.threads[2] = flat ? kSelectionThreadsY : 1;
   l.blockOutputs[0] = l.threads[0] * lanes;
   l.blockOutputs[1] = l.threads[1];
   l.blockOutputs[2] = 2 * l.threads[2];
@@ -584,28 +585,31 @@ MedianEmulateCUDA(const T *              input,
     const SelectionParams p = MakeSelectionParams<T>(g, plan);
     const int             blockOutputs[3] = { p.threads[0] * kLanes<T>, p.threads[1], 2 * p.threads[2] }; // LayoutOf
     const int             threads = p.threads[0] * p.threads[1] * p.threads[2];
-    std::vector<std::uint32_t> tile(plan.sharedBytes / 4);
-    WithBucket(plan.bucket,
-               [&](auto b)
-               {
-                 constexpr Bucket bucket = kBuckets[decltype(b)::value];
-                 for (std::int64_t block = 0; block < BlockCount(p.blocks); ++block)
-                 {
-                   int first[3], origin[3];
-                   BlockOrigins(
-                     p.blocks, static_cast<unsigned>(block), blockOutputs, p.outStart, p.radius, first, origin);
-                   for (int t = 0; t < threads; ++t)
-                   {
-                     SelectionLoadTile<T>(p, input, tile.data(), origin, t / 32, t % 32, threads / 32);
-                   }
-                   for (int t2 = 0; t2 < p.threads[2]; ++t2)
-                     for (int t1 = 0; t1 < p.threads[1]; ++t1)
-                       for (int t0 = 0; t0 < p.threads[0]; ++t0)
-                       {
-                         SelectionThread<T, bucket.common, bucket.own>(p, tile.data(), output, first, t0, t1, t2);
-                       }
-                 }
-               });
+    std::vector<std::uint64_t> shared((plan.sharedBytes + 7) / 8); // 8-byte aligned, as the row pointers need
+    std::uint32_t *            tile = reinterpret_cast<std::uint32_t *>(shared.data());
+    WithSelectionWindow(
+      plan.bucket,
+      p,
+      [&](auto window)
+      {
+        for (std::int64_t block = 0; block < BlockCount(p.blocks); ++block)
+        {
+          int first[3], origin[3];
+          BlockOrigins(p.blocks, static_cast<unsigned>(block), blockOutputs, p.outStart, p.radius, first, origin);
+          const auto lines = reinterpret_cast<const T **>(tile + SelectionLinesWord(p.tile, p.span));
+          SelectionLines<T>(p, input, lines, origin, 0, 1);
+          for (int t = 0; t < threads; ++t)
+          {
+            SelectionLoadTile<T>(p, lines, tile, origin, t / 32, t % 32, threads / 32);
+          }
+          for (int t2 = 0; t2 < p.threads[2]; ++t2)
+            for (int t1 = 0; t1 < p.threads[1]; ++t1)
+              for (int t0 = 0; t0 < p.threads[0]; ++t0)
+              {
+                SelectionThread<T, decltype(window)>(p, tile, output, first, t0, t1, t2);
+              }
+        }
+      });
     return plan;
   }
   if (plan.kernel == MedianKernel::SlidingHistogram)

@@ -108,6 +108,27 @@ WithBucket(int bucket, F && f)
 }
 static_assert(kBucketCount == 8, "WithBucket lists every bucket");
 
+/** Calls f(Window{}) with the window type of selection parameters `p` of
+ * bucket `bucket`: a CompiledWindow where one describes them, else the
+ * bucket's ListedWindow. */
+template <class F>
+void
+WithSelectionWindow(int bucket, const SelectionParams & p, F && f)
+{
+  if (Window3x3x3::Describes(p, bucket))
+  {
+    f(Window3x3x3{});
+  }
+  else if (Window3x3::Describes(p, bucket))
+  {
+    f(Window3x3{});
+  }
+  else
+  {
+    WithBucket(bucket, [&](auto b) { f(ListedWindow<decltype(b)::value>{}); });
+  }
+}
+
 } // namespace median
 } // namespace cif
 

@@ -239,48 +239,172 @@ BlockOrigins(const int blocks[3],
   }
 }
 
-/** Selection, first half: the block's tile of key words. Word (i, j, k)
+/** The first word of a selection tile's table of row pointers: after the
+ * tile (tile[0] x tile[1] x tile[2] words) and its two padding regions of
+ * `span` words, rounded up to 8 bytes. The table has tile[1] x tile[2]
+ * pointers. */
+CIF_HD constexpr int
+SelectionLinesWord(const int tile[3], int span)
+{
+  return (tile[0] * tile[1] * tile[2] + 2 * span + 1) / 2 * 2;
+}
+
+/** Selection, first step: the input line of each tile row, clamped (row
+ * j + tile[1] k starts at input (o0, o1 + j, o2 + k)), one row per thread
+ * in turn. The tile's loads then cost no 64-bit index arithmetic. */
+template <typename T>
+CIF_HD void
+SelectionLines(const SelectionParams & p,
+               const T *               input,
+               const T **              lines,
+               const int               origin[3],
+               int                     thread,
+               int                     threads)
+{
+  const int B = p.tile[1], rows = B * p.tile[2];
+  for (int row = thread; row < rows; row += threads)
+  {
+    lines[row] = input + Clamp(origin[1] + row % B, p.inSize[1]) * p.inStride[1] +
+                 Clamp(origin[2] + row / B, p.inSize[2]) * p.inStride[2];
+  }
+}
+
+/** Selection, second step: the block's tile of key words. Word (i, j, k)
  * holds the key of input (o0 + i, o1 + j, o2 + k), clamped, and for 16x2
  * words also the key of its x neighbour in the high half. Two padding
  * regions of `span` words (lowest and highest word) follow the tile.
- * Threads cover rows of the tile, a warp per row. */
+ * The tile's first 32 columns go row by row, lane i of warp w taking
+ * column i of rows w, w + warps, ...: its clamped column is the same in
+ * every row. The remaining columns (2 x radius, narrow) go all rows at
+ * once, a word per thread. */
 template <typename T>
 CIF_HD void
 SelectionLoadTile(const SelectionParams & p,
-                  const T *               input,
+                  const T * const *       lines,
                   Word *                  tile,
                   const int               origin[3],
                   int                     warp,
                   int                     lane,
                   int                     warps)
 {
-  const int A = p.tile[0], rows = p.tile[1] * p.tile[2];
-  for (int row = warp; row < rows; row += warps)
+  const int  A = p.tile[0], rows = p.tile[1] * p.tile[2];
+  const auto wordOf = [&](const T * line, int i)
   {
-    const int j = Clamp(origin[1] + row % p.tile[1], p.inSize[1]);
-    const int k = Clamp(origin[2] + row / p.tile[1], p.inSize[2]);
-    const T * line = input + j * p.inStride[1] + k * p.inStride[2];
-    for (int i = lane; i < A; i += 32)
+    Word word = Keys<T>::ToKey(line[Clamp(origin[0] + i, p.inSize[0])]);
+    if constexpr (Keys<T>::Packed)
     {
-      Word word = Keys<T>::ToKey(line[Clamp(origin[0] + i, p.inSize[0])]);
+      word |= Keys<T>::ToKey(line[Clamp(origin[0] + i + 1, p.inSize[0])]) << 16;
+    }
+    return word;
+  };
+  if (lane < A)
+  {
+    const int x = Clamp(origin[0] + lane, p.inSize[0]);
+    const int xNext = Keys<T>::Packed ? Clamp(origin[0] + lane + 1, p.inSize[0]) : x;
+    for (int row = warp; row < rows; row += warps)
+    {
+      const T * line = lines[row];
+      Word      word = Keys<T>::ToKey(line[x]);
       if constexpr (Keys<T>::Packed)
       {
-        word |= Keys<T>::ToKey(line[Clamp(origin[0] + i + 1, p.inSize[0])]) << 16;
+        word |= Keys<T>::ToKey(line[xNext]) << 16;
       }
-      tile[i + row * A] = word;
+      tile[row * A + lane] = word;
     }
   }
+  const int extra = A - 32, thread = warp * 32 + lane, threads = warps * 32;
+  for (int e = thread; e < extra * rows; e += threads)
+  {
+    const int row = e / extra, i = 32 + e % extra;
+    tile[row * A + i] = wordOf(lines[row], i);
+  }
   const int words = A * rows;
-  for (int i = warp * 32 + lane; i < p.span; i += warps * 32)
+  for (int i = thread; i < p.span; i += threads)
   {
     tile[words + i] = kLowWord;
     tile[words + p.span + i] = kHighWord;
   }
 }
 
+/** Outputs of a selection block along x (32 lanes of 32-bit keys or 16
+ * threads of 16x2 keys), and its threads along logical axis 1 unless the
+ * output is flat there (then along the pair axis): SelectionLayout. */
+constexpr int kSelectionBlockX = 32;
+constexpr int kSelectionThreadsY = 8;
+
+/** The window's word offsets from a thread's base as the launch parameters
+ * list them (p.common, p.own): any window of bucket B, padded. */
+template <int B>
+struct ListedWindow
+{
+  static constexpr int Common = kBuckets[B].common;
+  static constexpr int Own = kBuckets[B].own;
+  CIF_HD static int
+  CommonOffset(const SelectionParams & p, int i)
+  {
+    return p.common[i];
+  }
+  CIF_HD static int
+  OwnOffset(const SelectionParams & p, int window, int i)
+  {
+    return p.own[window][i];
+  }
+  CIF_HD static int
+  Base(const SelectionParams & p, int t0, int t1, int t2, int lanes)
+  {
+    return t0 * lanes + t1 * p.tile[0] + 2 * t2 * p.tile[0] * p.tile[1];
+  }
+};
+
+/** A window of radii (R0, R1, R2) along the logical axes that fills its
+ * bucket exactly, in a block that is flat along axis 1 or not: the tile's
+ * row and plane lengths are then constants, and so is every offset, so each
+ * element is one shared-memory load at a constant offset from the thread's
+ * base (the listed offsets cost an address computation each). Offsets in
+ * MakeSelectionParams's order: planes across the pair axis, rows, columns. */
+template <int R0, int R1, int R2, bool Flat>
+struct CompiledWindow
+{
+  static constexpr int Row = kSelectionBlockX + 2 * R0;                          // p.tile[0]
+  static constexpr int Plane = Row * ((Flat ? 1 : kSelectionThreadsY) + 2 * R1); // p.tile[0] * p.tile[1]
+  static constexpr int Own = (2 * R0 + 1) * (2 * R1 + 1);
+  static constexpr int Common = 2 * R2 * Own;
+  CIF_HD static constexpr int
+  Offset(int plane, int i)
+  {
+    return i % (2 * R0 + 1) + (i / (2 * R0 + 1)) * Row + plane * Plane;
+  }
+  CIF_HD static constexpr int
+  CommonOffset(const SelectionParams &, int i)
+  {
+    return Offset(1 + i / Own, i % Own);
+  }
+  CIF_HD static constexpr int
+  OwnOffset(const SelectionParams &, int window, int i)
+  {
+    return Offset(window == 0 ? 0 : 2 * R2 + 1, i);
+  }
+  CIF_HD static int
+  Base(const SelectionParams &, int t0, int t1, int t2, int lanes)
+  {
+    return t0 * lanes + t1 * Row + 2 * t2 * Plane;
+  }
+  /** Whether launch parameters `p` of bucket `bucket` describe this window. */
+  static bool
+  Describes(const SelectionParams & p, int bucket)
+  {
+    return kBuckets[bucket].common == Common && kBuckets[bucket].own == Own && p.radius[0] == R0 && p.radius[1] == R1 &&
+           p.radius[2] == R2 && p.tile[0] == Row && p.tile[0] * p.tile[1] == Plane;
+  }
+};
+
+/** The compiled windows: 3x3x3 (3D) and 3x3 (2D, flat along axis 1). */
+using Window3x3x3 = CompiledWindow<1, 1, 1, false>;
+using Window3x3 = CompiledWindow<1, 0, 1, true>;
+
 /** Selection, second half: thread (t0, t1, t2) computes outputs
  * (first0 + lanes t0 + {0, lanes - 1}, first1 + t1, first2 + 2 t2 + {0, 1}). */
-template <typename T, int Nc, int No>
+template <typename T, class Window>
 CIF_HD void
 SelectionThread(const SelectionParams & p,
                 const Word *            tile,
@@ -292,12 +416,12 @@ SelectionThread(const SelectionParams & p,
 {
   constexpr int lanes = kLanes<T>;
   using Ops = typename std::conditional<Keys<T>::Packed, PackedOps, WordOps>::type;
-  const Word * base = tile + t0 * lanes + t1 * p.tile[0] + 2 * t2 * p.tile[0] * p.tile[1];
-  const auto   loadC = [&](int i) { return base[p.common[i]]; };
-  const auto   load0 = [&](int i) { return base[p.own[0][i]]; };
-  const auto   load1 = [&](int i) { return base[p.own[1][i]]; };
+  const Word * base = tile + Window::Base(p, t0, t1, t2, lanes);
+  const auto   loadC = [&](int i) { return base[Window::CommonOffset(p, i)]; };
+  const auto   load0 = [&](int i) { return base[Window::OwnOffset(p, 0, i)]; };
+  const auto   load1 = [&](int i) { return base[Window::OwnOffset(p, 1, i)]; };
   Word         median[2];
-  TwoMedians<Ops, Nc, No>(loadC, load0, load1, median[0], median[1]);
+  TwoMedians<Ops, Window::Common, Window::Own>(loadC, load0, load1, median[0], median[1]);
 
   const int o1 = firstOutput[1] + t1;
   if (o1 >= p.outSize[1])
