@@ -13,7 +13,7 @@
 # nvdisasm: $NVDISASM, else nvdisasm on PATH, else the one in the PyPI wheel
 # nvidia-cuda-nvdisasm installed in .venv
 # (.venv/bin/python -m pip install nvidia-cuda-nvdisasm); Debian's nvcc
-# package has no disassembler.
+# package has no disassembler. SASS_OUT=FILE keeps the whole listing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=build
@@ -22,7 +22,7 @@ if [[ ${1:-} == --build ]]; then
   shift 2
 fi
 if [[ $# -lt 2 ]]; then
-  sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '2,/^set /{/^#/p}' "$0" | sed 's/^# \{0,1\}//'
   exit 2
 fi
 source=$(realpath "$1")
@@ -53,6 +53,7 @@ read -r -a defines <<< "$(value CUDA_DEFINES)"
   exit 1
 }
 "$disasm" -c "$work/k.cubin" > "$work/k.sass"
+[[ -z ${SASS_OUT:-} ]] || cp "$work/k.sass" "$SASS_OUT"
 found=0
 for kernel in $(grep -oE '^\.text\.[A-Za-z0-9_]+' "$work/k.sass" | sed 's/^\.text\.//' | grep -E -- "$pattern" || true); do
   found=1
