@@ -46,6 +46,8 @@ constexpr int kR = RotatingMaskRadius;
 constexpr int kTileX = kBlockX + 2 * kR;
 constexpr int kTileY = kBlockY + 2 * kR;
 constexpr int kMaxTileZ = 4; ///< output planes per block
+/** Plane boxes of one axis in RotatingMaskBoxSumKernel's shared memory, at most. */
+constexpr int kMaxBoxes = kBlockX * kBlockY * (kMaxTileZ + 2 * kR);
 
 template <typename TIn, typename TOut, int Dim>
 __global__ void
@@ -119,7 +121,6 @@ __launch_bounds__(kBlockThreads)
   using A = rotating_mask::Arithmetic<TIn>;
   static_assert(A::Exact, "box sums are exact for integers of up to 16 bits only");
   extern __shared__ __align__(16) unsigned char rotatingMaskShared[];
-  constexpr int                                 kMaxBoxes = kBlockX * kBlockY * (kMaxTileZ + 2 * kR);
   auto *    boxS2 = reinterpret_cast<unsigned long long *>(rotatingMaskShared); // [kMaxBoxes]
   auto *    boxS1 = reinterpret_cast<int *>(boxS2 + kMaxBoxes);                 // [kMaxBoxes]
   int *     tile = boxS1 + kMaxBoxes;                                           // [tz][kTileY][kTileX]
@@ -243,8 +244,7 @@ RunPass(const TSrc * src, TDst * dst, const ClampedNeighborhoodGeometry & g, int
   {
     if (dimension == 3)
     {
-      constexpr int kMaxBoxes = kBlockX * kBlockY * (kMaxTileZ + 2 * kR);
-      const int     boxBytes = kMaxBoxes * static_cast<int>(sizeof(unsigned long long) + sizeof(int)) +
+      const int boxBytes = kMaxBoxes * static_cast<int>(sizeof(unsigned long long) + sizeof(int)) +
                            kTileX * kTileY * (tileZ + 2 * kR) * static_cast<int>(sizeof(int));
       RotatingMaskBoxSumKernel<TSrc, TDst>
         <<<grid, dim3(kBlockX, kBlockY), boxBytes, ::cif::Stream()>>>(src, dst, kg, tileZ);

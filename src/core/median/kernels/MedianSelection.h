@@ -287,36 +287,29 @@ SelectionLoadTile(const SelectionParams & p,
                   int                     lane,
                   int                     warps)
 {
-  const int  A = p.tile[0], rows = p.tile[1] * p.tile[2];
-  const auto wordOf = [&](const T * line, int i)
+  const int A = p.tile[0], rows = p.tile[1] * p.tile[2]; // A = 32 + 2 x radius
+  // the word of tile column i, from its clamped input column and, for 16x2
+  // words, its clamped neighbour's
+  const auto column = [&](int i) { return Clamp(origin[0] + i, p.inSize[0]); };
+  const auto wordOf = [](const T * line, int x, int xNext)
   {
-    Word word = Keys<T>::ToKey(line[Clamp(origin[0] + i, p.inSize[0])]);
+    Word word = Keys<T>::ToKey(line[x]);
     if constexpr (Keys<T>::Packed)
     {
-      word |= Keys<T>::ToKey(line[Clamp(origin[0] + i + 1, p.inSize[0])]) << 16;
+      word |= Keys<T>::ToKey(line[xNext]) << 16;
     }
     return word;
   };
-  if (lane < A)
+  const int x = column(lane), xNext = column(lane + 1);
+  for (int row = warp; row < rows; row += warps)
   {
-    const int x = Clamp(origin[0] + lane, p.inSize[0]);
-    const int xNext = Keys<T>::Packed ? Clamp(origin[0] + lane + 1, p.inSize[0]) : x;
-    for (int row = warp; row < rows; row += warps)
-    {
-      const T * line = lines[row];
-      Word      word = Keys<T>::ToKey(line[x]);
-      if constexpr (Keys<T>::Packed)
-      {
-        word |= Keys<T>::ToKey(line[xNext]) << 16;
-      }
-      tile[row * A + lane] = word;
-    }
+    tile[row * A + lane] = wordOf(lines[row], x, xNext);
   }
   const int extra = A - 32, thread = warp * 32 + lane, threads = warps * 32;
   for (int e = thread; e < extra * rows; e += threads)
   {
     const int row = e / extra, i = 32 + e % extra;
-    tile[row * A + i] = wordOf(lines[row], i);
+    tile[row * A + i] = wordOf(lines[row], column(i), column(i + 1));
   }
   const int words = A * rows;
   for (int i = thread; i < p.span; i += threads)
