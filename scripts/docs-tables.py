@@ -415,24 +415,27 @@ def bin_shrink(log, name):
     return Spec(name, {"log": log}, build, "bin shrink on device-resident CuPy arrays (bin_shrink_cupy.py)")
 
 
-def python_overhead(log, name):
-    def parse(text):
-        rows = []
-        for m in re.finditer(r"^(?P<head>\S.*?\d+x\d+x\d+\s+\S+\s+\S+\s+\S+us.*?)"
-                             r"(?:  \(extension call alone (?P<ext>\S+) ms, GPU (?P<gpu>\S+) ms; "
-                             r"Python layer (?P<layer>\S+) us paired\))?$", text, re.M):
-            h = re.match(r"(?P<job>.+?)\s+(?P<shape>\d+x\d+x\d+)\s+(?P<cpp>\S+)\s+(?P<python>\S+)\s+(?P<over>\S+)us"
-                         r"(?:\s+(?P<cupy>\d\S*)\s+(?P<op>.*?))?\s*$", m.group("head"))
-            if h:
-                rows.append(dict(h.groupdict(), layer=m.group("layer")))
-        after = re.search(r"^C\+\+ core again after the Python rows \(ms\): (.*)$", text, re.M)
-        for r, v in zip(rows, after.group(1).split(",") if after else []):
-            r["after"] = v.strip()
-        return rows
+def python_overhead_rows(text):
+    """The job rows of python_overhead.py's table, with the paired layer and the C++ rerun."""
+    rows = []
+    for m in re.finditer(r"^(?P<head>\S.*?\d+x\d+x\d+\s+\S+\s+\S+\s+\S+us.*?)"
+                         r"(?:  \(extension call alone (?P<ext>\S+) ms, GPU (?P<gpu>\S+) ms; "
+                         r"Python layer (?P<layer>\S+) us paired\))?$", text, re.M):
+        h = re.match(r"(?P<job>.+?)\s+(?P<shape>\d+x\d+x\d+)\s+(?P<cpp>\S+)\s+(?P<python>\S+)\s+(?P<over>\S+)us"
+                     r"(?:\s+(?P<cupy>\d\S*)\s+(?P<op>.*?))?\s*$", m.group("head"))
+        if h:
+            rows.append(dict(h.groupdict(), layer=m.group("layer")))
+    after = re.search(r"^C\+\+ core again after the Python rows \(ms\): (.*)$", text, re.M)
+    for r, v in zip(rows, after.group(1).split(",") if after else []):
+        r["after"] = v.strip()
+    return rows
 
+
+
+def python_overhead(log, name):
     def build(L):
         out = []
-        for r in L.rows("log", parse):
+        for r in L.rows("log", python_overhead_rows):
             layer = number(r.get("layer"))
             out.append([r["job"], r["shape"], f"{fmt_ms(number(r['cpp']))} / {fmt_ms(number(r.get('after')))}",
                         fmt_ms(number(r["python"])), f"{layer:.0f}" if layer is not None else "",
@@ -796,6 +799,99 @@ def kernel_superposition(slug):
                 "seed 004's protocol (KernelSuperpositionBenchmark)")
 
 
+def issue24(slug):
+    """Issue 24's table: each workload's time, the best peer of the same run,
+    the floor and the target (targets are for one H200)."""
+    def floor(row):
+        """One read and one write at the log's copy bandwidth: ms x %copy."""
+        if row is None:
+            return None
+        ms, share = number(row.get("ms") or row.get("ms median")), number(row.get("%copy"))
+        return None if ms is None or share is None else ms * share / 100
+
+    def best(cells):
+        """The fastest of (name, row, field) that exist: 'ms (name)'."""
+        found = [(number(r.get(f)), n) for n, r, f in cells if r is not None and number(r.get(f)) is not None]
+        if not found:
+            return "not in log"
+        ms, name = min(found)
+        return f"{fmt_ms(ms)} ({name})"
+
+    def build(L):
+        seg, segp = L.rows("seg", fixed_table, CPP_TABLE), L.rows("segp", fixed_table, PEER_TABLE)
+        pre, prep = L.rows("pre", fixed_table, PREFILTER_TABLE), L.rows("prep", fixed_table, PREFILTER_CUPY_TABLE)
+        res, resp = L.rows("res", fixed_table, CPP_TABLE), L.rows("resp", fixed_table, PEER_TABLE)
+        med, medp = L.rows("med", fixed_table, CPP_TABLE), L.rows("medp", fixed_table, PEER_TABLE)
+        edge, pyo = L.rows("edge", fixed_table, CPP_TABLE), L.rows("pyo", python_overhead_rows)
+        grbfp = L.rows("grbfp", fixed_table, PEER_TABLE)
+        u16, cube, rot = r"^512x512x72 uint16$", r"^512x512x512", r"^512\^3 rotation$"
+        out = []
+
+        def row(label, alias, rows, target, peers=(), floor_text=None, **where):
+            r = L.find(rows, alias, **where)
+            ms = number(r.get("ms") or r.get("ms median")) if r else None
+            f = floor(r)
+            goal = number(target)
+            met = "" if ms is None or goal is None else ("yes" if ms <= goal else f"no ({ms / goal:.2f}x)")
+            out.append([label, fmt_ms(ms) or "not in log", best(peers) if peers else "none",
+                        floor_text or (fmt_ms(f) if f is not None else "-"), target, met])
+
+        for r in (1,):
+            row(f"box mean r={r}, 512x512x72 uint16 (ITK-exact)", "seg", seg, "0.1", case=u16,
+                method=f"^GPU box mean r={r}$",
+                peers=[("CuPy", L.find(segp, "segp", case=u16, method=f"^CuPy uniform_filter r={r}$"), "ms"),
+                       ("cuCIM", L.find(segp, "segp", case=u16, method=f"^cuCIM filters.rank.mean r={r}$"), "ms")])
+            row(f"erosion r={r}, same", "seg", seg, "0.1", case=u16, method=f"^GPU erosion \\(flat box\\) r={r}$",
+                peers=[("CuPy", L.find(segp, "segp", case=u16, method=f"^CuPy grey_erosion r={r}$"), "ms"),
+                       ("cuCIM", L.find(segp, "segp", case=u16, method=f"^cuCIM morphology.erosion r={r}$"), "ms")])
+        row("prefilter 512^3 float32 (3 passes)", "pre", pre, "1.0", case=cube, method=r"^recursive",
+            where=r"^GPU core",
+            peers=[("CuPy spline_filter", L.find(prep, "prep", case=cube, method=r"spline_filter"), "ms median")])
+        row("cubic rotation 512^3, prefilter + resample", "res", res, "2.5", case=rot,
+            method=r"^GPU cubic: recursive prefilter \+ resample",
+            peers=[("CuPy order 3", L.find(resp, "resp", case=rot, method=r"order 3 \(with prefilter\)"), "ms"),
+                   ("cuCIM warp order 3", L.find(resp, "resp", case=rot, method=r"warp order 3"), "ms")],
+            floor_text="-")
+        row("cubic resample only (accurate, 64 taps)", "res", res, "1.5", case=rot,
+            method=r"^GPU cubic: resample only",
+            peers=[("CuPy order 3, no prefilter",
+                    L.find(resp, "resp", case=rot, method=r"order 3 \(prefilter=False\)"), "ms")],
+            floor_text="about 0.3 (arithmetic)")
+        row("median 3^3, 512x512x72 uint16", "med", med, "0.3", case=r"^512x512x72 uint16, radius 1$",
+            method=r"^GPU core, automatic",
+            peers=[("CuPy", L.find(medp, "medp", case=r"^512x512x72 uint16, radius 1$", method="^CuPy"), "ms"),
+                   ("cuCIM", L.find(medp, "medp", case=r"^512x512x72 uint16, radius 1$", method="^cuCIM"), "ms")])
+        row("bilateral r=2, 512x512x72 uint16", "edge", edge, "0.8", case=u16, method=r"^GPU bilateral r=2, 1 it$",
+            floor_text="about 0.57 (exp unit)")
+        row("rotating mask 5^3, same", "edge", edge, "0.7", case=u16, method=r"^GPU rotating mask 5x5x5, 1 it$")
+        row("pipeline: bilateral r=2 x3, threshold, packed mask on the host", "seg", seg, "3", case=u16,
+            method=r"^GPU pipeline", floor_text="-")
+        for job, shape, peer_case in (("GRBF zoom", "192x512x512", r"^512x512x192 z x2$"),
+                                      ("kernel superposition", "128x128x128", None)):
+            r = next((x for x in pyo if x["job"].strip() == job and x["shape"] == shape), None)
+            py = number(r["python"]) if r else None
+            ext = None
+            if r is not None:
+                m = re.search(rf"^{re.escape(job)}\s+{shape}\s.*extension call alone (\S+) ms", L.text["pyo"], re.M)
+                ext = number(m.group(1)) if m else None
+            peers = [("cupyx zoom order 3", L.find(grbfp, "grbfp", case=peer_case, method=r"^cupyx.*zoom order 3"), "ms"),
+                     ("cuCIM rescale order 3", L.find(grbfp, "grbfp", case=peer_case, method=r"^cuCIM transform"), "ms")
+                     ] if peer_case else []
+            gap = None if py is None or ext is None else (py - ext) * 1e3
+            out.append([f"{job} {shape}, from Python on CuPy (extension call alone)",
+                        (f"{fmt_ms(py)} ({fmt_ms(ext)})" if py is not None and ext is not None else "not in log"),
+                        best(peers) if peers else "none", "-", "Python within 0.05 of the extension call",
+                        "" if gap is None else ("yes" if gap <= 50 else "no") + f" ({gap:.0f} us)"])
+        return (["workload", "ours ms", "best peer, same run, ms", "floor ms", "target ms (H200)", "met here"], out)
+    files = {"seg": f"segmentation-{slug}.log", "segp": f"segmentation-peers-{slug}.log",
+             "pre": f"prefilter-{slug}.log", "prep": f"prefilter-peers-{slug}.log",
+             "res": f"resample-{slug}.log", "resp": f"resample-peers-{slug}.log",
+             "med": f"median-{slug}.log", "medp": f"median-peers-{slug}.log",
+             "edge": f"edge-preserving-{slug}.log", "pyo": f"python-overhead-{slug}.log",
+             "grbfp": f"grbf-peers-{slug}.log"}
+    return Spec(f"issue24-{slug}", files, build, "issue 24's workloads, the best peer of the same run, floors, targets")
+
+
 def in_folder(spec, folder):
     """The same table read from the logs of one run kept in docs/results/FOLDER/
     (e.g. h100-2026-11-26/median-h100.log); its name gets the folder's date,
@@ -829,6 +925,11 @@ def all_specs():
             grbf_python, grbf_points, kernel_superposition)]
         specs.append(in_folder(bin_shrink(f"bin-shrink-cupy-{slug}.log", f"bin-shrink-{slug}"), folder))
         specs.append(in_folder(python_overhead(f"python-overhead-{slug}.log", f"python-overhead-{slug}"), folder))
+    # issue 24's run of 2026-12-07 (one H100): the C++ rows and the Python and peer rows in two calls
+    folder, slug = "h100-2026-12-07", "h100"
+    specs += [in_folder(make(slug), folder) for make in (
+        median, resample, resample_zoom, prefilter, edge_preserving, segmentation, grbf_python, issue24)]
+    specs.append(in_folder(python_overhead(f"python-overhead-{slug}.log", f"python-overhead-{slug}"), folder))
     return {s.name: s for s in specs}
 
 
