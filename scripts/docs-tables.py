@@ -424,12 +424,11 @@ def python_overhead_rows(text):
         h = re.match(r"(?P<job>.+?)\s+(?P<shape>\d+x\d+x\d+)\s+(?P<cpp>\S+)\s+(?P<python>\S+)\s+(?P<over>\S+)us"
                      r"(?:\s+(?P<cupy>\d\S*)\s+(?P<op>.*?))?\s*$", m.group("head"))
         if h:
-            rows.append(dict(h.groupdict(), layer=m.group("layer")))
+            rows.append(dict(h.groupdict(), layer=m.group("layer"), ext=m.group("ext")))
     after = re.search(r"^C\+\+ core again after the Python rows \(ms\): (.*)$", text, re.M)
     for r, v in zip(rows, after.group(1).split(",") if after else []):
         r["after"] = v.strip()
     return rows
-
 
 
 def python_overhead(log, name):
@@ -836,14 +835,12 @@ def issue24(slug):
             out.append([label, fmt_ms(ms) or "not in log", best(peers) if peers else "none",
                         floor_text or (fmt_ms(f) if f is not None else "-"), target, met])
 
-        for r in (1,):
-            row(f"box mean r={r}, 512x512x72 uint16 (ITK-exact)", "seg", seg, "0.1", case=u16,
-                method=f"^GPU box mean r={r}$",
-                peers=[("CuPy", L.find(segp, "segp", case=u16, method=f"^CuPy uniform_filter r={r}$"), "ms"),
-                       ("cuCIM", L.find(segp, "segp", case=u16, method=f"^cuCIM filters.rank.mean r={r}$"), "ms")])
-            row(f"erosion r={r}, same", "seg", seg, "0.1", case=u16, method=f"^GPU erosion \\(flat box\\) r={r}$",
-                peers=[("CuPy", L.find(segp, "segp", case=u16, method=f"^CuPy grey_erosion r={r}$"), "ms"),
-                       ("cuCIM", L.find(segp, "segp", case=u16, method=f"^cuCIM morphology.erosion r={r}$"), "ms")])
+        row("box mean r=1, 512x512x72 uint16 (ITK-exact)", "seg", seg, "0.1", case=u16, method=r"^GPU box mean r=1$",
+            peers=[("CuPy", L.find(segp, "segp", case=u16, method=r"^CuPy uniform_filter r=1$"), "ms"),
+                   ("cuCIM", L.find(segp, "segp", case=u16, method=r"^cuCIM filters.rank.mean r=1$"), "ms")])
+        row("erosion r=1, same", "seg", seg, "0.1", case=u16, method=r"^GPU erosion \(flat box\) r=1$",
+            peers=[("CuPy", L.find(segp, "segp", case=u16, method=r"^CuPy grey_erosion r=1$"), "ms"),
+                   ("cuCIM", L.find(segp, "segp", case=u16, method=r"^cuCIM morphology.erosion r=1$"), "ms")])
         row("prefilter 512^3 float32 (3 passes)", "pre", pre, "1.0", case=cube, method=r"^recursive",
             where=r"^GPU core",
             peers=[("CuPy spline_filter", L.find(prep, "prep", case=cube, method=r"spline_filter"), "ms median")])
@@ -869,11 +866,7 @@ def issue24(slug):
         for job, shape, peer_case in (("GRBF zoom", "192x512x512", r"^512x512x192 z x2$"),
                                       ("kernel superposition", "128x128x128", None)):
             r = next((x for x in pyo if x["job"].strip() == job and x["shape"] == shape), None)
-            py = number(r["python"]) if r else None
-            ext = None
-            if r is not None:
-                m = re.search(rf"^{re.escape(job)}\s+{shape}\s.*extension call alone (\S+) ms", L.text["pyo"], re.M)
-                ext = number(m.group(1)) if m else None
+            py, ext = (number(r["python"]), number(r["ext"])) if r else (None, None)
             peers = [("cupyx zoom order 3", L.find(grbfp, "grbfp", case=peer_case, method=r"^cupyx.*zoom order 3"), "ms"),
                      ("cuCIM rescale order 3", L.find(grbfp, "grbfp", case=peer_case, method=r"^cuCIM transform"), "ms")
                      ] if peer_case else []
