@@ -18,6 +18,10 @@
 # needs each kernel once. Logs go to $OUT (or /tmp/sanitize), one per case;
 # one summary line per executable and tool is printed, and the exit status is
 # 1 when any case failed, was cut, or reported an error, a leak or a hazard.
+# SANITIZE_RESUME=DIR (the $OUT of an earlier run of the same build): a case
+# whose log there ended with exit 0 and no error, leak or hazard is not run
+# again; its log is copied into $OUT, and the summary says how many came so.
+# For a run longer than one call of the device tool.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 tools=${1:-all}
@@ -33,6 +37,12 @@ export CUDAIMAGEFILTERS_REQUIRE_GPU=1
 run_case() {
   local tool=$1 test=$2 case=$3
   local log="$out/$(basename "$test").$tool.$case.log"
+  local old="${SANITIZE_RESUME:-/nonexistent}/$(basename "$log")"
+  if [[ -f $old.rc && $(cat "$old.rc") == 0 ]] && clean_log "$old"; then
+    { cat "$old"; echo "# sanitize-gpu-tests: resumed from $old"; } > "$log"
+    echo 0 > "$log.rc"
+    return
+  fi
   local options=(--tool "$tool" --error-exitcode 9)
   [[ $tool == memcheck ]] && options+=(--leak-check full)
   (
@@ -42,7 +52,12 @@ run_case() {
   ) > "$log" 2>&1
   echo $? > "$log.rc"
 }
-export -f run_case
+# a log with a zero error summary (or a zero racecheck summary), no leak and no hazard
+clean_log() {
+  grep -qE "(ERROR|RACECHECK) SUMMARY: 0 (errors|hazards)" "$1" &&
+    ! grep -qE "(ERROR|RACECHECK) SUMMARY: [1-9]|LEAK SUMMARY: [1-9]" "$1"
+}
+export -f run_case clean_log
 export out build
 
 # every (tool, executable, case) in one pool, so that a slow suite's cases
@@ -83,12 +98,13 @@ status=0
 for name in "${names[@]}"; do
   for tool in memcheck racecheck; do
     [[ $tools == all || $tools == "$tool" ]] || continue
-    total=0 failed=0 cut=0 errors=0 leaks=0 hazards=0
+    total=0 failed=0 cut=0 errors=0 leaks=0 hazards=0 resumed=0
     for rc in "$out/$name.$tool".*.log.rc; do
       [[ -e $rc ]] || continue
       log=${rc%.rc}
       code=$(cat "$rc")
       total=$((total + 1))
+      grep -q "^# sanitize-gpu-tests: resumed from" "$log" && resumed=$((resumed + 1))
       [[ $code -eq 124 ]] && cut=$((cut + 1))
       [[ $code -ne 0 ]] && failed=$((failed + 1))
       e=$(grep -oE "ERROR SUMMARY: [0-9]+" "$log" | grep -oE "[0-9]+$" | tail -1)
@@ -97,8 +113,8 @@ for name in "${names[@]}"; do
       h=$(grep -oE "RACECHECK SUMMARY: [0-9]+" "$log" | grep -oE "[0-9]+$" | tail -1)
       hazards=$((hazards + ${h:-0}))
     done
-    printf '%-48s %-9s %3d cases, %3d failed (%d cut), errors %d, cases leaking %d, hazards %d\n' \
-      "$name" "$tool" "$total" "$failed" "$cut" "$errors" "$leaks" "$hazards"
+    printf '%-48s %-9s %3d cases (%d resumed), %3d failed (%d cut), errors %d, cases leaking %d, hazards %d\n' \
+      "$name" "$tool" "$total" "$resumed" "$failed" "$cut" "$errors" "$leaks" "$hazards"
     if [[ $failed -ne 0 || $errors -ne 0 || $leaks -ne 0 || $hazards -ne 0 ]]; then
       status=1
     fi
