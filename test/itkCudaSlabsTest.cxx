@@ -481,31 +481,50 @@ ExpectGpuSlabsEqualOnePiece(TFilter * filter, std::size_t imageBytes, const char
     << what;
 }
 
-TEST(SlabsGpu, NeighbourhoodFiltersEqualOnePiece)
+// The neighbourhood filters' slabs against one piece, a test per filter (one
+// test took over 9 minutes under racecheck; split, they run side by side in
+// scripts/sanitize-gpu-tests.sh's pool): 96 x 80 x 200 float32, z long enough
+// for slabs of the halos' planes.
+namespace
+{
+FloatImage::Pointer
+NeighbourhoodImage()
+{
+  return cif_test::RandomImage<FloatImage>(cif_test::MakeSize<FloatImage>({ 96, 80, 200 }), 0, 100, 7);
+}
+constexpr std::size_t kNeighbourhoodBytes = 96 * 80 * 200 * sizeof(float);
+} // namespace
+
+TEST(SlabsGpu, MedianEqualsOnePiece)
 {
   CIF_REQUIRE_GPU_OR_SKIP();
-  const auto        size = cif_test::MakeSize<FloatImage>({ 96, 80, 200 });
-  const auto        image = cif_test::RandomImage<FloatImage>(size, 0, 100, 7);
-  const std::size_t bytes = 96 * 80 * 200 * sizeof(float); // z long enough for slabs of the halos' planes
-  {
-    auto f = itk::CudaMedianImageFilter<FloatImage, FloatImage>::New();
-    f->SetInput(image);
-    f->SetRadius(cif_test::Radius<FloatImage>({ 1, 1, 2 }));
-    ExpectGpuSlabsEqualOnePiece(f.GetPointer(), bytes, "median");
-  }
+  auto f = itk::CudaMedianImageFilter<FloatImage, FloatImage>::New();
+  f->SetInput(NeighbourhoodImage());
+  f->SetRadius(cif_test::Radius<FloatImage>({ 1, 1, 2 }));
+  ExpectGpuSlabsEqualOnePiece(f.GetPointer(), kNeighbourhoodBytes, "median");
+}
+
+TEST(SlabsGpu, MeanAndErosionEqualOnePiece)
+{
+  CIF_REQUIRE_GPU_OR_SKIP();
+  const auto image = NeighbourhoodImage();
   {
     auto f = itk::CudaMeanImageFilter<FloatImage, FloatImage>::New();
     f->SetInput(image);
     f->SetRadius(cif_test::Radius<FloatImage>({ 2, 1, 3 }));
-    ExpectGpuSlabsEqualOnePiece(f.GetPointer(), bytes, "mean");
+    ExpectGpuSlabsEqualOnePiece(f.GetPointer(), kNeighbourhoodBytes, "mean");
   }
-  {
-    using Kernel = itk::FlatStructuringElement<3>;
-    auto f = itk::CudaGrayscaleErodeImageFilter<FloatImage, FloatImage, Kernel>::New();
-    f->SetInput(image);
-    f->SetKernel(Kernel::Box(cif_test::Radius<FloatImage>({ 1, 2, 2 })));
-    ExpectGpuSlabsEqualOnePiece(f.GetPointer(), bytes, "erode");
-  }
+  using Kernel = itk::FlatStructuringElement<3>;
+  auto f = itk::CudaGrayscaleErodeImageFilter<FloatImage, FloatImage, Kernel>::New();
+  f->SetInput(image);
+  f->SetKernel(Kernel::Box(cif_test::Radius<FloatImage>({ 1, 2, 2 })));
+  ExpectGpuSlabsEqualOnePiece(f.GetPointer(), kNeighbourhoodBytes, "erode");
+}
+
+TEST(SlabsGpu, BilateralEqualsOnePiece)
+{
+  CIF_REQUIRE_GPU_OR_SKIP();
+  const auto image = NeighbourhoodImage();
   for (const unsigned iterations : { 1u, 2u })
   {
     auto f = itk::CudaBilateralImageFilter<FloatImage, FloatImage>::New();
@@ -515,12 +534,22 @@ TEST(SlabsGpu, NeighbourhoodFiltersEqualOnePiece)
     f->SetDomainSigma(1.5);
     f->SetRangeSigma(20.0);
     f->SetNumberOfIterations(iterations);
-    ExpectGpuSlabsEqualOnePiece(f.GetPointer(), bytes, iterations == 1 ? "bilateral" : "bilateral, 2 iterations");
+    ExpectGpuSlabsEqualOnePiece(
+      f.GetPointer(), kNeighbourhoodBytes, iterations == 1 ? "bilateral" : "bilateral, 2 iterations");
+  }
+}
+
+TEST(SlabsGpu, RotatingMaskEqualsOnePiece)
+{
+  CIF_REQUIRE_GPU_OR_SKIP();
+  const auto image = NeighbourhoodImage();
+  for (const unsigned iterations : { 1u, 2u })
+  {
     auto r = itk::CudaRotatingMaskImageFilter<FloatImage, FloatImage>::New();
     r->SetInput(image);
     r->SetNumberOfIterations(iterations);
     ExpectGpuSlabsEqualOnePiece(
-      r.GetPointer(), bytes, iterations == 1 ? "rotating mask" : "rotating mask, 2 iterations");
+      r.GetPointer(), kNeighbourhoodBytes, iterations == 1 ? "rotating mask" : "rotating mask, 2 iterations");
   }
 }
 
