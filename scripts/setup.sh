@@ -23,7 +23,9 @@ if [ -x /usr/local/cuda/bin/nvcc ]; then
   export PATH="/usr/local/cuda/bin:$PATH"
 fi
 
-# the benchmarks (executables, not tests) unless CUDAIMAGEFILTERS_BUILD_BENCHMARKS=OFF (CI: .ci/run)
+# the benchmarks (executables, not tests) unless CUDAIMAGEFILTERS_BUILD_BENCHMARKS=OFF (CI: .ci/run);
+# CUDAIMAGEFILTERS_QUICK_BUILD=ON (CI) compiles the tests, the tool and ITK's examples at -O1
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -USKBUILD -DCUDAIMAGEFILTERS_BUILD_PYTHON=OFF \
-  -DCUDAIMAGEFILTERS_BUILD_BENCHMARKS="${CUDAIMAGEFILTERS_BUILD_BENCHMARKS:-ON}" >/dev/null
+  -DCUDAIMAGEFILTERS_BUILD_BENCHMARKS="${CUDAIMAGEFILTERS_BUILD_BENCHMARKS:-ON}" \
+  -DCUDAIMAGEFILTERS_QUICK_BUILD="${CUDAIMAGEFILTERS_QUICK_BUILD:-OFF}" >/dev/null
 cmake --build build -j"$(nproc)"
