@@ -540,7 +540,8 @@ TEST(ErodeGpu, OnePassAndSeparableMinimaMatchItk)
   // sizes that are no multiple of the one-pass tile (128 x 8 x 16 outputs),
   // x sizes with and without whole quads of outputs; radii up to the
   // one-pass tile's limits (x radius 16, y radius 8) and past them
-  // (separable passes)
+  // (separable passes); the kernels with x and y radii 1, 2 or 3 unrolled,
+  // with z radius 1 (its window in registers) and others
   auto us = RandomPixels<US3>({ 40, 37, 30 }, 141);
   auto f = RandomPixels<F3>({ 35, 17, 33 }, 142);
   for (auto radius : { Radius<US3>({ 1 }),
@@ -551,7 +552,10 @@ TEST(ErodeGpu, OnePassAndSeparableMinimaMatchItk)
                        Radius<US3>({ 2, 2, 12 }),
                        Radius<US3>({ 16, 8, 2 }),
                        Radius<US3>({ 17, 1, 1 }),
-                       Radius<US3>({ 3, 3, 3 }) })
+                       Radius<US3>({ 3, 3, 3 }),
+                       Radius<US3>({ 2, 2, 1 }),
+                       Radius<US3>({ 3, 3, 1 }),
+                       Radius<US3>({ 3, 1, 1 }) })
   {
     ExpectMatchesItk<US3>(us.GetPointer(), radius, Mode::GPU);
     ExpectMatchesItk<F3>(f.GetPointer(), radius, Mode::GPU);

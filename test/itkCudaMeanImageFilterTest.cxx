@@ -575,7 +575,9 @@ TEST(MeanGpu, OnePassAndSeparableIntegerSumsMatchItk)
                        Radius<US3>({ 2, 2, 12 }),
                        Radius<US3>({ 16, 8, 2 }),
                        Radius<US3>({ 17, 1, 1 }),
-                       Radius<US3>({ 1, 9, 1 }) })
+                       Radius<US3>({ 1, 9, 1 }),
+                       Radius<US3>({ 3, 3, 3 }),
+                       Radius<US3>({ 2, 2, 1 }) })
   {
     auto filter = itk::CudaMeanImageFilter<US3, US3>::New();
     filter->SetInput(us);
